@@ -1,0 +1,141 @@
+package eml
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxFilenameBytes bounds a filename; longer names are shortened keeping
+// their extension.
+const maxFilenameBytes = 255
+
+// partInfo is what a leaf's header says about it.
+type partInfo struct {
+	attachment  bool
+	rfc822      bool   // an attached message, kept whole
+	filename    string // sanitized filename from the header, "" if none
+	contentType string // the declared media type if useful, else inferred
+	encoding    string // Content-Transfer-Encoding, lower-cased
+}
+
+// classify decides whether a leaf is an attachment and describes it. A leaf
+// is an attachment when its disposition is "attachment", when it is an
+// attached message (message/rfc822 or message/global below the root), or when
+// it has a filename and is not a text body part (text/plain or text/html
+// where the message body goes: the message itself, any part of a
+// multipart/alternative there, the first part of any other multipart there).
+func classify(l *leaf) partInfo {
+	declared, ctParams := parseHeaderValue(l.header.Get("Content-Type"))
+	if !isMediaType(declared) {
+		declared = ""
+	}
+	disposition, dParams := parseHeaderValue(l.header.Get("Content-Disposition"))
+
+	name := dParams["filename"]
+	if name == "" {
+		name = ctParams["name"]
+	}
+	info := partInfo{
+		filename: sanitizeFilename(decodeWords(name)),
+		encoding: strings.ToLower(strings.TrimSpace(l.header.Get("Content-Transfer-Encoding"))),
+		rfc822:   !l.root && (declared == "message/rfc822" || declared == "message/global"),
+	}
+
+	textType := declared
+	if textType == "" && l.header.Get("Content-Type") == "" {
+		textType = "text/plain" // RFC 2045 default
+	}
+	isBodyText := l.bodyPos && (textType == "text/plain" || textType == "text/html")
+	info.attachment = disposition == "attachment" || info.rfc822 || (info.filename != "" && !isBodyText)
+
+	switch {
+	case declared != "" && !uninformativeTypes[declared]:
+		info.contentType = declared
+	default:
+		info.contentType = InferType(info.filename)
+	}
+	return info
+}
+
+// isMediaType reports whether s is a "type/subtype" of token characters.
+func isMediaType(s string) bool {
+	typ, sub, ok := strings.Cut(s, "/")
+	return ok && isToken(typ) && isToken(sub)
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sanitizeFilename makes a sender's filename safe to hand on: only the last
+// path element is kept, control and bidirectional-override characters are
+// removed, surrounding space is trimmed and the name is shortened to
+// maxFilenameBytes keeping its extension. "." and ".." become "".
+func sanitizeFilename(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || isBidiControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	if name == "." || name == ".." {
+		return ""
+	}
+	return shorten(name, maxFilenameBytes)
+}
+
+// isBidiControl reports the invisible characters that reorder text, used to
+// disguise an extension ("invoice\u202Efdp.exe").
+func isBidiControl(r rune) bool {
+	return r == '\u061C' || r == '\u200E' || r == '\u200F' ||
+		('\u202A' <= r && r <= '\u202E') || ('\u2066' <= r && r <= '\u2069')
+}
+
+// shorten cuts name to at most max bytes on a rune boundary, keeping a short
+// extension.
+func shorten(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	ext := ""
+	if i := strings.LastIndexByte(name, '.'); i > 0 && len(name)-i <= 16 {
+		ext = name[i:]
+		name = name[:i]
+	}
+	keep := max - len(ext)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	return strings.TrimSpace(name[:keep]) + ext
+}
+
+// subjectFilename turns an attached message's Subject into a filename
+// ("Nota fiscal 123/2026" → "Nota fiscal 123-2026.eml"), or "" if it has none.
+func subjectFilename(subject string) string {
+	subject = strings.Map(func(r rune) rune {
+		switch r {
+		case '/', '\\', ':', '*', '?', '"', '<', '>', '|':
+			return '-'
+		}
+		return r
+	}, decodeWords(subject))
+	name := sanitizeFilename(shorten(strings.TrimSpace(subject), maxFilenameBytes-len(".eml")))
+	if name == "" {
+		return ""
+	}
+	return name + ".eml"
+}
