@@ -1,0 +1,156 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver/confirm"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// Confirmation error codes (SPEC 2.4). The decline code is the product's.
+const (
+	CodeConfirmationRequired    = "confirmation_required"
+	CodeConfirmationReplayed    = "confirmation_replayed"
+	CodeConfirmationUnavailable = "confirmation_unavailable"
+)
+
+// ConfirmKey is the key of the confirmation question in inputRequests and
+// inputResponses, and the boolean field of its form.
+const ConfirmKey = "confirm"
+
+// confirmPurpose is the signing-key family of request states.
+const confirmPurpose = "confirm"
+
+// confirm decides whether a destructive call may run now. It returns nil to
+// run the tool, or the result to answer instead (a question, a refusal).
+func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	if !c.Modern() || !c.FormElicitation {
+		if p.Policy.LegacyRunsDirectly {
+			return nil
+		}
+		return errorResult(Errorf(CodeConfirmationRequired,
+			"%s must be confirmed by the user before it runs, which needs protocol 2026-07-28 and a client that declares elicitation form support; nothing was run. Ask the user to perform this action from a client that supports confirmations.", t.Name))
+	}
+	digest, err := confirm.Digest(req.Params.Arguments)
+	if err != nil {
+		return errorResult(Errorf("invalid_arguments", "%v", err))
+	}
+	want := confirm.Claims{
+		Tool:         t.Name,
+		ArgsDigest:   digest,
+		Person:       c.Person,
+		Organization: c.Organization,
+		Workspace:    c.Workspace,
+	}
+	if req.Params.RequestState == "" {
+		return s.ask(ctx, c, t, want, req)
+	}
+	claims, err := s.openState(ctx, req.Params.RequestState)
+	if err != nil || !claims.Matches(want) {
+		// Tampered, foreign, expired or for another call: ask again.
+		return s.ask(ctx, c, t, want, req)
+	}
+	answer, _ := req.Params.InputResponses[ConfirmKey].(*mcp.ElicitResult)
+	if answer == nil {
+		return s.ask(ctx, c, t, want, req)
+	}
+	switch answer.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return s.ask(ctx, c, t, want, req)
+	}
+	// Whatever the answer, this question is now spent: recording the nonce
+	// first means a declined question cannot later be answered yes, and a
+	// confirmed call runs at most once even when sent many times at once.
+	err = s.opts.Store.Consume(ctx, claims.Nonce, claims.ExpiresAt())
+	switch {
+	case errors.Is(err, store.ErrReplayed):
+		return errorResult(Errorf(CodeConfirmationReplayed,
+			"this confirmation was already used; nothing was run. To run %s again, call it without requestState and answer the new question.", t.Name))
+	case err != nil && answer.Action == "accept" && explicitYes(answer):
+		s.log.Error("confirmation ledger unavailable", "tool", t.Name, "error", err)
+		return errorResult(Errorf(CodeConfirmationUnavailable,
+			"the server cannot record the confirmation right now; nothing was run. Try again later."))
+	case err != nil:
+		s.log.Error("confirmation ledger unavailable", "tool", t.Name, "error", err)
+	}
+	if answer.Action == "accept" && explicitYes(answer) {
+		return nil
+	}
+	return errorResult(Errorf(p.Policy.DeclineCode, "the user declined to run %s; nothing was changed.", t.Name))
+}
+
+// explicitYes is true only for content {"confirm": true}.
+func explicitYes(r *mcp.ElicitResult) bool {
+	v, ok := r.Content[ConfirmKey].(bool)
+	return ok && v
+}
+
+func (s *Server) openState(ctx context.Context, state string) (confirm.Claims, error) {
+	kid, err := confirm.KeyID(state)
+	if err != nil {
+		return confirm.Claims{}, err
+	}
+	k, err := s.opts.Store.VerifyingKey(ctx, confirmPurpose, kid)
+	if err != nil {
+		return confirm.Claims{}, fmt.Errorf("%w: %v", confirm.ErrUnknownKey, err)
+	}
+	return confirm.Open(state, k.Secret, s.now())
+}
+
+// ask returns the one-question form and a fresh signed state.
+func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	k, err := s.opts.Store.SigningKey(ctx, confirmPurpose)
+	if err != nil {
+		s.log.Error("confirmation key unavailable", "tool", t.Name, "error", err)
+		return errorResult(Errorf(CodeConfirmationUnavailable,
+			"the server cannot ask for confirmation right now; nothing was run. Try again later."))
+	}
+	want.Nonce = confirm.NewNonce()
+	want.Expires = s.now().Add(confirm.TTL).UnixMilli()
+	state, err := confirm.Seal(k.ID, k.Secret, want)
+	if err != nil {
+		s.log.Error("sealing confirmation", "tool", t.Name, "error", err)
+		return errorResult(Errorf(CodeConfirmationUnavailable, "the server cannot ask for confirmation right now; nothing was run."))
+	}
+	canon, _ := confirm.Canonical(req.Params.Arguments)
+	title := t.Title
+	if title == "" {
+		title = t.Name
+	}
+	msg := fmt.Sprintf("Run %q (%s) in workspace %s with these arguments?\n%s\n%s\nThis question expires in 5 minutes.",
+		title, t.Name, c.Workspace, string(canon), strings.TrimSpace(firstSentence(t.Description)))
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{
+			ConfirmKey: &mcp.ElicitParams{
+				Mode:    "form",
+				Message: msg,
+				RequestedSchema: map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						ConfirmKey: map[string]any{
+							"type":        "boolean",
+							"title":       "Run this action?",
+							"description": fmt.Sprintf("Yes runs %s once with the arguments shown.", t.Name),
+							"default":     false,
+						},
+					},
+					"required": []string{ConfirmKey},
+				},
+			},
+		},
+		RequestState: state,
+	}
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}

@@ -1,0 +1,170 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// principalExtra is the TokenInfo.Extra key of the authenticated principal.
+const principalExtra = "kobana.principal"
+
+// HTTPOptions configures HTTPHandler.
+type HTTPOptions struct {
+	// AllowedHosts are the Host header values accepted (host or host:port,
+	// case-insensitive). Empty means only loopback names (localhost,
+	// 127.0.0.1, [::1]) on any port — the safe default for a local server.
+	AllowedHosts []string
+	// AllowedOrigins are the Origin header values accepted from browsers
+	// (scheme://host[:port]). Requests without an Origin header (non-browser
+	// clients) are always accepted; a request whose Origin is not listed is
+	// refused with 403, which stops DNS-rebinding pages.
+	AllowedOrigins []string
+	// Extra routes served beside /mcp on the same server (e.g. signed
+	// download URLs), keyed by ServeMux pattern. They do their own auth.
+	Extra map[string]http.Handler
+}
+
+// HTTPHandler serves Streamable HTTP at /mcp for both eras: requests whose
+// Mcp-Protocol-Version is 2026-07-28 or later go to a stateless handler,
+// everything else (initialize, 2025 sessions) to a stateful one; both wrap
+// the same server. Every /mcp request needs a bearer token.
+func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+	router := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolModern {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+	authed := auth.RequireBearerToken(s.verifyToken, &auth.RequireBearerTokenOptions{
+		// Every token has the read scope; naming it makes 401 answers carry
+		// a WWW-Authenticate challenge.
+		Scopes:                 []string{"read"},
+		AllowMissingExpiration: true,
+	})(router)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", authed)
+	for pattern, h := range o.Extra {
+		mux.Handle(pattern, h)
+	}
+	return guardOrigin(o, mux)
+}
+
+func (s *Server) verifyToken(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, err := s.opts.Store.Authenticate(ctx, token)
+	if err != nil {
+		if authFailure(err) == http.StatusUnauthorized {
+			return nil, auth.ErrInvalidToken
+		}
+		return nil, fmt.Errorf("authenticating: %w", err)
+	}
+	return &auth.TokenInfo{
+		Scopes:     p.Scopes,
+		UserID:     p.Person + "@" + p.Workspace,
+		Expiration: p.Expires,
+		Extra:      map[string]any{principalExtra: p},
+	}, nil
+}
+
+// guardOrigin validates Host and Origin against DNS rebinding and
+// cross-site requests.
+func guardOrigin(o HTTPOptions, next http.Handler) http.Handler {
+	hosts := make([]string, 0, len(o.AllowedHosts))
+	for _, h := range o.AllowedHosts {
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	origins := make([]string, 0, len(o.AllowedOrigins))
+	for _, h := range o.AllowedOrigins {
+		origins = append(origins, strings.ToLower(strings.TrimRight(h, "/")))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(hosts, r.Host) {
+			http.Error(w, fmt.Sprintf("Forbidden: host %q is not served here", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" {
+			if !originAllowed(origins, hosts, origin) {
+				http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed", origin), http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func hostAllowed(allowed []string, hostport string) bool {
+	hostport = strings.ToLower(hostport)
+	if len(allowed) == 0 {
+		return isLoopbackName(splitHost(hostport))
+	}
+	return slices.Contains(allowed, hostport) || slices.Contains(allowed, splitHost(hostport))
+}
+
+func originAllowed(origins, hosts []string, origin string) bool {
+	origin = strings.ToLower(strings.TrimRight(origin, "/"))
+	if slices.Contains(origins, origin) {
+		return true
+	}
+	if len(origins) > 0 {
+		return false
+	}
+	// No explicit list: accept only pages served from an allowed host
+	// itself (a loopback page when no hosts are configured).
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return hostAllowed(hosts, u.Host)
+}
+
+// ServeStdio serves one stdio connection (newline-delimited JSON-RPC on in
+// and out) on behalf of the given token, until the client disconnects or ctx
+// ends. The token is checked now and again on every request.
+func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser, out io.WriteCloser) error {
+	if _, err := s.opts.Store.Authenticate(ctx, token); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errors.New("the token is unknown, expired or revoked")
+		}
+		return err
+	}
+	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
+	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+}
+
+// Connect serves one in-process connection on behalf of a token (tests,
+// embedding). It returns once the session is established.
+func (s *Server) Connect(ctx context.Context, token string, t mcp.Transport) (*mcp.ServerSession, error) {
+	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
+	return s.mcp.Connect(ctx, t, nil)
+}

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Product is one MCP product served by the framework.
+type Product struct {
+	// Name identifies the product ("inbox").
+	Name      string
+	Tools     []Tool
+	Resources []Resource
+	Prompts   []Prompt
+	// Complete answers completion/complete for this product's prompts and
+	// resource templates; nil means no suggestions.
+	Complete CompleteFunc
+	Policy   Policy
+}
+
+// Policy is a product's answer to the confirmation questions the
+// specification leaves to each product.
+type Policy struct {
+	// DeclineCode is the error code of a declined or cancelled
+	// confirmation ("user_declined" for Inbox, "USER_DECLINED" for Billing).
+	DeclineCode string
+	// LegacyRunsDirectly lets destructive tools run without asking when the
+	// client cannot be asked (era 2025, or no elicitation-form support):
+	// confirmation is then left to the client. When false such calls answer
+	// confirmation_required and nothing runs.
+	LegacyRunsDirectly bool
+}
+
+// ToolSpec declares a tool.
+type ToolSpec struct {
+	Name  string
+	Title string
+	// Description tells a model when to use the tool and what it returns.
+	Description string
+	Access      Access
+	// Destructive tools delete, send something outside, rotate a secret or
+	// change who may act; they are confirmed with the user.
+	Destructive bool
+	// Idempotent tools may be retried safely.
+	Idempotent bool
+	// OpenWorld tools reach systems outside the workspace.
+	OpenWorld bool
+}
+
+// Tool is a declared tool with its handler. Build it with NewTool.
+type Tool struct {
+	ToolSpec
+	inputSchema  *jsonschema.Schema
+	outputSchema *jsonschema.Schema
+	input        *jsonschema.Resolved
+	handler      func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+}
+
+// NewTool declares a tool whose arguments decode into In and whose
+// structured result is Out; both schemas are derived from the Go types
+// (use `json` and `jsonschema` struct tags for names and descriptions).
+// The handler returns a *ToolError (or wraps ErrNotFound) for failures the
+// model should see as a tool result.
+func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, in In) (Out, error)) Tool {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+	}
+	if in.Type != "object" {
+		panic(fmt.Sprintf("mcpserver: tool %s input must be an object", spec.Name))
+	}
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: tool %s output schema: %v", spec.Name, err))
+	}
+	resolved, err := in.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+	}
+	return Tool{
+		ToolSpec:     spec,
+		inputSchema:  in,
+		outputSchema: out,
+		input:        resolved,
+		handler: func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
+			var v In
+			if len(args) > 0 && string(args) != "null" {
+				if err := json.Unmarshal(args, &v); err != nil {
+					return nil, &ToolError{Code: "invalid_arguments", Message: err.Error()}
+				}
+			}
+			return h(ctx, c, v)
+		},
+	}
+}
+
+// validate checks raw arguments against the input schema.
+func (t *Tool) validate(args json.RawMessage) error {
+	var v any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return err
+		}
+	}
+	return t.input.Validate(v)
+}
+
+// ToolError is a failure reported to the model as an isError tool result
+// with a stable code, e.g. not_found, invalid_arguments, user_declined.
+type ToolError struct {
+	Code    string
+	Message string
+}
+
+func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf builds a ToolError.
+func Errorf(code, format string, args ...any) *ToolError {
+	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrNotFound is what handlers return (or wrap) when a record does not exist
+// in the caller's workspace. Tools answer not_found; resources answer the
+// era's resource-not-found error.
+var ErrNotFound = errors.New("not found")
+
+// Resource declares a fixed resource (URI) or a resource template
+// (Template, with {name} placeholders each matching one path segment).
+type Resource struct {
+	URI         string
+	Template    string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	// Tool is the tool that reads this resource: the resource is listed and
+	// read only if the caller may run it.
+	Tool string
+	// Read returns the resource for the matched parameters. A value of type
+	// *mcp.ResourceContents is served as is; anything else is served as JSON.
+	Read func(ctx context.Context, c *Caller, uri string, params map[string]string) (any, error)
+}
+
+// PromptArgument declares one argument of a prompt.
+type PromptArgument struct {
+	Name        string
+	Description string
+	Required    bool
+	// Check validates a present value; its error becomes -32602.
+	Check func(string) error
+}
+
+// Prompt declares a prompt.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	// Tools are every tool the prompt relies on: it is listed and served
+	// only if the caller may run all of them.
+	Tools []string
+	// Get builds the messages; arguments are already validated.
+	Get func(ctx context.Context, c *Caller, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// CompleteFunc suggests values for an argument of a prompt (ref.Type
+// "ref/prompt") or a resource template ("ref/resource"). It must apply the
+// caller's permissions itself (CanList helps) and return at most 100 values.
+type CompleteFunc func(ctx context.Context, c *Caller, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, context map[string]string) ([]string, error)

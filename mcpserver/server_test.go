@@ -1,0 +1,388 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// toy is a small product exercising every framework feature.
+type toy struct {
+	st    *store.SQL
+	runs  atomic.Int64
+	items []string
+}
+
+type noteArgs struct {
+	ID string `json:"id" jsonschema:"the note id"`
+}
+
+type noteOut struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
+	get := func(ctx context.Context, c *mcpserver.Caller, id string) (noteOut, error) {
+		r, err := ty.st.GetRecord(ctx, c.Workspace, "note", id)
+		if err != nil {
+			return noteOut{}, err
+		}
+		var n noteOut
+		return n, json.Unmarshal(r.Data, &n)
+	}
+	return &mcpserver.Product{
+		Name:   "toy",
+		Policy: policy,
+		Tools: []mcpserver.Tool{
+			mcpserver.NewTool(mcpserver.ToolSpec{Name: "notes_get", Description: "Get a note.", Access: mcpserver.Read},
+				func(ctx context.Context, c *mcpserver.Caller, in noteArgs) (noteOut, error) { return get(ctx, c, in.ID) }),
+			mcpserver.NewTool(mcpserver.ToolSpec{Name: "notes_delete", Description: "Delete a note. It cannot be undone.", Access: mcpserver.Write, Destructive: true},
+				func(ctx context.Context, c *mcpserver.Caller, in noteArgs) (noteOut, error) {
+					ty.runs.Add(1)
+					n, err := get(ctx, c, in.ID)
+					if err != nil {
+						return n, err
+					}
+					return n, ty.st.DeleteRecord(ctx, c.Workspace, "note", in.ID)
+				}),
+			mcpserver.NewTool(mcpserver.ToolSpec{Name: "notes_purge", Description: "Purge everything.", Access: mcpserver.Admin, Destructive: true},
+				func(ctx context.Context, c *mcpserver.Caller, in struct{}) (noteOut, error) { return noteOut{}, nil }),
+		},
+		Resources: []mcpserver.Resource{
+			{Template: "kobana://toy/notes/{id}", Name: "note", Tool: "notes_get",
+				Read: func(ctx context.Context, c *mcpserver.Caller, uri string, p map[string]string) (any, error) {
+					return get(ctx, c, p["id"])
+				}},
+		},
+		Prompts: []mcpserver.Prompt{
+			{Name: "summarize", Tools: []string{"notes_get"},
+				Arguments: []mcpserver.PromptArgument{{Name: "id", Required: true}},
+				Get: func(ctx context.Context, c *mcpserver.Caller, a map[string]string) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize " + a["id"]}}}}, nil
+				}},
+			{Name: "cleanup", Tools: []string{"notes_get", "notes_delete"},
+				Get: func(ctx context.Context, c *mcpserver.Caller, a map[string]string) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "cleanup"}}}}, nil
+				}},
+		},
+		Complete: func(ctx context.Context, c *mcpserver.Caller, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, _ map[string]string) ([]string, error) {
+			recs, err := ty.st.ListRecords(ctx, c.Workspace, "note", store.Query{Prefix: arg.Value})
+			var out []string
+			for _, r := range recs {
+				out = append(out, r.ID)
+			}
+			return out, err
+		},
+	}
+}
+
+type env struct {
+	st      *store.SQL
+	toy     *toy
+	srv     *mcpserver.Server
+	url     string
+	tokens  map[string]string
+	cleanup func()
+}
+
+func newEnv(t *testing.T, policy mcpserver.Policy) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "t.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.PutOrganization(ctx, store.Organization{ID: "org1", Name: "Org"}))
+	must(st.PutOrganization(ctx, store.Organization{ID: "org2", Name: "Other"}))
+	must(st.PutWorkspace(ctx, store.Workspace{ID: "ws1", Organization: "org1", Name: "W1"}))
+	must(st.PutWorkspace(ctx, store.Workspace{ID: "ws2", Organization: "org2", Name: "W2"}))
+	for _, p := range []store.Person{{ID: "ana", Organization: "org1"}, {ID: "vic", Organization: "org1"}, {ID: "opr", Organization: "org1"}, {ID: "zed", Organization: "org2"}} {
+		must(st.PutPerson(ctx, p))
+	}
+	must(st.SetMembership(ctx, "ws1", "ana", "owner"))
+	must(st.SetMembership(ctx, "ws1", "vic", "viewer"))
+	must(st.SetMembership(ctx, "ws1", "opr", "operator"))
+	must(st.SetMembership(ctx, "ws2", "zed", "owner"))
+	for _, id := range []string{"n1", "n2", "n3"} {
+		must(st.PutRecord(ctx, store.Record{Workspace: "ws1", Kind: "note", ID: id, Data: json.RawMessage(`{"id":"` + id + `","text":"hello"}`)}))
+	}
+	must(st.PutRecord(ctx, store.Record{Workspace: "ws2", Kind: "note", ID: "secret2", Data: json.RawMessage(`{"id":"secret2","text":"other"}`)}))
+	tokens := map[string]string{}
+	mint := func(name, person, ws string, scopes ...string) {
+		tok, err := st.CreateToken(ctx, store.NewToken{Person: person, Workspace: ws, Scopes: scopes})
+		must(err)
+		tokens[name] = tok
+	}
+	mint("owner", "ana", "ws1", "read", "write")
+	mint("owner-ro", "ana", "ws1", "read")
+	mint("viewer", "vic", "ws1", "read", "write")
+	mint("operator", "opr", "ws1", "read", "write")
+	mint("other", "zed", "ws2", "read", "write")
+	ty := &toy{st: st}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ty.product(policy)}})
+	must(err)
+	hs := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	return &env{st: st, toy: ty, srv: srv, url: hs.URL + "/mcp", tokens: tokens}
+}
+
+// connect opens a go-sdk client session over HTTP with a token, speaking
+// version, optionally answering elicitations with answer.
+func (e *env) connect(t *testing.T, token, version string, answer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: httpClient(token)}
+	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+var eras = []string{"2025-11-25", "2026-07-28"}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestPermissionsDeriveFromToolSet(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	cases := map[string]string{
+		"owner":    "notes_get,notes_delete,notes_purge",
+		"owner-ro": "notes_get",
+		"viewer":   "notes_get",
+		"operator": "notes_get,notes_delete",
+	}
+	for _, era := range eras {
+		for who, want := range cases {
+			cs := e.connect(t, e.tokens[who], era, nil)
+			if got := strings.Join(toolNames(t, cs), ","); !sameSet(got, want) {
+				t.Errorf("%s %s tools = %s, want %s", era, who, got, want)
+			}
+			prompts, err := cs.ListPrompts(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPrompts := "summarize"
+			if strings.Contains(want, "notes_delete") {
+				wantPrompts = "summarize,cleanup"
+			}
+			var pn []string
+			for _, p := range prompts.Prompts {
+				pn = append(pn, p.Name)
+			}
+			if !sameSet(strings.Join(pn, ","), wantPrompts) {
+				t.Errorf("%s %s prompts = %v, want %s", era, who, pn, wantPrompts)
+			}
+			if prompts.CacheScope != "private" {
+				t.Errorf("%s prompts/list cacheScope = %q, want private", era, prompts.CacheScope)
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "notes_purge", Arguments: map[string]any{}})
+			if who != "owner" {
+				if err != nil || !res.IsError || !strings.Contains(textOf(res), "permission_denied") {
+					t.Errorf("%s %s notes_purge = %v %v, want permission_denied", era, who, textOf(res), err)
+				}
+			}
+		}
+	}
+}
+
+func sameSet(a, b string) bool {
+	as, bs := strings.Split(a, ","), strings.Split(b, ",")
+	if len(as) != len(bs) {
+		return false
+	}
+	m := map[string]bool{}
+	for _, x := range as {
+		m[x] = true
+	}
+	for _, x := range bs {
+		if !m[x] {
+			return false
+		}
+	}
+	return true
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	if r == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func rpcCode(err error) int64 {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je.Code
+	}
+	return 0
+}
+
+func TestResourceNotFoundCodePerEra(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	want := map[string]int64{"2025-11-25": -32002, "2026-07-28": -32602}
+	for _, era := range eras {
+		cs := e.connect(t, e.tokens["owner"], era, nil)
+		r, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "kobana://toy/notes/n1"})
+		if err != nil || !strings.Contains(r.Contents[0].Text, "hello") {
+			t.Fatalf("%s read n1 = %v, %v", era, r, err)
+		}
+		for _, uri := range []string{"kobana://toy/notes/nope", "kobana://toy/notes/secret2", "kobana://toy/unknown", "kobana://toy/notes/n1/x"} {
+			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+			if got := rpcCode(err); got != want[era] {
+				t.Errorf("%s read %s: code %d (%v), want %d", era, uri, got, err, want[era])
+			}
+		}
+	}
+}
+
+func TestCompletionsUnderListingPermission(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	for _, era := range eras {
+		cs := e.connect(t, e.tokens["viewer"], era, nil)
+		res, err := cs.Complete(context.Background(), &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "kobana://toy/notes/{id}"},
+			Argument: mcp.CompleteParamsArgument{Name: "id", Value: "n"},
+		})
+		if err != nil || len(res.Completion.Values) != 3 {
+			t.Errorf("%s complete = %+v, %v", era, res, err)
+		}
+		res, err = cs.Complete(context.Background(), &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "cleanup"},
+			Argument: mcp.CompleteParamsArgument{Name: "id", Value: "n"},
+		})
+		if err != nil || len(res.Completion.Values) != 0 {
+			t.Errorf("%s viewer completing a prompt it cannot see = %+v, %v", era, res, err)
+		}
+	}
+}
+
+func TestConfirmationFlow(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	ctx := context.Background()
+	exists := func(id string) bool {
+		_, err := e.st.GetRecord(ctx, "ws1", "note", id)
+		return err == nil
+	}
+	// Era 2025: confirmation_required, nothing runs.
+	cs := e.connect(t, e.tokens["owner"], "2025-11-25", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "confirmation_required") || !exists("n1") {
+		t.Fatalf("era 2025 delete = %s %v", textOf(res), err)
+	}
+	// 2026 without elicitation support: confirmation_required.
+	cs = e.connect(t, e.tokens["owner"], "2026-07-28", nil)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"}})
+	if err != nil || !strings.Contains(textOf(res), "confirmation_required") || !exists("n1") {
+		t.Fatalf("no-form delete = %s %v", textOf(res), err)
+	}
+	// 2026 with a user who declines.
+	var asked atomic.Int64
+	cs = e.connect(t, e.tokens["owner"], "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"}})
+	if err != nil || !strings.Contains(textOf(res), "user_declined") || !exists("n1") || asked.Load() != 1 {
+		t.Fatalf("declined delete = %s %v asked=%d", textOf(res), err, asked.Load())
+	}
+	// 2026 with a user who says yes.
+	cs = e.connect(t, e.tokens["owner"], "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if !strings.Contains(r.Params.Message, `{"id":"n1"}`) {
+			t.Errorf("question does not show the arguments: %s", r.Params.Message)
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"}})
+	if err != nil || res.IsError || exists("n1") {
+		t.Fatalf("confirmed delete = %s %v", textOf(res), err)
+	}
+}
+
+func TestConfirmedCallRunsOnceUnderConcurrency(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: httpClient(e.tokens["owner"])}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n2"}})
+	if err != nil || first.RequestState == "" || first.InputRequests[mcpserver.ConfirmKey] == nil {
+		t.Fatalf("first call = %+v %v", first, err)
+	}
+	yes := mcp.InputResponseMap{mcpserver.ConfirmKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
+	var wg sync.WaitGroup
+	var ok, replayed atomic.Int64
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n2"}, RequestState: first.RequestState, InputResponses: yes})
+			switch {
+			case err != nil:
+				t.Error(err)
+			case !res.IsError:
+				ok.Add(1)
+			case strings.Contains(textOf(res), "confirmation_replayed"):
+				replayed.Add(1)
+			default:
+				t.Errorf("unexpected %s", textOf(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || replayed.Load() != 49 || e.toy.runs.Load() != 1 {
+		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok.Load(), replayed.Load(), e.toy.runs.Load())
+	}
+	if _, err := e.st.GetRecord(ctx, "ws1", "note", "n2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("n2 still exists: %v", err)
+	}
+}

@@ -1,0 +1,18 @@
+// Package store is the persistence layer of the MCP server: the interfaces the
+// framework and the products read and write through, and Open, the embedded
+// default implementation (one SQLite file, pure Go, no server to install).
+//
+// Entry points:
+//   - Store, the union of every interface below, returned by Open.
+//   - Records and Blobs: the products' documents (typed by the product, kept as
+//     JSON) and raw bytes such as .eml files.
+//   - Identity: organizations, people, workspaces, memberships (roles) and
+//     hashed access tokens (CreateToken, Authenticate).
+//   - Secrets: workspace secrets, encrypted at rest; listing returns names only.
+//   - Keys: HMAC signing keys with rotation (confirmations, download URLs).
+//   - Ledger: single-use nonces (Consume), the confirmation ledger.
+//
+// The SQL is written to be accepted by PostgreSQL as well ($n placeholders,
+// ON CONFLICT, BIGINT millisecond timestamps, LIKE … ESCAPE), so a pgx
+// implementation can reuse the statements and only swap the DDL.
+package store

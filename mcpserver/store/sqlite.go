@@ -1,0 +1,621 @@
+package store
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the embedded, pure-Go database driver
+)
+
+// Options configures Open.
+type Options struct {
+	// SecretKey, 32 bytes, encrypts secret values (AES-256-GCM). When nil the
+	// store generates one on first use and keeps it in its own file, which
+	// protects against leaks of a secrets export but not of the whole file:
+	// production deployments pass a key from outside.
+	SecretKey []byte
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// SQL is the embedded implementation of Store over database/sql.
+type SQL struct {
+	db        *sql.DB
+	now       func() time.Time
+	secretKey []byte
+}
+
+var _ Store = (*SQL)(nil)
+
+// Open opens (creating if needed) the store in the SQLite file at path and
+// brings its schema up to date.
+func Open(ctx context.Context, path string, opts Options) (*SQL, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// SQLite serialises writers; a small pool keeps readers concurrent
+	// without piling up writers that would only wait on the lock.
+	db.SetMaxOpenConns(4)
+	s := &SQL{db: db, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for _, stmt := range schema {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: migrate %s: %w", path, err)
+		}
+	}
+	if opts.SecretKey != nil {
+		if len(opts.SecretKey) != 32 {
+			db.Close()
+			return nil, fmt.Errorf("store: secret key must be 32 bytes, got %d", len(opts.SecretKey))
+		}
+		s.secretKey = opts.SecretKey
+	} else {
+		k, err := s.SigningKey(ctx, "secrets")
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.secretKey = k.Secret
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *SQL) Close() error { return s.db.Close() }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// ---- Records ----
+
+// GetRecord implements Records.
+func (s *SQL) GetRecord(ctx context.Context, workspace, kind, id string) (Record, error) {
+	r := Record{Workspace: workspace, Kind: kind, ID: id}
+	var created int64
+	var data string
+	err := s.db.QueryRowContext(ctx,
+		`SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
+		workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, ErrNotFound
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("store: get %s %s: %w", kind, id, err)
+	}
+	r.Created = fromMS(created)
+	r.Data = []byte(data)
+	return r, nil
+}
+
+// likePrefix escapes LIKE metacharacters so that prefix matches literally.
+func likePrefix(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(p) + "%"
+}
+
+// ListRecords implements Records.
+func (s *SQL) ListRecords(ctx context.Context, workspace, kind string, q Query) ([]Record, error) {
+	where := []string{"workspace_id = $1", "kind = $2"}
+	args := []any{workspace, kind}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Parent != "" {
+		add("parent_id = $%d", q.Parent)
+	}
+	if q.Status != "" {
+		add("status = $%d", q.Status)
+	}
+	if q.Prefix != "" {
+		add(`id LIKE $%d ESCAPE '\'`, likePrefix(q.Prefix))
+	}
+	if !q.Since.IsZero() {
+		add("created_at >= $%d", ms(q.Since))
+	}
+	if !q.Before.IsZero() {
+		add("created_at < $%d", ms(q.Before))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	args = append(args, limit)
+	query := fmt.Sprintf(`SELECT id, parent_id, status, created_at, data FROM records WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d`,
+		strings.Join(where, " AND "), len(args))
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r := Record{Workspace: workspace, Kind: kind}
+		var created int64
+		var data string
+		if err := rows.Scan(&r.ID, &r.Parent, &r.Status, &created, &data); err != nil {
+			return nil, fmt.Errorf("store: list %s: %w", kind, err)
+		}
+		r.Created = fromMS(created)
+		r.Data = []byte(data)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// PutRecord implements Records.
+func (s *SQL) PutRecord(ctx context.Context, r Record) error {
+	if r.Workspace == "" || r.Kind == "" || r.ID == "" {
+		return fmt.Errorf("store: put record: workspace, kind and id are required")
+	}
+	created := r.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, ms(created), string(r.Data))
+	if err != nil {
+		return fmt.Errorf("store: put %s %s: %w", r.Kind, r.ID, err)
+	}
+	return nil
+}
+
+// DeleteRecord implements Records.
+func (s *SQL) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
+	if err != nil {
+		return fmt.Errorf("store: delete %s %s: %w", kind, id, err)
+	}
+	return affected(res, kind+" "+id)
+}
+
+func affected(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ---- Blobs ----
+
+// PutBlob implements Blobs.
+func (s *SQL) PutBlob(ctx context.Context, workspace, id string, content []byte) error {
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
+		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
+	if err != nil {
+		return fmt.Errorf("store: put blob %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetBlob implements Blobs.
+func (s *SQL) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get blob %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// DeleteBlob implements Blobs.
+func (s *SQL) DeleteBlob(ctx context.Context, workspace, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
+	if err != nil {
+		return fmt.Errorf("store: delete blob %s: %w", id, err)
+	}
+	return affected(res, "blob "+id)
+}
+
+// ---- Identity ----
+
+// PutOrganization implements Identity.
+func (s *SQL) PutOrganization(ctx context.Context, o Organization) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO organizations (id, name) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name`, o.ID, o.Name)
+	if err != nil {
+		return fmt.Errorf("store: put organization %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// PutPerson implements Identity.
+func (s *SQL) PutPerson(ctx context.Context, p Person) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO people (id, organization_id, name, email) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, email = excluded.email`,
+		p.ID, p.Organization, p.Name, p.Email)
+	if err != nil {
+		return fmt.Errorf("store: put person %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// PutWorkspace implements Identity.
+func (s *SQL) PutWorkspace(ctx context.Context, w Workspace) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO workspaces (id, organization_id, name, slug) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, slug = excluded.slug`,
+		w.ID, w.Organization, w.Name, w.Slug)
+	if err != nil {
+		return fmt.Errorf("store: put workspace %s: %w", w.ID, err)
+	}
+	return nil
+}
+
+// GetWorkspace implements Identity.
+func (s *SQL) GetWorkspace(ctx context.Context, id string) (Workspace, error) {
+	w := Workspace{ID: id}
+	err := s.db.QueryRowContext(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
+		Scan(&w.Organization, &w.Name, &w.Slug)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Workspace{}, ErrNotFound
+	}
+	if err != nil {
+		return Workspace{}, fmt.Errorf("store: get workspace %s: %w", id, err)
+	}
+	return w, nil
+}
+
+// GetPerson implements Identity.
+func (s *SQL) GetPerson(ctx context.Context, id string) (Person, error) {
+	p := Person{ID: id}
+	err := s.db.QueryRowContext(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
+		Scan(&p.Organization, &p.Name, &p.Email)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Person{}, ErrNotFound
+	}
+	if err != nil {
+		return Person{}, fmt.Errorf("store: get person %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// SetMembership implements Identity.
+func (s *SQL) SetMembership(ctx context.Context, workspace, person string, role Role) error {
+	w, err := s.GetWorkspace(ctx, workspace)
+	if err != nil {
+		return fmt.Errorf("store: membership: workspace %s: %w", workspace, err)
+	}
+	p, err := s.GetPerson(ctx, person)
+	if err != nil {
+		return fmt.Errorf("store: membership: person %s: %w", person, err)
+	}
+	if w.Organization != p.Organization {
+		return fmt.Errorf("store: membership: person %s is not in organization %s", person, w.Organization)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, $3)
+		ON CONFLICT (workspace_id, person_id) DO UPDATE SET role = excluded.role`, workspace, person, string(role))
+	if err != nil {
+		return fmt.Errorf("store: membership %s/%s: %w", workspace, person, err)
+	}
+	return nil
+}
+
+// TokenPrefix starts every token minted by CreateToken, so that leaked
+// tokens are easy to recognise by secret scanners.
+const TokenPrefix = "kbn_"
+
+// HashToken is the stored form of a token.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// CreateToken implements Identity.
+func (s *SQL) CreateToken(ctx context.Context, t NewToken) (string, error) {
+	if len(t.Scopes) == 0 {
+		return "", errors.New("store: create token: no scopes")
+	}
+	for _, sc := range t.Scopes {
+		if sc != "read" && sc != "write" {
+			return "", fmt.Errorf("store: create token: unknown scope %q (want read or write)", sc)
+		}
+	}
+	var role string
+	err := s.db.QueryRowContext(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: create token: person %q is not a member of workspace %q", t.Person, t.Workspace)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: create token: %w", err)
+	}
+	token := TokenPrefix + randomHex(32)
+	id := "tok_" + randomHex(8)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
+		id, HashToken(token), t.Person, t.Workspace, strings.Join(t.Scopes, ","), t.Label, ms(s.now()), ms(t.Expires))
+	if err != nil {
+		return "", fmt.Errorf("store: create token: %w", err)
+	}
+	return token, nil
+}
+
+// Authenticate implements Identity.
+func (s *SQL) Authenticate(ctx context.Context, token string) (Principal, error) {
+	var p Principal
+	var scopes string
+	var expires, revoked int64
+	err := s.db.QueryRowContext(ctx, `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
+		FROM tokens t
+		JOIN people p ON p.id = t.person_id
+		JOIN workspaces w ON w.id = t.workspace_id
+		JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
+		WHERE t.hash = $1`, HashToken(token)).
+		Scan(&p.TokenID, &p.Person, &p.PersonName, &p.Organization, &p.Workspace, &p.Role, &scopes, &expires, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, ErrNotFound
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("store: authenticate: %w", err)
+	}
+	if revoked != 0 || (expires != 0 && s.now().UnixMilli() >= expires) {
+		return Principal{}, ErrNotFound
+	}
+	p.Scopes = strings.Split(scopes, ",")
+	p.Expires = fromMS(expires)
+	return p, nil
+}
+
+// RevokeToken implements Identity.
+func (s *SQL) RevokeToken(ctx context.Context, tokenID string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0`, ms(s.now()), tokenID)
+	if err != nil {
+		return fmt.Errorf("store: revoke token %s: %w", tokenID, err)
+	}
+	return affected(res, "token "+tokenID)
+}
+
+// ---- Secrets ----
+
+func (s *SQL) aead() (cipher.AEAD, error) {
+	block, err := aes.NewCipher(s.secretKey)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// SetSecret implements Secrets. The value is sealed with AES-256-GCM, the
+// workspace and name bound as additional data.
+func (s *SQL) SetSecret(ctx context.Context, workspace, name, value string) error {
+	g, err := s.aead()
+	if err != nil {
+		return fmt.Errorf("store: set secret: %w", err)
+	}
+	nonce := make([]byte, g.NonceSize())
+	rand.Read(nonce)
+	sealed := g.Seal(nonce, nonce, []byte(value), []byte(workspace+"\x00"+name))
+	_, err = s.db.ExecContext(ctx, `INSERT INTO secrets (workspace_id, name, sealed, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (workspace_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
+		workspace, name, sealed, ms(s.now()))
+	if err != nil {
+		return fmt.Errorf("store: set secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// ListSecrets implements Secrets.
+func (s *SQL) ListSecrets(ctx context.Context, workspace string) ([]SecretInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("store: list secrets: %w", err)
+	}
+	defer rows.Close()
+	var out []SecretInfo
+	for rows.Next() {
+		var si SecretInfo
+		var upd int64
+		if err := rows.Scan(&si.Name, &upd); err != nil {
+			return nil, fmt.Errorf("store: list secrets: %w", err)
+		}
+		si.Updated = fromMS(upd)
+		out = append(out, si)
+	}
+	return out, rows.Err()
+}
+
+// DeleteSecret implements Secrets.
+func (s *SQL) DeleteSecret(ctx context.Context, workspace, name string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE workspace_id = $1 AND name = $2`, workspace, name)
+	if err != nil {
+		return fmt.Errorf("store: delete secret %s: %w", name, err)
+	}
+	return affected(res, "secret "+name)
+}
+
+// RevealSecrets implements Secrets.
+func (s *SQL) RevealSecrets(ctx context.Context, workspace string) (map[string]string, error) {
+	g, err := s.aead()
+	if err != nil {
+		return nil, fmt.Errorf("store: reveal secrets: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("store: reveal secrets: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name string
+		var sealed []byte
+		if err := rows.Scan(&name, &sealed); err != nil {
+			return nil, fmt.Errorf("store: reveal secrets: %w", err)
+		}
+		if len(sealed) < g.NonceSize() {
+			return nil, fmt.Errorf("store: secret %s: sealed value too short", name)
+		}
+		plain, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], []byte(workspace+"\x00"+name))
+		if err != nil {
+			return nil, fmt.Errorf("store: secret %s: cannot open (wrong secret key?)", name)
+		}
+		out[name] = string(plain)
+	}
+	return out, rows.Err()
+}
+
+// ---- Keys ----
+
+// SigningKey implements Keys.
+func (s *SQL) SigningKey(ctx context.Context, purpose string) (Key, error) {
+	k, err := s.activeKey(ctx, purpose)
+	if errors.Is(err, ErrNotFound) {
+		return s.RotateKey(ctx, purpose)
+	}
+	return k, err
+}
+
+func (s *SQL) activeKey(ctx context.Context, purpose string) (Key, error) {
+	k := Key{Purpose: purpose}
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0
+		ORDER BY created_at DESC, id DESC LIMIT 1`, purpose).Scan(&k.ID, &k.Secret, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("store: signing key %s: %w", purpose, err)
+	}
+	k.Created = fromMS(created)
+	return k, nil
+}
+
+// VerifyingKey implements Keys.
+func (s *SQL) VerifyingKey(ctx context.Context, purpose, id string) (Key, error) {
+	k := Key{ID: id, Purpose: purpose}
+	var created, retired int64
+	err := s.db.QueryRowContext(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
+		Scan(&k.Secret, &created, &retired)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("store: verifying key %s: %w", id, err)
+	}
+	k.Created, k.Retired = fromMS(created), fromMS(retired)
+	return k, nil
+}
+
+// RotateKey implements Keys.
+func (s *SQL) RotateKey(ctx context.Context, purpose string) (Key, error) {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	now := s.now()
+	k := Key{ID: "key_" + randomHex(6), Purpose: purpose, Secret: secret, Created: now}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Key{}, fmt.Errorf("store: rotate key: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = $1 WHERE purpose = $2 AND retired_at = 0`, ms(now), purpose); err != nil {
+		return Key{}, fmt.Errorf("store: rotate key: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
+		k.ID, purpose, secret, ms(now)); err != nil {
+		return Key{}, fmt.Errorf("store: rotate key: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Key{}, fmt.Errorf("store: rotate key: %w", err)
+	}
+	return k, nil
+}
+
+// PruneKeys implements Keys.
+func (s *SQL) PruneKeys(ctx context.Context, purpose string, retiredBefore time.Time) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, ms(retiredBefore))
+	if err != nil {
+		return fmt.Errorf("store: prune keys: %w", err)
+	}
+	return nil
+}
+
+// ---- Ledger ----
+
+// Consume implements Ledger: one INSERT whose uniqueness the database
+// enforces, so two replicas sharing the database cannot both consume a nonce.
+func (s *SQL) Consume(ctx context.Context, nonce string, expires time.Time) error {
+	now := s.now()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, $2, $3)
+		ON CONFLICT (nonce) DO NOTHING`, nonce, ms(now), ms(expires))
+	if err != nil {
+		return fmt.Errorf("store: ledger: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: ledger: %w", err)
+	}
+	if n == 0 {
+		return ErrReplayed
+	}
+	// Entries are useless once their state has expired (an expired state is
+	// refused before the ledger is consulted); keep the table small. A day
+	// of grace covers clock skew between replicas.
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM confirmation_ledger WHERE expires_at < $1`, ms(now.Add(-24*time.Hour))); err != nil {
+		return fmt.Errorf("store: ledger cleanup: %w", err)
+	}
+	return nil
+}
+
+// ConsumedNonce implements Ledger.
+func (s *SQL) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM confirmation_ledger WHERE nonce = $1`, nonce).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: ledger: %w", err)
+	}
+	return n > 0, nil
+}
