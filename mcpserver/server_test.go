@@ -48,7 +48,9 @@ func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
 		Policy: policy,
 		Tools: []mcpserver.Tool{
 			mcpserver.NewTool(mcpserver.ToolSpec{Name: "notes_get", Description: "Get a note.", Access: mcpserver.Read},
-				func(ctx context.Context, c *mcpserver.Caller, in noteArgs) (noteOut, error) { return get(ctx, c, in.ID) }),
+				func(ctx context.Context, c *mcpserver.Caller, in noteArgs) (noteOut, error) {
+					return get(ctx, c, in.ID)
+				}),
 			mcpserver.NewTool(mcpserver.ToolSpec{Name: "notes_delete", Description: "Delete a note. It cannot be undone.", Access: mcpserver.Write, Destructive: true},
 				func(ctx context.Context, c *mcpserver.Caller, in noteArgs) (noteOut, error) {
 					ty.runs.Add(1)
