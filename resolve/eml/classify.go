@@ -124,12 +124,12 @@ func shorten(name string, max int) string {
 }
 
 // subjectFilename turns an attached message's Subject into a filename
-// ("Nota fiscal 123/2026" → "Nota fiscal 123-2026.eml"), or "" if it has none.
+// ("NF 123/2026" → "NF 123_2026.eml"), or "" if it has none.
 func subjectFilename(subject string) string {
 	subject = strings.Map(func(r rune) rune {
 		switch r {
 		case '/', '\\', ':', '*', '?', '"', '<', '>', '|':
-			return '-'
+			return '_'
 		}
 		return r
 	}, decodeWords(subject))
