@@ -120,13 +120,17 @@ type parser struct {
 }
 
 func (p *parser) fail(start, end int, format string, args ...any) {
+	p.failCode(CodeSyntax, start, end, format, args...)
+}
+
+func (p *parser) failCode(code string, start, end int, format string, args ...any) {
 	if end > len(p.src) {
 		end = len(p.src)
 	}
 	if start > end {
 		start = end
 	}
-	panic(stop{Start: start, End: end, Code: CodeSyntax, Message: fmt.Sprintf(format, args...)})
+	panic(stop{Start: start, End: end, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) alloc() *Value {
@@ -396,7 +400,7 @@ func hex4(s string) (rune, bool) {
 
 func (p *parser) object(depth int) *Value {
 	if depth > MaxDepth {
-		p.fail(p.i, p.i+1, "nesting deeper than %d levels", MaxDepth)
+		p.failCode(CodeTooDeep, p.i, p.i+1, "nesting deeper than %d levels", MaxDepth)
 	}
 	v := p.alloc()
 	*v = Value{Kind: Object, Start: p.i}
@@ -464,7 +468,7 @@ func (p *parser) object(depth int) *Value {
 
 func (p *parser) array(depth int) *Value {
 	if depth > MaxDepth {
-		p.fail(p.i, p.i+1, "nesting deeper than %d levels", MaxDepth)
+		p.failCode(CodeTooDeep, p.i, p.i+1, "nesting deeper than %d levels", MaxDepth)
 	}
 	v := p.alloc()
 	*v = Value{Kind: Array, Start: p.i}

@@ -78,7 +78,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"a":"\q"}`, CodeSyntax, 6, "invalid escape"},
 		{`{"a":1} x`, CodeSyntax, 8, "after the end"},
 		{``, CodeSyntax, 0, "unexpected end"},
-		{strings.Repeat("[", 100), CodeSyntax, MaxDepth, "nesting deeper"},
+		{strings.Repeat("[", 100), CodeTooDeep, MaxDepth, "nesting deeper"},
 		{`{"a":1,"a":2}`, CodeDuplicateKey, 7, `duplicate key "a"`},
 		{"{\"a\":\"\xff\"}", CodeInvalidUTF8, 6, "invalid UTF-8"},
 	} {

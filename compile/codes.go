@@ -1,0 +1,66 @@
+package compile
+
+import (
+	"github.com/kobana/workflow/internal/jsonpos"
+	"github.com/kobana/workflow/lang"
+)
+
+// Stable diagnostic codes. Codes of the placeholder language (package lang)
+// and of JSON syntax are reported under their own names.
+const (
+	CodeJSONSyntax       = jsonpos.CodeSyntax       // the document is not JSON
+	CodeDuplicateKey     = jsonpos.CodeDuplicateKey // a key appears twice in one object
+	CodeInvalidUTF8      = jsonpos.CodeInvalidUTF8  // a string is not UTF-8
+	CodeTooDeep          = jsonpos.CodeTooDeep      // nesting beyond the limit
+	CodeTooLarge         = "document-too-large"     // more than MaxDocumentSize bytes
+	CodeNotObject        = "document-not-object"    // the document is not a JSON object
+	CodeUnknownTopLevel  = "unknown-top-level-key"  // warning: a key beside result/workflow
+	CodeMissingResult    = "result-missing"         // warning: no result
+	CodeWorkflowType     = "workflow-not-array"     // workflow is not an array
+	CodeWorkflowEmpty    = "workflow-empty"         // warning: an empty workflow does nothing
+	CodeTooManySteps     = "workflow-too-many-steps"
+	CodeStepType         = "step-not-object"
+	CodeUnknownField     = "step-unknown-field"
+	CodeMissingField     = "step-missing-field"
+	CodeFieldType        = "field-type" // a field has the wrong JSON type
+	CodeUnknownStepType  = "step-unknown-type"
+	CodeMethod           = "method-invalid"
+	CodeURL              = "url-invalid"
+	CodeReservedHeader   = "header-reserved"
+	CodeHeaderName       = "header-name-invalid"
+	CodeHeaderValue      = "header-value-invalid"
+	CodeHeaderDuplicate  = "header-duplicate"
+	CodeBodyAndForm      = "body-form-exclusive"
+	CodeFormContentType  = "form-content-type-dropped" // warning
+	CodeExpectedStatus   = "expected-status-invalid"
+	CodeNotAllowed       = "placeholder-not-allowed"
+	CodeForwardReference = "steps-forward-reference"
+	CodeFileOutsideForm  = "attachment-file-in-text" // warning: whole file inlined as base64 in a URL or header
+)
+
+// Codes of the placeholder language, re-exported for tools that list every code.
+const (
+	CodePlaceholderUnterminated = lang.CodeUnterminated
+	CodePlaceholderEmpty        = lang.CodeEmpty
+	CodePlaceholderSyntax       = lang.CodeSyntax
+	CodeUnknownNamespace        = lang.CodeUnknownNS
+	CodeSecretsReference        = lang.CodeSecretRef
+	CodeKobanaReference         = lang.CodeKobanaRef
+	CodeUnknownKobanaKey        = lang.CodeUnknownKobana
+	CodeStepsReference          = lang.CodeStepsRef
+	CodeAttachmentsReference    = lang.CodeAttachmentRef
+	CodeTooManyPlaceholders     = lang.CodeTooManyRefs
+	CodeIndexOutOfRange         = lang.CodeIndexOutOfRange
+)
+
+// AllCodes lists every diagnostic code Compile can report.
+var AllCodes = []string{
+	CodeJSONSyntax, CodeDuplicateKey, CodeInvalidUTF8, CodeTooDeep, CodeTooLarge, CodeNotObject,
+	CodeUnknownTopLevel, CodeMissingResult, CodeWorkflowType, CodeWorkflowEmpty, CodeTooManySteps,
+	CodeStepType, CodeUnknownField, CodeMissingField, CodeFieldType, CodeUnknownStepType, CodeMethod,
+	CodeURL, CodeReservedHeader, CodeHeaderName, CodeHeaderValue, CodeHeaderDuplicate, CodeBodyAndForm,
+	CodeFormContentType, CodeExpectedStatus, CodeNotAllowed, CodeForwardReference, CodeFileOutsideForm,
+	CodePlaceholderUnterminated, CodePlaceholderEmpty, CodePlaceholderSyntax, CodeUnknownNamespace,
+	CodeSecretsReference, CodeKobanaReference, CodeUnknownKobanaKey, CodeStepsReference,
+	CodeAttachmentsReference, CodeTooManyPlaceholders, CodeIndexOutOfRange,
+}

@@ -1,0 +1,289 @@
+package compile
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kobana/workflow/lang"
+)
+
+func readExample(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../examples/workflows/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCompileSeedExample(t *testing.T) {
+	plan, ds := Compile(readExample(t, "seed-complete.json"))
+	if len(ds) != 0 || plan == nil {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	if got := string(plan.Result); got != `{ "supplier": "ACME", "amount": 1250.5 }` {
+		t.Errorf("result = %s", got)
+	}
+	if len(plan.Steps) != 3 {
+		t.Fatalf("%d steps", len(plan.Steps))
+	}
+	s0, s1, s2 := plan.Steps[0], plan.Steps[1], plan.Steps[2]
+	if s0.Method != "POST" || s0.Label != "crea la cuenta a pagar" || s0.ExpectedStatus != 201 || s0.URL.Source != "https://erp.example.com/payables" || !s0.URL.IsLiteral() {
+		t.Errorf("step 0: %+v", s0)
+	}
+	if len(s0.Headers) != 1 || s0.Headers[0].Name != "Authorization" || s0.Headers[0].Value.Refs()[0].Key != "FINANCE_TOKEN" {
+		t.Errorf("step 0 headers: %+v", s0.Headers)
+	}
+	if s0.Body == nil || s0.Body.Kind != BodyJSON || len(s0.Body.JSON.Members) != 3 || s0.Body.JSON.Members[1].Value.Literal != "1250.5" {
+		t.Errorf("step 0 body: %+v", s0.Body)
+	}
+	if s1.Body != nil || len(s1.Form) != 2 || s1.Form[0].File == nil || s1.Form[0].File.Index != 0 || s1.Form[1].File != nil {
+		t.Errorf("step 1 form: %+v", s1.Form)
+	}
+	if diff := cmp.Diff([]int{0}, s1.DependsOn); diff != "" {
+		t.Errorf("step 1 depends: %s", diff)
+	}
+	if diff := cmp.Diff([]int{0}, s2.DependsOn); diff != "" {
+		t.Errorf("step 2 depends: %s", diff)
+	}
+	if r := s2.URL.WholeRef(); r == nil || r.Namespace != lang.Secrets || r.Key != "SLACK_WEBHOOK_URL" {
+		t.Errorf("step 2 url: %+v", s2.URL)
+	}
+	if s0.DependsOn != nil {
+		t.Errorf("step 0 depends on %v", s0.DependsOn)
+	}
+	var keys []string
+	for _, r := range s2.Refs() {
+		keys = append(keys, r.String())
+	}
+	if diff := cmp.Diff([]string{"secrets.SLACK_WEBHOOK_URL", "steps.0.response.body.data.id", "kobana.now"}, keys); diff != "" {
+		t.Errorf("step 2 refs: %s", diff)
+	}
+}
+
+func TestCompileOtherSeedExamples(t *testing.T) {
+	for _, name := range []string{"seed-multipart.json", "seed-base64.json"} {
+		plan, ds := Compile(readExample(t, name))
+		if len(ds) != 0 || plan == nil || len(plan.Steps) != 1 {
+			t.Errorf("%s: %v", name, ds)
+		}
+	}
+}
+
+func TestCompileDeterministic(t *testing.T) {
+	doc := readExample(t, "seed-complete.json")
+	a, _ := Compile(doc)
+	b, _ := Compile(doc)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two compiles differ: %s", diff)
+	}
+}
+
+func TestNoWorkflow(t *testing.T) {
+	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`} {
+		plan, ds := Compile([]byte(doc))
+		if plan == nil || len(plan.Steps) != 0 || len(ds) != 0 {
+			t.Errorf("%s: plan %+v, %v", doc, plan, ds)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	plan, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/x"}]}`))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	s := plan.Steps[0]
+	if s.Method != "POST" || s.ExpectedStatus != 0 || s.Body != nil || s.Form != nil || s.Headers != nil {
+		t.Errorf("defaults: %+v", s)
+	}
+}
+
+func TestFormDropsContentType(t *testing.T) {
+	doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x","headers":{"Content-Type":"text/plain","X-A":"b"},"form":{"f":"${{email.attachments.1}}","g":" ${{email.attachments.1}}"}}]}`
+	plan, ds := Compile([]byte(doc))
+	if plan == nil {
+		t.Fatal(ds)
+	}
+	if len(ds) != 1 || ds[0].Code != CodeFormContentType || ds[0].Severity != SeverityWarning || ds[0].Pointer != "/workflow/0/headers/Content-Type" {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	if got := doc[ds[0].Range.Start.Byte:ds[0].Range.End.Byte]; got != `"Content-Type"` {
+		t.Errorf("range covers %q", got)
+	}
+	s := plan.Steps[0]
+	if len(s.Headers) != 1 || s.Headers[0].Name != "X-A" {
+		t.Errorf("headers: %+v", s.Headers)
+	}
+	if s.Form[0].File == nil || s.Form[0].File.Index != 1 || s.Form[1].File != nil {
+		t.Errorf("only a whole-value attachment is a file: %+v", s.Form)
+	}
+}
+
+// TestDiagnostics checks one document per rule: the code, severity, pointer,
+// the exact source text the range covers, and a piece of the message.
+func TestDiagnostics(t *testing.T) {
+	step := func(fields string) string {
+		return `{"result": 1, "workflow": [` + fields + `]}`
+	}
+	req := func(extra string) string {
+		return step(`{"type": "request", "url": "https://a.example/x"` + extra + `}`)
+	}
+	tests := []struct {
+		name, doc  string
+		code       string
+		sev        Severity
+		ptr        string
+		covers     string // the source text of the range
+		msg        string
+		suggestion string
+	}{
+		{"syntax", `{"result": 1,}`, CodeJSONSyntax, SeverityError, "", "}", "expected an object key", ""},
+		{"not object", `[1]`, CodeNotObject, SeverityError, "", "[1]", "must be a JSON object", ""},
+		{"duplicate top key", `{"result": 1, "result": 2}`, CodeDuplicateKey, SeverityError, "/result", `"result"`, `duplicate key "result"`, ""},
+		{"unknown top key", `{"result": 1, "workfow": []}`, CodeUnknownTopLevel, SeverityWarning, "/workfow", `"workfow"`, `did you mean "workflow"`, "workflow"},
+		{"missing result", `{"workflow": []}`, CodeMissingResult, SeverityWarning, "", "{", `no "result"`, ""},
+		{"workflow type", `{"result": 1, "workflow": {}}`, CodeWorkflowType, SeverityError, "/workflow", "{}", "must be an array", ""},
+		{"workflow empty", `{"result": 1, "workflow": []}`, CodeWorkflowEmpty, SeverityWarning, "/workflow", "[]", "omit it", ""},
+		{"step type", step(`"GET https://x"`), CodeStepType, SeverityError, "/workflow/0", `"GET https://x"`, "must be an object", ""},
+		{"unknown field", req(`, "expected-status": 201`), CodeUnknownField, SeverityError, "/workflow/0/expected-status", `"expected-status"`, `did you mean "expected_status"`, "expected_status"},
+		{"missing type", step(`{"url": "https://a.example/"}`), CodeMissingField, SeverityError, "/workflow/0", "{", `no "type"`, ""},
+		{"missing url", step(`{"type": "request"}`), CodeMissingField, SeverityError, "/workflow/0", "{", `no "url"`, ""},
+		{"unknown type", step(`{"type": "email", "url": "https://a.example/"}`), CodeUnknownStepType, SeverityError, "/workflow/0/type", `"email"`, "rejected whole", ""},
+		{"type not string", step(`{"type": 1, "url": "https://a.example/"}`), CodeFieldType, SeverityError, "/workflow/0/type", `1`, "must be a string", ""},
+		{"lower-case method", req(`, "method": "post"`), CodeMethod, SeverityError, "/workflow/0/method", `"post"`, `upper case: "POST"`, "POST"},
+		{"bad method", req(`, "method": "FETCH"`), CodeMethod, SeverityError, "/workflow/0/method", `"FETCH"`, "GET, POST, PUT, PATCH, DELETE", ""},
+		{"placeholder in method", req(`, "method": "${{secrets.M}}"`), CodeNotAllowed, SeverityError, "/workflow/0/method", `${{secrets.M}}`, `not allowed in "method"`, ""},
+		{"placeholder in label", req(`, "label": "step ${{kobana.now}}"`), CodeNotAllowed, SeverityError, "/workflow/0/label", `${{kobana.now}}`, `not allowed in "label"`, ""},
+		{"url scheme", step(`{"type": "request", "url": "ftp://a.example/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"ftp://a.example/x"`, "only http and https", ""},
+		{"url relative", step(`{"type": "request", "url": "/payables"}`), CodeURL, SeverityError, "/workflow/0/url", `"/payables"`, "not absolute", ""},
+		{"url no host", step(`{"type": "request", "url": "https:///x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///x"`, "no host", ""},
+		{"url prefix scheme", step(`{"type": "request", "url": "file://${{secrets.P}}"}`), CodeURL, SeverityError, "/workflow/0/url", `"file://${{secrets.P}}"`, "only http and https", ""},
+		{"url newline", step(`{"type": "request", "url": "https://a.example/\r\nx"}`), CodeURL, SeverityError, "/workflow/0/url", `\r`, "control character", ""},
+		{"reserved header", req(`, "headers": {"host": "evil.example"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/host", `"host"`, "reserved", ""},
+		{"x-kobana header", req(`, "headers": {"X-Kobana-Signature": "v1"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/X-Kobana-Signature", `"X-Kobana-Signature"`, "x-kobana-*", ""},
+		{"transfer-encoding", req(`, "headers": {"Transfer-Encoding": "chunked"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/Transfer-Encoding", `"Transfer-Encoding"`, "reserved", ""},
+		{"header name token", req(`, "headers": {"Bad Name": "v"}`), CodeHeaderName, SeverityError, "/workflow/0/headers/Bad Name", `"Bad Name"`, "valid HTTP token", ""},
+		{"header name newline", req(`, "headers": {"A\nB": "v"}`), CodeHeaderName, SeverityError, "/workflow/0/headers/A\nB", `"A\nB"`, "valid HTTP token", ""},
+		{"header placeholder name", req(`, "headers": {"${{secrets.H}}": "v"}`), CodeNotAllowed, SeverityError, "/workflow/0", `${{secrets.H}}`, "header names", ""},
+		{"header value CRLF", req(`, "headers": {"X-A": "v\r\nX-B: 1"}`), CodeHeaderValue, SeverityError, "/workflow/0/headers/X-A", `\r`, "header injection", ""},
+		{"header value type", req(`, "headers": {"X-A": 1}`), CodeFieldType, SeverityError, "/workflow/0/headers/X-A", `1`, "must be a string", ""},
+		{"headers type", req(`, "headers": ["a"]`), CodeFieldType, SeverityError, "/workflow/0/headers", `["a"]`, "must be an object", ""},
+		{"header duplicate", req(`, "headers": {"Accept": "a", "accept": "b"}`), CodeHeaderDuplicate, SeverityError, "/workflow/0/headers/accept", `"accept"`, "case-insensitive", ""},
+		{"header file", req(`, "headers": {"X-File": "${{email.attachments.0}}"}`), CodeFileOutsideForm, SeverityWarning, "/workflow/0/headers/X-File", `"${{email.attachments.0}}"`, "form field", ""},
+		{"body and form", req(`, "body": "x", "form": {"a": "b"}`), CodeBodyAndForm, SeverityError, "/workflow/0/form", `"form": {"a": "b"}`, "not both", ""},
+		{"body number", req(`, "body": 42`), CodeFieldType, SeverityError, "/workflow/0/body", `42`, "must be a string", ""},
+		{"body key placeholder", req(`, "body": {"${{secrets.K}}": 1}`), CodeNotAllowed, SeverityError, "/workflow/0", `${{secrets.K}}`, "body keys", ""},
+		{"form type", req(`, "form": "a=b"`), CodeFieldType, SeverityError, "/workflow/0/form", `"a=b"`, "must be an object", ""},
+		{"form value type", req(`, "form": {"n": 1}`), CodeFieldType, SeverityError, "/workflow/0/form/n", `1`, "must be a string", ""},
+		{"form name placeholder", req(`, "form": {"${{kobana.now}}": "x"}`), CodeNotAllowed, SeverityError, "/workflow/0", `${{kobana.now}}`, "form field names", ""},
+		{"expected status range", req(`, "expected_status": 700`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `700`, "100 to 599", ""},
+		{"expected status float", req(`, "expected_status": 201.5`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `201.5`, "100 to 599", ""},
+		{"expected status string", req(`, "expected_status": "201"`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `"201"`, "without quotes", ""},
+		{"expected status huge", req(`, "expected_status": 1e400`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `1e400`, "100 to 599", ""},
+		{"forward reference", step(`{"type": "request", "url": "https://a.example/${{steps.1.response.status}}"}, {"type": "request", "url": "https://a.example/"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.1.response.status}}`, "runs after it", ""},
+		{"self reference", step(`{"type": "request", "url": "https://a.example/${{steps.0.response.status}}"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.0.response.status}}`, "its own response", ""},
+		{"reference past the end", step(`{"type": "request", "url": "https://a.example/", "body": {"a": ["${{steps.5.response.body}}"]}}`), CodeForwardReference, SeverityError, "/workflow/0/body/a/0", `${{steps.5.response.body}}`, "has 1 steps", ""},
+		{"unknown namespace", req(`, "headers": {"Authorization": "Bearer ${{secret.TOKEN}}"}`), lang.CodeUnknownNS, SeverityError, "/workflow/0/headers/Authorization", `${{secret.TOKEN}}`, "did you mean ${{secrets.TOKEN}}", "${{secrets.TOKEN}}"},
+		{"unknown kobana key", req(`, "body": {"id": "${{kobana.emailid}}"}`), lang.CodeUnknownKobana, SeverityError, "/workflow/0/body/id", `${{kobana.emailid}}`, "unknown run fact", "${{kobana.email_id}}"},
+		{"unterminated", req(`, "body": "x ${{secrets.A"`), lang.CodeUnterminated, SeverityError, "/workflow/0/body", `${{secrets.A`, "unterminated", ""},
+		{"invalid utf8", "{\"result\": \"\xff\"}", CodeInvalidUTF8, SeverityError, "", "\xff", "UTF-8", ""},
+		{"too deep", `{"result": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, CodeTooDeep, SeverityError, "", "[", "nesting", ""},
+		{"duplicate step key", step(`{"type": "request", "url": "https://a.example/", "url": "https://b.example/"}`), CodeDuplicateKey, SeverityError, "/workflow/0/url", `"url"`, "duplicate key", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, ds := Compile([]byte(tc.doc))
+			var d *Diagnostic
+			for i := range ds {
+				if ds[i].Code == tc.code {
+					d = &ds[i]
+					break
+				}
+			}
+			if d == nil {
+				t.Fatalf("no %s diagnostic in %v", tc.code, ds)
+			}
+			if d.Severity != tc.sev || d.Pointer != tc.ptr || !strings.Contains(d.Message, tc.msg) || d.Suggestion != tc.suggestion {
+				t.Errorf("got %s %q %q sugg %q\nwant %s %q ~%q sugg %q", d.Severity, d.Pointer, d.Message, d.Suggestion, tc.sev, tc.ptr, tc.msg, tc.suggestion)
+			}
+			if got := tc.doc[d.Range.Start.Byte:d.Range.End.Byte]; got != tc.covers {
+				t.Errorf("range covers %q, want %q", got, tc.covers)
+			}
+			if (plan == nil) != (tc.sev == SeverityError) {
+				t.Errorf("plan = %v with severity %s", plan != nil, tc.sev)
+			}
+		})
+	}
+}
+
+func TestAllProblemsInOnePass(t *testing.T) {
+	doc := `{"result": 1, "workflow": [
+  {"type": "request", "method": "post", "url": "https://a.example/${{secret.X}}", "headers": {"Host": "x"}},
+  {"type": "request", "url": "https://a.example/", "expected-status": 201, "body": "${{kobana.nope}}"}
+]}`
+	_, ds := Compile([]byte(doc))
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Code)
+	}
+	want := []string{CodeMethod, lang.CodeUnknownNS, CodeReservedHeader, CodeUnknownField, lang.CodeUnknownKobana}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("codes (-want +got):\n%s", diff)
+	}
+	// Line and column of the second step's unknown field.
+	for _, d := range ds {
+		if d.Code == CodeUnknownField && (d.Range.Start.Line != 3 || d.Range.Start.Column != 52) {
+			t.Errorf("position %+v", d.Range.Start)
+		}
+	}
+}
+
+func TestPositionsThroughEscapes(t *testing.T) {
+	doc := "{\"result\": \"é\",\n \"workflow\": [{\"type\": \"request\", \"url\": \"https://a.example/\",\n  \"body\": \"caf\\u00e9 \\\"q\\\" \\n ${{kobana.bad}} end\"}]}"
+	_, ds := Compile([]byte(doc))
+	if len(ds) != 1 {
+		t.Fatalf("%v", ds)
+	}
+	d := ds[0]
+	if got := doc[d.Range.Start.Byte:d.Range.End.Byte]; got != "${{kobana.bad}}" {
+		t.Errorf("range covers %q", got)
+	}
+	if d.Range.Start.Line != 3 || d.Range.Start.Column != 31 {
+		t.Errorf("start %+v", d.Range.Start)
+	}
+	if LineAt([]byte(doc), 3) != "  \"body\": \"caf\\u00e9 \\\"q\\\" \\n ${{kobana.bad}} end\"}]}" {
+		t.Errorf("LineAt = %q", LineAt([]byte(doc), 3))
+	}
+}
+
+func TestTooManySteps(t *testing.T) {
+	steps := strings.TrimSuffix(strings.Repeat(`{"type":"request","url":"https://a.example/"},`, 21), ",")
+	doc := `{"result":1,"workflow":[` + steps + `]}`
+	plan, ds := Compile([]byte(doc))
+	if plan != nil || len(ds) != 1 || ds[0].Code != CodeTooManySteps || !strings.Contains(ds[0].Message, "21 steps; at most 20") {
+		t.Fatalf("%v", ds)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	doc := make([]byte, MaxDocumentSize+1)
+	_, ds := Compile(doc)
+	if len(ds) != 1 || ds[0].Code != CodeTooLarge {
+		t.Fatalf("%v", ds)
+	}
+}
+
+func TestErr(t *testing.T) {
+	_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"x","url":"https://a.example/"}]}`))
+	err := ds.Err()
+	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "step-unknown-type") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if (Diagnostics{{Severity: SeverityWarning}}).Err() != nil {
+		t.Error("warnings are not errors")
+	}
+}
