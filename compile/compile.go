@@ -16,12 +16,13 @@ import (
 	"github.com/kobana/workflow/lang"
 )
 
-// stepFields lists the fields a step may have.
-var stepFields = []string{"type", "label", "method", "url", "headers", "body", "form", "expected_status"}
+// StepFields lists the fields a step may have.
+var StepFields = []string{"type", "label", "method", "url", "headers", "body", "form", "expected_status"}
 
-// reservedHeaders may not be set by a step (compared case-insensitively);
+// ReservedHeaders lists the header names a step may not set (compared
+// case-insensitively);
 // every x-kobana-* name is reserved too.
-var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Proxy-Authorization"}
+var ReservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Proxy-Authorization"}
 
 // Compile validates doc, the agent's output, and returns its Plan with every
 // diagnostic found. The Plan is nil when any diagnostic is an error, or when
@@ -178,17 +179,17 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 		}
 		fields[name] = m.Value
 		known := false
-		for _, f := range stepFields {
+		for _, f := range StepFields {
 			if f == name {
 				known = true
 				break
 			}
 		}
 		if !known {
-			sugg := suggest.Closest(name, stepFields)
-			msg := fmt.Sprintf("unknown field %q in step %d: a step has %s", name, i, strings.Join(stepFields, ", "))
+			sugg := suggest.Closest(name, StepFields)
+			msg := fmt.Sprintf("unknown field %q in step %d: a step has %s", name, i, strings.Join(StepFields, ", "))
 			if sugg != "" {
-				msg = fmt.Sprintf("unknown field %q in step %d; did you mean %q? A step has %s", name, i, sugg, strings.Join(stepFields, ", "))
+				msg = fmt.Sprintf("unknown field %q in step %d; did you mean %q? A step has %s", name, i, sugg, strings.Join(StepFields, ", "))
 			}
 			c.add(SeverityError, CodeUnknownField, base+"/"+escapePointer(name), m.Key.Start, m.Key.End, sugg, "%s", msg)
 		}
@@ -459,7 +460,7 @@ func (sc *stepCompiler) headers(h *jsonpos.Value) {
 			keyOK = false
 		}
 		if keyOK && isReserved(name) {
-			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: %s are set by the platform, and x-kobana-* names belong to Kobana", name, strings.Join(reservedHeaders, ", "))
+			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: %s are set by the platform, and x-kobana-* names belong to Kobana", name, strings.Join(ReservedHeaders, ", "))
 			keyOK = false
 		}
 		if keyOK {
@@ -507,7 +508,7 @@ func invalidHeaderValueByte(s string) int {
 }
 
 func isReserved(name string) bool {
-	for _, r := range reservedHeaders {
+	for _, r := range ReservedHeaders {
 		if strings.EqualFold(r, name) {
 			return true
 		}
