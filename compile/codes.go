@@ -31,6 +31,7 @@ const (
 	CodeHeaderValue      = "header-value-invalid"
 	CodeHeaderDuplicate  = "header-duplicate"
 	CodeBodyAndForm      = "body-form-exclusive"
+	CodeFormFieldName    = "form-field-name-invalid" // empty, or holds a control character
 	CodeFormContentType  = "form-content-type-dropped" // warning
 	CodeExpectedStatus   = "expected-status-invalid"
 	CodeNotAllowed       = "placeholder-not-allowed"
@@ -59,7 +60,7 @@ var AllCodes = []string{
 	CodeUnknownTopLevel, CodeMissingResult, CodeWorkflowType, CodeWorkflowEmpty, CodeTooManySteps,
 	CodeStepType, CodeUnknownField, CodeMissingField, CodeFieldType, CodeUnknownStepType, CodeMethod,
 	CodeURL, CodeReservedHeader, CodeHeaderName, CodeHeaderValue, CodeHeaderDuplicate, CodeBodyAndForm,
-	CodeFormContentType, CodeExpectedStatus, CodeNotAllowed, CodeForwardReference, CodeFileOutsideForm,
+	CodeFormFieldName, CodeFormContentType, CodeExpectedStatus, CodeNotAllowed, CodeForwardReference, CodeFileOutsideForm,
 	CodePlaceholderUnterminated, CodePlaceholderEmpty, CodePlaceholderSyntax, CodeUnknownNamespace,
 	CodeSecretsReference, CodeKobanaReference, CodeUnknownKobanaKey, CodeStepsReference,
 	CodeAttachmentsReference, CodeTooManyPlaceholders, CodeIndexOutOfRange,

@@ -507,6 +507,8 @@ func invalidHeaderValueByte(s string) int {
 	return 0
 }
 
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 func isReserved(name string) bool {
 	for _, r := range ReservedHeaders {
 		if strings.EqualFold(r, name) {
@@ -559,7 +561,16 @@ func (sc *stepCompiler) form(f *jsonpos.Value) {
 	fields := make([]FormField, 0, len(f.Members))
 	for _, m := range f.Members {
 		fp := ptr + "/" + escapePointer(m.Key.Text)
-		sc.noPlaceholder(m.Key, "form field name")
+		if sc.noPlaceholder(m.Key, "form field name") {
+			if m.Key.Text == "" {
+				sc.add(SeverityError, CodeFormFieldName, fp, m.Key.Start, m.Key.End, "", "a form field needs a name")
+				continue
+			}
+			if bad := strings.IndexFunc(m.Key.Text, isControl); bad >= 0 {
+				sc.add(SeverityError, CodeFormFieldName, fp, m.Key.Start, m.Key.End, "", "form field name %q contains a control character: names go into the part's header, so CR, LF, NUL and other controls are not allowed", m.Key.Text)
+				continue
+			}
+		}
 		if m.Value.Kind != jsonpos.String {
 			sc.errorAt(m.Value, CodeFieldType, fp, "form field %q must be a string, not %s %s; use ${{email.attachments.N}} as the whole value to upload a file", m.Key.Text, article(m.Value.Kind), m.Value.Kind)
 			continue

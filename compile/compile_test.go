@@ -179,6 +179,8 @@ func TestDiagnostics(t *testing.T) {
 		{"body key placeholder", req(`, "body": {"${{secrets.K}}": 1}`), CodeNotAllowed, SeverityError, "/workflow/0", `${{secrets.K}}`, "body keys", ""},
 		{"form type", req(`, "form": "a=b"`), CodeFieldType, SeverityError, "/workflow/0/form", `"a=b"`, "must be an object", ""},
 		{"form value type", req(`, "form": {"n": 1}`), CodeFieldType, SeverityError, "/workflow/0/form/n", `1`, "must be a string", ""},
+		{"form name empty", req(`, "form": {"": "x"}`), CodeFormFieldName, SeverityError, "/workflow/0/form/", `""`, "needs a name", ""},
+		{"form name control", req(`, "form": {"a\r\nb": "x"}`), CodeFormFieldName, SeverityError, "/workflow/0/form/a\r\nb", `"a\r\nb"`, "control character", ""},
 		{"form name placeholder", req(`, "form": {"${{kobana.now}}": "x"}`), CodeNotAllowed, SeverityError, "/workflow/0", `${{kobana.now}}`, "form field names", ""},
 		{"expected status range", req(`, "expected_status": 700`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `700`, "100 to 599", ""},
 		{"expected status float", req(`, "expected_status": 201.5`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `201.5`, "100 to 599", ""},
