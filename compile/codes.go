@@ -31,7 +31,7 @@ const (
 	CodeHeaderValue      = "header-value-invalid"
 	CodeHeaderDuplicate  = "header-duplicate"
 	CodeBodyAndForm      = "body-form-exclusive"
-	CodeFormFieldName    = "form-field-name-invalid" // empty, or holds a control character
+	CodeFormFieldName    = "form-field-name-invalid"   // empty, or holds a control character
 	CodeFormContentType  = "form-content-type-dropped" // warning
 	CodeExpectedStatus   = "expected-status-invalid"
 	CodeNotAllowed       = "placeholder-not-allowed"
