@@ -1,7 +1,6 @@
 package eml
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,33 +18,9 @@ func decodedBody(l *leaf, encoding string) (io.Reader, error) {
 	case "quoted-printable":
 		return quotedprintable.NewReader(l.body), nil
 	case "base64":
-		return base64.NewDecoder(base64.StdEncoding, &blankFilter{r: l.body}), nil
+		return newBase64Reader(l.body), nil
 	default:
 		return nil, fmt.Errorf("%w: unknown Content-Transfer-Encoding %q", ErrMalformed, encoding)
-	}
-}
-
-// blankFilter drops spaces and tabs, which some mailers leave at the ends of
-// base64 lines (the base64 decoder itself skips CR and LF).
-type blankFilter struct{ r io.Reader }
-
-func (f *blankFilter) Read(p []byte) (int, error) {
-	for {
-		n, err := f.r.Read(p)
-		q := p[:n]
-		if bytes.IndexByte(q, ' ') >= 0 || bytes.IndexByte(q, '\t') >= 0 {
-			k := 0
-			for _, c := range q {
-				if c != ' ' && c != '\t' {
-					q[k] = c
-					k++
-				}
-			}
-			n = k
-		}
-		if n > 0 || err != nil {
-			return n, err
-		}
 	}
 }
 
@@ -57,12 +32,12 @@ func (w *walker) bodyError(l *leaf, encoding string, err error) error {
 		if l.body.err != nil {
 			err = l.body.err
 		}
-		return w.fail(l.path, "reading the part", err)
+		return w.cause("reading the part", err)
 	}
 	var corrupt base64.CorruptInputError
 	switch {
 	case errors.As(err, &corrupt):
-		return fmt.Errorf("%w: invalid base64 at encoded byte %d", ErrMalformed, int64(corrupt))
+		return fmt.Errorf("%w: invalid base64 at character %d of the encoded data (line breaks not counted)", ErrMalformed, int64(corrupt))
 	case encoding == "base64" && errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: base64 data ends in the middle of a 4-character group (truncated?)", ErrMalformed)
 	case encoding == "quoted-printable":

@@ -206,15 +206,23 @@ func (w *walker) enter(h textproto.Header, body io.Reader, bodyPos bool, path st
 // fail explains an error met at a part: an I/O error of the source is
 // ErrUnreadable, anything else ErrMalformed.
 func (w *walker) fail(path, doing string, err error) error {
+	if w.src.err != nil {
+		return w.cause(doing, err)
+	}
+	return fmt.Errorf("part %s: %w", describePath(path), w.cause(doing, err))
+}
+
+// cause is fail without naming the part.
+func (w *walker) cause(doing string, err error) error {
 	switch {
 	case w.src.err != nil:
 		return fmt.Errorf("%w: %s: %w", ErrUnreadable, doing, w.src.err)
 	case w.src.over:
-		return fmt.Errorf("%w: part %s: header or preamble larger than %d bytes", ErrMalformed, describePath(path), MaxHeaderBytes)
+		return fmt.Errorf("%w: header or preamble larger than %d KiB", ErrMalformed, MaxHeaderBytes>>10)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: part %s: message ends before the part does (truncated, or a missing closing boundary)", ErrMalformed, describePath(path))
+		return fmt.Errorf("%w: the message ends before the part does (truncated, or a missing closing boundary)", ErrMalformed)
 	default:
-		return fmt.Errorf("%w: part %s: %s: %v", ErrMalformed, describePath(path), doing, err)
+		return fmt.Errorf("%w: %s: %v", ErrMalformed, doing, err)
 	}
 }
 
