@@ -120,4 +120,3 @@ func TestLargeAttachment(t *testing.T) {
 		t.Fatalf("attachment after the large one = %q", got)
 	}
 }
-

@@ -154,7 +154,7 @@ func TestEveryTruncation(t *testing.T) {
 			m, err := New(fromBytes(data[:n]))
 			if err != nil {
 				t.Log(err)
-			if !errors.Is(err, ErrMalformed) {
+				if !errors.Is(err, ErrMalformed) {
 					t.Fatalf("%s cut at %d: %v is not ErrMalformed", name, n, err)
 				}
 				continue
