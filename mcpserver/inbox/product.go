@@ -1,0 +1,153 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// Options are the Inbox product's dependencies.
+type Options struct {
+	Store store.Store
+	// Lint validates workflow documents for workflows_validate; nil leaves
+	// that tool out.
+	Lint LintFunc
+	// Runner executes workflows for emails_reprocess; nil makes reprocess
+	// fail (with workflow_runner_unavailable) for outputs that carry a
+	// workflow, after recording the agent run.
+	Runner WorkflowRunner
+	// AgentRunner runs agents; nil means ReplayRunner.
+	AgentRunner AgentRunner
+	// HTTPClient sends webhook deliveries. It must be the SSRF-guarded
+	// client (no redirects, dial-time address checks); nil refuses to send.
+	HTTPClient *http.Client
+	// PublicURL is the base URL of this server's HTTP endpoint, used in
+	// signed download links (e.g. http://127.0.0.1:8080).
+	PublicURL string
+	// Environment is the kobana.env fact ("development", "sandbox",
+	// "production"); empty means "development".
+	Environment string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Product is the Inbox product.
+type Product struct {
+	opts Options
+	repo repo
+	now  func() time.Time
+}
+
+// DeclineCode is what Inbox answers when the user declines a confirmation.
+const DeclineCode = "user_declined"
+
+// New builds the Inbox product.
+func New(opts Options) (*mcpserver.Product, *Product, error) {
+	if opts.Store == nil {
+		return nil, nil, errors.New("inbox: Options.Store is required")
+	}
+	if opts.AgentRunner == nil {
+		opts.AgentRunner = ReplayRunner{}
+	}
+	if opts.Environment == "" {
+		opts.Environment = "development"
+	}
+	p := &Product{opts: opts, repo: repo{st: opts.Store}, now: opts.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	mp := &mcpserver.Product{
+		Name:      "inbox",
+		Tools:     p.tools(),
+		Resources: p.resources(),
+		Prompts:   p.prompts(),
+		Complete:  p.complete,
+		// Inbox never runs a destructive tool without the user's yes.
+		Policy: mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: false},
+	}
+	return mp, p, nil
+}
+
+func (p *Product) tools() []mcpserver.Tool {
+	var ts []mcpserver.Tool
+	ts = append(ts, p.workspaceTools()...)
+	ts = append(ts, p.inboxTools()...)
+	ts = append(ts, p.emailTools()...)
+	ts = append(ts, p.agentTools()...)
+	ts = append(ts, p.runTools()...)
+	ts = append(ts, p.webhookTools()...)
+	ts = append(ts, p.secretTools()...)
+	ts = append(ts, p.eventTools()...)
+	if p.opts.Lint != nil {
+		ts = append(ts, p.validateTool())
+	}
+	return ts
+}
+
+// event appends an entry to the workspace's event log.
+func (p *Product) event(ctx context.Context, c *mcpserver.Caller, typ, subject string, payload any) error {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encoding event %s: %w", typ, err)
+	}
+	e := SystemEvent{ID: newID("evt"), Type: typ, Actor: "person:" + c.Person, Subject: subject, Payload: b, CreatedAt: p.now().UTC()}
+	return p.repo.put(ctx, c.Workspace, KindEvent, e.ID, subject, typ, e.CreatedAt, e)
+}
+
+// Page is the common pagination input of list tools.
+type Page struct {
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20), most recent first"`
+	Before string `json:"before,omitempty" jsonschema:"return records created before this RFC 3339 time: pass next_before of the previous page"`
+}
+
+func (pg Page) query() (store.Query, error) {
+	q := store.Query{Limit: pg.Limit}
+	if q.Limit <= 0 {
+		q.Limit = 20
+	}
+	if q.Limit > 100 {
+		return q, mcpserver.Errorf("invalid_arguments", "limit must be between 1 and 100")
+	}
+	if pg.Before != "" {
+		t, err := time.Parse(time.RFC3339Nano, pg.Before)
+		if err != nil {
+			return q, mcpserver.Errorf("invalid_arguments", "before must be an RFC 3339 time such as 2026-11-01T00:00:00Z")
+		}
+		q.Before = t
+	}
+	return q, nil
+}
+
+// nextBefore is the cursor of the page after items (empty when the page
+// was not full).
+func nextBefore(n, limit int, last time.Time) string {
+	if n < limit || n == 0 {
+		return ""
+	}
+	return last.UTC().Format(time.RFC3339Nano)
+}
+
+// IDArg is the input of tools that address one record.
+type IDArg struct {
+	ID string `json:"id" jsonschema:"the record id"`
+}
+
+func required(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return mcpserver.Errorf("invalid_arguments", "%s is required", name)
+	}
+	return nil
+}
+
+func (p *Product) workspace(ctx context.Context, ws string) (Workspace, error) {
+	var w Workspace
+	err := p.repo.get(ctx, ws, KindWorkspace, ws, &w)
+	return w, err
+}
