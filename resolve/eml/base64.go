@@ -17,8 +17,9 @@ import (
 // Encoding.Decode streams an attachment markedly faster.
 type base64Reader struct {
 	r      io.Reader
-	buf    []byte // buf[:n] holds encoded characters not yet decoded
-	n      int
+	buf    []byte // buf[start:end] holds encoded characters not yet decoded
+	start  int
+	end    int
 	pos    int64 // characters decoded so far, for error offsets
 	padded bool  // the last group decoded ended with padding
 	small  [3]byte
@@ -45,15 +46,15 @@ func (d *base64Reader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	for d.n < 4 && d.rerr == nil {
+	for d.end-d.start < 4 && d.rerr == nil {
 		d.fill()
 	}
-	switch {
-	case d.n > 0 && d.padded:
+	switch n := d.end - d.start; {
+	case n > 0 && d.padded:
 		d.err = base64.CorruptInputError(d.pos)
 		return 0, d.err
-	case d.n >= 4:
-	case d.n > 0:
+	case n >= 4:
+	case n > 0:
 		d.err = io.ErrUnexpectedEOF
 		return 0, d.err
 	default:
@@ -67,26 +68,31 @@ func (d *base64Reader) Read(p []byte) (int, error) {
 		d.out = d.out[k:]
 		return k, err
 	}
-	return d.decode(p, min(d.n/4*4, len(p)/3*4))
+	return d.decode(p, min((d.end-d.start)/4*4, len(p)/3*4))
 }
 
-// decode decodes the first q characters of buf into p and drops them.
+// decode decodes the first q pending characters into p and drops them.
 func (d *base64Reader) decode(p []byte, q int) (int, error) {
-	n, err := base64.StdEncoding.Decode(p, d.buf[:q])
+	group := d.buf[d.start : d.start+q]
+	n, err := base64.StdEncoding.Decode(p, group)
 	if e, ok := err.(base64.CorruptInputError); ok {
 		d.err = base64.CorruptInputError(d.pos + int64(e))
 		return n, d.err
 	}
-	d.padded = d.buf[q-1] == '='
+	d.padded = group[q-1] == '='
 	d.pos += int64(q)
-	d.n = copy(d.buf, d.buf[q:d.n])
+	d.start += q
 	return n, nil
 }
 
 // fill reads more encoded characters into buf, dropping blanks.
 func (d *base64Reader) fill() {
-	n, err := d.r.Read(d.buf[d.n:])
-	d.n += stripBlanks(d.buf[d.n : d.n+n])
+	if d.start > 0 {
+		d.end = copy(d.buf, d.buf[d.start:d.end])
+		d.start = 0
+	}
+	n, err := d.r.Read(d.buf[d.end:])
+	d.end += stripBlanks(d.buf[d.end : d.end+n])
 	if err != nil {
 		d.rerr = err
 	}
