@@ -1,0 +1,111 @@
+// Package guard is the SSRF guard: it decides which IP addresses an outgoing
+// HTTP request made on behalf of a workflow step or a webhook may connect to,
+// and builds the HTTP transport and client that enforce that decision
+// (SPEC.md Part 1.3).
+//
+// # Entry points
+//
+//   - [Guard] holds the policy. Its zero value (and a nil *Guard) applies the
+//     deny-list only; [Guard.Allow] adds prefixes that are allowed even if the
+//     deny-list says otherwise (tests that talk to 127.0.0.1, or an operator
+//     who must reach one internal service).
+//   - [Guard.CheckAddr] is the decision for one IP address; a refusal is a
+//     [*DeniedError] naming the address and its class in words
+//     ("address 127.0.0.1 is denied: loopback").
+//   - [Guard.CheckURL] is an early, friendly check of a URL: scheme http or
+//     https ([*SchemeError]), a host ([ErrNoHost]), and, when the host is an IP
+//     literal (including the legacy spellings 2130706433, 0x7f.1, 0177.0.0.1),
+//     that address. It is a convenience, not the protection.
+//   - [Guard.Control] is a [net.Dialer] Control hook: it checks the IP
+//     actually dialled, after name resolution, for every connection attempt.
+//     This is the authoritative check. It covers every spelling of an address
+//     that a resolver may accept and defeats DNS rebinding, because what is
+//     checked is what the socket connects to.
+//   - [Guard.Dialer], [Guard.Transport] and [Guard.Client] assemble a
+//     [net.Dialer] with that hook, an [http.Transport] that never uses a proxy
+//     (a proxy would make the dialled IP the proxy's), and an [http.Client]
+//     that never follows redirects (a 3xx is the step's response).
+//
+// A refusal at dial time reaches the caller wrapped by net/http
+// (*url.Error → *net.OpError → *DeniedError); errors.As finds it:
+//
+//	var denied *guard.DeniedError
+//	if errors.As(err, &denied) { … denied.Addr, denied.Class … }
+//
+// # What is denied
+//
+// IPv4 (each entry is one row of the table in table.go):
+//
+//	0.0.0.0/8          this network (RFC 791, RFC 1122; Linux connects 0.0.0.0 to the local host)
+//	10.0.0.0/8         private (RFC 1918)
+//	100.64.0.0/10      carrier-grade NAT (RFC 6598)
+//	127.0.0.0/8        loopback
+//	169.254.0.0/16     link-local (RFC 3927; holds the cloud metadata service 169.254.169.254)
+//	172.16.0.0/12      private (RFC 1918)
+//	192.0.0.0/24       IETF protocol assignments (RFC 6890)            [beyond SPEC 1.3]
+//	192.0.2.0/24       documentation TEST-NET-1 (RFC 5737)             [beyond SPEC 1.3]
+//	192.88.99.0/24     6to4 relay anycast (RFC 7526, deprecated)       [beyond SPEC 1.3]
+//	192.168.0.0/16     private (RFC 1918)
+//	198.18.0.0/15      benchmarking (RFC 2544)
+//	198.51.100.0/24    documentation TEST-NET-2 (RFC 5737)             [beyond SPEC 1.3]
+//	203.0.113.0/24     documentation TEST-NET-3 (RFC 5737)             [beyond SPEC 1.3]
+//	224.0.0.0/4        multicast
+//	255.255.255.255/32 broadcast
+//	240.0.0.0/4        reserved
+//
+// The entries beyond SPEC 1.3 are those the IANA IPv4 Special-Purpose Address
+// Registry marks "not globally reachable" (documentation, IETF protocol
+// assignments such as DS-Lite 192.0.0.0/29 and NAT64 discovery
+// 192.0.0.170/31), plus the deprecated 6to4 relay anycast, which by design
+// reaches whichever relay is nearest, possibly one inside the operator's own
+// network. Prefixes IANA marks globally reachable (AS112 192.31.196.0/24 and
+// 192.175.48.0/24, AMT 192.52.193.0/24) are left allowed: they are public
+// services, not a way into a private network.
+//
+// IPv6:
+//
+//	::/128             IPv6 unspecified
+//	::1/128            loopback
+//	::ffff:0:0/96      IPv4-mapped: the verdict of the embedded IPv4
+//	::/96              IPv4-compatible (RFC 4291, deprecated): the verdict of the embedded IPv4
+//	64:ff9b::/96       NAT64 well-known prefix (RFC 6052): the verdict of the embedded IPv4
+//	2002::/16          6to4 (RFC 3056): the verdict of the IPv4 in bits 16–47
+//	2001::/32          Teredo (RFC 4380): denied if the client IPv4 (stored XOR 0xffffffff)
+//	                   or the Teredo server IPv4 is denied
+//	64:ff9b:1::/48     NAT64 local-use (RFC 8215)                      [beyond SPEC 1.3]
+//	100::/64           discard-only (RFC 6666)                         [beyond SPEC 1.3]
+//	2001:2::/48        benchmarking (RFC 5180)                         [beyond SPEC 1.3]
+//	2001:10::/28       ORCHID (RFC 4843, deprecated)                   [beyond SPEC 1.3]
+//	2001:db8::/32      documentation (RFC 3849)                        [beyond SPEC 1.3]
+//	2001::/23          IETF protocol assignments, other than Teredo    [beyond SPEC 1.3]
+//	3fff::/20          documentation (RFC 9637)                        [beyond SPEC 1.3]
+//	fc00::/7           IPv6 unique local (RFC 4193)
+//	fe80::/10          link-local
+//	fec0::/10          IPv6 site-local (RFC 3879, deprecated)          [beyond SPEC 1.3]
+//	ff00::/8           multicast
+//	outside 2000::/3   IPv6 reserved: IANA has allocated only 2000::/3 for global
+//	                   unicast; everything else (apart from the forms above) is
+//	                   reserved or special-purpose, never a public web server  [beyond SPEC 1.3]
+//
+// An address and its IPv4-mapped form always get the same verdict. An IPv6
+// zone (fe80::1%eth0) is ignored when matching.
+//
+// # The allow-list
+//
+// [Guard.Allow] wins over the deny-list for any address inside one of its
+// prefixes (matched against the address dialled and its IPv4-mapped /
+// unmapped twin, never against an IPv4 embedded in a NAT64, 6to4 or Teredo
+// address: to allow those, list their IPv6 prefix).
+//
+// # Why not code.dny.dev/ssrf
+//
+// That library (v0.3.0) is small and correct for what it does, but it allows
+// only ports 80 and 443 by default, refuses every IPv6 address outside
+// 2000::/3 wholesale (so ::ffff:8.8.8.8 is denied while 8.8.8.8 is allowed,
+// and on an IPv6-only host behind NAT64 every IPv4 destination, 64:ff9b::/96,
+// is refused), refuses all of 6to4 and Teredo instead of judging the embedded
+// IPv4 as SPEC 1.3 asks, does not decode embedded addresses into a reason,
+// and reports refusals as formatted strings around a sentinel, with no
+// address or class a caller can read. The table here is a few dozen lines of
+// net/netip.
+package guard
