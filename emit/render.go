@@ -1,0 +1,464 @@
+package emit
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/lang"
+	"github.com/kobana/workflow/resolve"
+)
+
+// Error says a step cannot be sent as rendered: the step fails before any
+// byte leaves the machine.
+type Error struct {
+	// Field is where the problem is: "url", "header Authorization", "body", "form field file".
+	Field string
+	// Msg says what is wrong.
+	Msg string
+	Err error
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Msg }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// MaxInlineAttachment is the largest attachment that may be inlined as
+// base64 into a URL or a header value, which are built in memory.
+const MaxInlineAttachment = 64 << 10
+
+// Request is a rendered step: what is sent, and its redacted record.
+type Request struct {
+	Method string
+	URL    *url.URL
+	// Header is sent as is; it includes the body's Content-Type.
+	Header http.Header
+	// Record is the persisted copy of the request.
+	Record *Record
+
+	body *body
+}
+
+// ContentLength is the exact length of the body in bytes (0 without one).
+func (r *Request) ContentLength() int64 {
+	if r.body == nil {
+		return 0
+	}
+	return r.body.length
+}
+
+// Body returns a fresh reader over the whole body; each call starts again
+// from the first byte (attachments are streamed again from the .eml).
+func (r *Request) Body() io.ReadCloser {
+	if r.body == nil {
+		return http.NoBody
+	}
+	return r.body.open()
+}
+
+// HTTPRequest returns the request ready for an http.Client, with an exact
+// ContentLength and a GetBody that replays the body.
+func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.URL = r.URL
+	req.Header = r.Header.Clone()
+	if r.body != nil {
+		req.ContentLength = r.body.length
+		req.Body = r.body.open()
+		req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		if r.body.length == 0 {
+			req.Body = http.NoBody
+			req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		}
+	}
+	return req, nil
+}
+
+// Record is the persisted copy of a request: no secret, no attachment byte.
+type Record struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	// Body is the JSON value of a JSON body, or a JSON string for a text body.
+	Body json.RawMessage `json:"body,omitempty"`
+	// Form is an object mirroring the step's form fields, in order; a file
+	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}.
+	Form json.RawMessage `json:"form,omitempty"`
+}
+
+// Render resolves every reference of step against scope and renders the
+// live request and its record in one walk. It fails with *resolve.SkipError,
+// *resolve.RefError or *Error before anything could be sent.
+func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
+	if err := scope.Check(step.DependsOn); err != nil {
+		return nil, err
+	}
+	red := scope.Redactor
+	if red == nil {
+		red = &resolve.Redactor{}
+		scope.Redactor = red
+	}
+	rd := &renderer{scope: scope, red: red}
+	req := &Request{Method: step.Method, Header: http.Header{}}
+	rec := &Record{Method: step.Method, Headers: map[string]string{}}
+	req.Record = rec
+
+	// URL
+	live, record, err := rd.inline(step.URL, "url")
+	if err != nil {
+		return nil, err
+	}
+	if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
+		return nil, &Error{Field: "url", Msg: fmt.Sprintf("the url contains %s after substitution: %s", controlName(live[i]), red.String(record))}
+	}
+	u, err := url.Parse(live)
+	if err != nil {
+		return nil, &Error{Field: "url", Msg: "the url does not parse after substitution: " + red.String(record)}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &Error{Field: "url", Msg: fmt.Sprintf("the url must be http or https after substitution, not %q: %s", u.Scheme, red.String(record))}
+	}
+	if u.Host == "" {
+		return nil, &Error{Field: "url", Msg: "the url has no host after substitution: " + red.String(record)}
+	}
+	req.URL = u
+	rec.URL = red.String(record)
+
+	// Headers
+	for _, h := range step.Headers {
+		live, record, err := rd.inline(h.Value, "header "+h.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !httpguts.ValidHeaderFieldValue(live) {
+			bad := "a control character"
+			if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
+				bad = controlName(live[i])
+			}
+			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
+		}
+		req.Header.Add(h.Name, live)
+		rec.Headers[h.Name] = red.String(record)
+	}
+
+	// Body
+	var b builder
+	switch {
+	case step.Body != nil && step.Body.Kind == compile.BodyText:
+		recText, err := rd.stream(&b, step.Body.Text, "body", nil)
+		if err != nil {
+			return nil, err
+		}
+		rec.Body = mustJSONString(red.String(recText))
+	case step.Body != nil:
+		var recBuf []byte
+		recBuf, err = rd.jsonValue(&b, step.Body.JSON, recBuf)
+		if err != nil {
+			return nil, err
+		}
+		rec.Body = json.RawMessage(recBuf)
+		if _, ok := step.HeaderValue("Content-Type"); !ok {
+			req.Header.Set("Content-Type", "application/json")
+			rec.Headers["Content-Type"] = "application/json"
+		}
+	case step.Form != nil:
+		recForm, ctype, err := rd.form(&b, step.Form)
+		if err != nil {
+			return nil, err
+		}
+		rec.Form = recForm
+		req.Header.Set("Content-Type", ctype)
+		rec.Headers["Content-Type"] = ctype
+	}
+	if step.Body != nil || step.Form != nil {
+		atts, _ := scope.Email()
+		req.body = b.body(atts)
+	}
+	return req, nil
+}
+
+func controlName(c byte) string {
+	switch c {
+	case '\r':
+		return "a carriage return (CR)"
+	case '\n':
+		return "a line feed (LF)"
+	case 0:
+		return "a NUL byte"
+	}
+	return "a control character"
+}
+
+func mustJSONString(s string) json.RawMessage {
+	out := append([]byte{'"'}, appendJSONString(nil, s)...)
+	return append(out, '"')
+}
+
+type renderer struct {
+	scope *resolve.Scope
+	red   *resolve.Redactor
+}
+
+// recordOf is the persisted text of a resolved value.
+func recordOf(r *lang.Ref, v resolve.Value) string {
+	switch v.Kind {
+	case resolve.Secret:
+		return resolve.Placeholder(r.Key)
+	case resolve.File, resolve.Base64:
+		return describeAttachment(v)
+	}
+	return v.Text
+}
+
+func describeAttachment(v resolve.Value) string {
+	a := v.Attachment
+	return fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, a.Filename, a.ContentType, a.Size)
+}
+
+// inline renders a template that must be built in memory (URL, header).
+func (rd *renderer) inline(t lang.Template, field string) (live, record string, err error) {
+	if t.IsLiteral() {
+		return t.Source, t.Source, nil
+	}
+	var lb, rb strings.Builder
+	for _, seg := range t.Segments {
+		if seg.Ref == nil {
+			lb.WriteString(seg.Literal)
+			rb.WriteString(seg.Literal)
+			continue
+		}
+		v, err := rd.scope.Resolve(seg.Ref)
+		if err != nil {
+			return "", "", err
+		}
+		rb.WriteString(recordOf(seg.Ref, v))
+		switch v.Kind {
+		case resolve.File, resolve.Base64:
+			enc, err := rd.inlineBase64(v, field)
+			if err != nil {
+				return "", "", err
+			}
+			lb.WriteString(enc)
+		default:
+			lb.WriteString(v.Text)
+		}
+	}
+	return lb.String(), rb.String(), nil
+}
+
+func (rd *renderer) inlineBase64(v resolve.Value, field string) (string, error) {
+	a := v.Attachment
+	if a.Size > MaxInlineAttachment {
+		return "", &Error{Field: field, Msg: fmt.Sprintf("attachment %d (%s, %d bytes) is too large to inline as base64 here (limit %d bytes); send it as a form file", a.Index, a.Filename, a.Size, MaxInlineAttachment)}
+	}
+	atts, err := rd.scope.Email()
+	if err != nil {
+		return "", &Error{Field: field, Msg: err.Error(), Err: err}
+	}
+	rc, err := atts.Open(a.Index)
+	if err != nil {
+		return "", &Error{Field: field, Msg: fmt.Sprintf("attachment %d cannot be read: %v", a.Index, err), Err: err}
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(rc, MaxInlineAttachment+1))
+	if err != nil {
+		return "", &Error{Field: field, Msg: fmt.Sprintf("attachment %d cannot be read: %v", a.Index, err), Err: err}
+	}
+	if int64(len(raw)) != a.Size {
+		return "", &Error{Field: field, Msg: fmt.Sprintf("attachment %d: %v", a.Index, ErrBodyChanged), Err: ErrBodyChanged}
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
+}
+
+// stream renders a template into a streamed body: text as is, or JSON string
+// contents when esc is set. It returns the record text (unescaped).
+func (rd *renderer) stream(b *builder, t lang.Template, field string, esc func([]byte, string) []byte) (string, error) {
+	if esc == nil {
+		esc = func(dst []byte, s string) []byte { return append(dst, s...) }
+	}
+	if t.IsLiteral() {
+		b.buf = esc(b.buf, t.Source)
+		return t.Source, nil
+	}
+	var rb strings.Builder
+	for _, seg := range t.Segments {
+		if seg.Ref == nil {
+			b.buf = esc(b.buf, seg.Literal)
+			rb.WriteString(seg.Literal)
+			continue
+		}
+		v, err := rd.scope.Resolve(seg.Ref)
+		if err != nil {
+			return "", err
+		}
+		rb.WriteString(recordOf(seg.Ref, v))
+		switch v.Kind {
+		case resolve.File, resolve.Base64:
+			// Base64 needs no escaping in JSON or anywhere else.
+			b.stream(v.Attachment.Index, v.Attachment.Size, true)
+		default:
+			b.buf = esc(b.buf, v.Text)
+		}
+	}
+	return rb.String(), nil
+}
+
+// jsonValue writes v as JSON into the live body and appends its record to rec.
+func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte, error) {
+	switch v.Kind {
+	case compile.ValueLiteral:
+		b.buf = append(b.buf, v.Literal...)
+		return append(rec, v.Literal...), nil
+	case compile.ValueString:
+		b.buf = append(b.buf, '"')
+		text, err := rd.stream(b, v.Text, "body", appendJSONString)
+		if err != nil {
+			return nil, err
+		}
+		b.buf = append(b.buf, '"')
+		rec = append(rec, '"')
+		rec = appendJSONString(rec, rd.red.String(text))
+		return append(rec, '"'), nil
+	case compile.ValueObject:
+		b.buf = append(b.buf, '{')
+		rec = append(rec, '{')
+		for i, m := range v.Members {
+			if i > 0 {
+				b.buf = append(b.buf, ',')
+				rec = append(rec, ',')
+			}
+			b.buf = append(b.buf, '"')
+			b.buf = appendJSONString(b.buf, m.Key)
+			b.buf = append(b.buf, '"', ':')
+			rec = append(rec, '"')
+			rec = appendJSONString(rec, rd.red.String(m.Key))
+			rec = append(rec, '"', ':')
+			var err error
+			if rec, err = rd.jsonValue(b, m.Value, rec); err != nil {
+				return nil, err
+			}
+		}
+		b.buf = append(b.buf, '}')
+		return append(rec, '}'), nil
+	default:
+		b.buf = append(b.buf, '[')
+		rec = append(rec, '[')
+		for i, e := range v.Elems {
+			if i > 0 {
+				b.buf = append(b.buf, ',')
+				rec = append(rec, ',')
+			}
+			var err error
+			if rec, err = rd.jsonValue(b, e, rec); err != nil {
+				return nil, err
+			}
+		}
+		b.buf = append(b.buf, ']')
+		return append(rec, ']'), nil
+	}
+}
+
+var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// safeFilename keeps a filename from the e-mail fit for a part header.
+func safeFilename(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, name)
+	if name == "" {
+		name = "attachment"
+	}
+	return quoteEscaper.Replace(name)
+}
+
+// form lays out a multipart/form-data body. multipart.Writer writes the
+// boundaries and part headers into a buffer; attachment bytes become streams
+// between them.
+func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessage, string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	take := func() {
+		b.buf = append(b.buf, buf.Bytes()...)
+		buf.Reset()
+	}
+	rec := []byte{'{'}
+	for i, f := range fields {
+		if i > 0 {
+			rec = append(rec, ',')
+		}
+		rec = append(rec, '"')
+		rec = appendJSONString(rec, f.Name)
+		rec = append(rec, '"', ':')
+		if f.File != nil {
+			v, err := rd.scope.Resolve(f.File)
+			if err != nil {
+				return nil, "", err
+			}
+			a := v.Attachment
+			h := textproto.MIMEHeader{}
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscaper.Replace(f.Name), safeFilename(a.Filename)))
+			ct := a.ContentType
+			if ct == "" || !httpguts.ValidHeaderFieldValue(ct) {
+				ct = "application/octet-stream"
+			}
+			h.Set("Content-Type", ct)
+			if _, err := mw.CreatePart(h); err != nil {
+				return nil, "", err
+			}
+			take()
+			b.stream(a.Index, a.Size, false)
+			rec = append(rec, `{"attachment":`...)
+			rec = strconv.AppendInt(rec, int64(a.Index), 10)
+			rec = append(rec, `,"filename":"`...)
+			rec = appendJSONString(rec, a.Filename)
+			rec = append(rec, `","content_type":"`...)
+			rec = appendJSONString(rec, a.ContentType)
+			rec = append(rec, `","size":`...)
+			rec = strconv.AppendInt(rec, a.Size, 10)
+			rec = append(rec, '}')
+			continue
+		}
+		if _, err := mw.CreateFormField(f.Name); err != nil {
+			return nil, "", err
+		}
+		take()
+		text, err := rd.stream(b, f.Value, "form field "+f.Name, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		rec = append(rec, '"')
+		rec = appendJSONString(rec, rd.red.String(text))
+		rec = append(rec, '"')
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	take()
+	return append(rec, '}'), mw.FormDataContentType(), nil
+}
+
+// IsFailBeforeSend reports whether err means the step fails without sending
+// (as opposed to being skipped).
+func IsFailBeforeSend(err error) bool {
+	var skip *resolve.SkipError
+	return err != nil && !errors.As(err, &skip)
+}

@@ -1,0 +1,103 @@
+package resolve
+
+import (
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Redactor replaces secret values with "[redacted secrets.KEY]" in anything
+// that is persisted or logged. It is safe for concurrent use.
+type Redactor struct {
+	mu       sync.Mutex
+	keys     map[string]string // value → key
+	replacer *strings.Replacer
+}
+
+// NewRedactor returns a Redactor that already knows every secret of src when
+// src can list them (SecretLister).
+func NewRedactor(src Secrets) *Redactor {
+	r := &Redactor{}
+	if l, ok := src.(SecretLister); ok {
+		for k, v := range l.AllSecrets() {
+			r.Add(k, v)
+		}
+	}
+	return r
+}
+
+// Placeholder returns the redacted form of the secret key.
+func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
+
+// Add makes value redacted as the secret key from now on. Empty values are
+// ignored.
+func (r *Redactor) Add(key, value string) {
+	if value == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keys == nil {
+		r.keys = map[string]string{}
+	}
+	if old, ok := r.keys[value]; ok && old <= key {
+		return
+	}
+	r.keys[value] = key
+	r.replacer = nil
+}
+
+// String returns s with every known secret value redacted.
+func (r *Redactor) String(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	rep := r.get()
+	if rep == nil {
+		return s
+	}
+	return rep.Replace(s)
+}
+
+func (r *Redactor) get() *strings.Replacer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.keys) == 0 {
+		return nil
+	}
+	if r.replacer == nil {
+		// Longer values first, so a secret that contains another is
+		// redacted whole.
+		vals := make([]string, 0, len(r.keys))
+		for v := range r.keys {
+			vals = append(vals, v)
+		}
+		sort.Slice(vals, func(i, j int) bool {
+			if len(vals[i]) != len(vals[j]) {
+				return len(vals[i]) > len(vals[j])
+			}
+			return vals[i] < vals[j]
+		})
+		pairs := make([]string, 0, 2*len(vals))
+		for _, v := range vals {
+			pairs = append(pairs, v, Placeholder(r.keys[v]))
+		}
+		r.replacer = strings.NewReplacer(pairs...)
+	}
+	return r.replacer
+}
+
+// Contains reports whether s holds any known secret value.
+func (r *Redactor) Contains(s string) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for v := range r.keys {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,207 @@
+package resolve_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/lang"
+	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/resolve/resolvetest"
+)
+
+func ref(t *testing.T, s string) *lang.Ref {
+	t.Helper()
+	tpl, err := lang.Parse("${{" + s + "}}")
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return tpl.WholeRef()
+}
+
+func jsonResponse(body string) *resolve.Response {
+	return &resolve.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}, "Location": {"/a/1"}, "X-Multi": {"a", "b"}}, Body: []byte(body)}
+}
+
+func newScope() *resolve.Scope {
+	s := &resolve.Scope{
+		Secrets: resolve.SecretMap{"TOKEN": "s3cr3t-value"},
+		Facts:   resolve.FactMap{"email_id": "em_42", "env": "sandbox", "workspace_slug": ""},
+		Attachments: func() (resolve.Attachments, error) {
+			return &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4 x")}}}, nil
+		},
+	}
+	s.Begin(0, time.Date(2026, 11, 30, 12, 1, 2, 345678000, time.FixedZone("BRT", -3*3600)))
+	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(`{"data":{"id":"pay_1","n":12.50,"ok":true,"nil":null,"items":[{"id":"i0"},{"id":"i1"}],"obj":{"a":[1,2]},"__proto__":{"x":"own"}}}`)})
+	s.Record(1, &resolve.Result{State: resolve.StateFailed, Response: jsonResponse(`{}`)})
+	s.Record(2, &resolve.Result{State: resolve.StateSkipped})
+	s.Record(3, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<p>hi</p>")}})
+	s.Record(4, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Truncated: true, Limit: 10 << 20}})
+	s.Record(5, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(`{"a":`)}})
+	s.Begin(6, time.Date(2026, 11, 30, 12, 1, 2, 345678000, time.FixedZone("BRT", -3*3600)))
+	return s
+}
+
+func TestResolveValues(t *testing.T) {
+	s := newScope()
+	for in, want := range map[string]string{
+		"secrets.TOKEN":                          "s3cr3t-value",
+		"kobana.email_id":                        "em_42",
+		"kobana.now":                             "2026-11-30T15:01:02.345Z",
+		"steps.0.response.status":                "201",
+		"steps.0.response.headers.location":      "/a/1",
+		"steps.0.response.headers.x-multi":       "a, b",
+		"steps.0.response.body.data.id":          "pay_1",
+		"steps.0.response.body.data.n":           "12.50",
+		"steps.0.response.body.data.ok":          "true",
+		"steps.0.response.body.data.items.1.id":  "i1",
+		"steps.0.response.body.data.obj":         `{"a":[1,2]}`,
+		"steps.0.response.body.data.obj.a":       `[1,2]`,
+		"steps.0.response.body.data.__proto__.x": "own",
+		"steps.3.response.body":                  "<p>hi</p>",
+		"email.attachments.0.filename":           "nota.pdf",
+		"email.attachments.0.content_type":       "application/pdf",
+		"email.attachments.0.size":               "10",
+	} {
+		v, err := s.Resolve(ref(t, in))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if v.Text != want {
+			t.Errorf("%s = %q, want %q", in, v.Text, want)
+		}
+	}
+	if v, _ := s.Resolve(ref(t, "secrets.TOKEN")); v.Kind != resolve.Secret {
+		t.Errorf("secret kind %v", v.Kind)
+	}
+	if v, _ := s.Resolve(ref(t, "email.attachments.0")); v.Kind != resolve.File || v.Attachment.Size != 10 {
+		t.Errorf("attachment: %+v", v)
+	}
+	if v, _ := s.Resolve(ref(t, "email.attachments.0.base64")); v.Kind != resolve.Base64 {
+		t.Errorf("base64: %+v", v)
+	}
+}
+
+func TestResolveFailures(t *testing.T) {
+	s := newScope()
+	for in, want := range map[string]struct {
+		reason resolve.Reason
+		msg    string
+	}{
+		"secrets.NOPE":                            {resolve.MissingSecret, `no secret "NOPE"`},
+		"kobana.workspace_slug":                   {resolve.UndefinedFact, "has no value"},
+		"kobana.inbox_id":                         {resolve.UndefinedFact, "has no value"},
+		"steps.7.response.status":                 {resolve.ForwardReference, "forward reference"},
+		"steps.6.response.status":                 {resolve.ForwardReference, "forward reference"},
+		"steps.0.response.body.data.nil":          {resolve.NullValue, "null"},
+		"steps.0.response.body.data.missing.x":    {resolve.MissingPath, `has no "missing": body.data is an object with "id"`},
+		"steps.0.response.body.data.items.2":      {resolve.MissingPath, `has no "2": body.data.items is an array of 2`},
+		"steps.0.response.body.data.items.length": {resolve.MissingPath, `has no "length"`},
+		"steps.0.response.body.data.constructor":  {resolve.MissingPath, `has no "constructor"`},
+		"steps.0.response.body.data.id.length":    {resolve.MissingPath, `body.data.id is a string`},
+		"steps.0.response.headers.etag":           {resolve.MissingHeader, `no header "etag"`},
+		"steps.3.response.body.p":                 {resolve.NotJSON, "not JSON (content type text/html)"},
+		"steps.4.response.body.a":                 {resolve.NotCaptured, "capture limit (10 MiB)"},
+		"steps.4.response.body":                   {resolve.NotCaptured, "capture limit"},
+		"steps.5.response.body.a":                 {resolve.NotJSON, "does not parse"},
+		"email.attachments.3":                     {resolve.MissingAttachment, "email has 1 attachment; attachment 3 does not exist"},
+	} {
+		_, err := s.Resolve(ref(t, in))
+		var re *resolve.RefError
+		if !errors.As(err, &re) {
+			t.Errorf("%s: got %v, want a RefError", in, err)
+			continue
+		}
+		if re.Reason != want.reason || !strings.Contains(re.Error(), want.msg) || re.Ref != in {
+			t.Errorf("%s: got reason %d %q, want %d ~%q", in, re.Reason, re.Error(), want.reason, want.msg)
+		}
+	}
+}
+
+func TestSkipOnFailedDependency(t *testing.T) {
+	s := newScope()
+	for in, state := range map[string]resolve.State{"steps.1.response.status": resolve.StateFailed, "steps.2.response.body": resolve.StateSkipped} {
+		_, err := s.Resolve(ref(t, in))
+		var se *resolve.SkipError
+		if !errors.As(err, &se) || se.State != state {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	var se *resolve.SkipError
+	if err := s.Check([]int{0, 2}); !errors.As(err, &se) || se.Step != 2 || !strings.Contains(err.Error(), "step 2, which was skipped") {
+		t.Errorf("Check: %v", err)
+	}
+	if err := s.Check([]int{0, 3}); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+func TestEmailUnreadable(t *testing.T) {
+	opened := 0
+	s := &resolve.Scope{Attachments: func() (resolve.Attachments, error) {
+		opened++
+		return nil, eml.ErrUnreadable
+	}}
+	for i := 0; i < 2; i++ {
+		_, err := s.Resolve(ref(t, "email.attachments.0.filename"))
+		var re *resolve.RefError
+		if !errors.As(err, &re) || re.Reason != resolve.EmailUnreadable || !errors.Is(err, eml.ErrUnreadable) {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if opened != 1 {
+		t.Errorf("opened %d times, want once", opened)
+	}
+	var nilScope resolve.Scope
+	if _, err := nilScope.Resolve(ref(t, "email.attachments.0")); !errors.Is(err, eml.ErrUnreadable) {
+		t.Errorf("no e-mail: %v", err)
+	}
+}
+
+func TestSecretSourceFailure(t *testing.T) {
+	s := &resolve.Scope{Secrets: resolvetest.FailingSecrets{}}
+	_, err := s.Resolve(ref(t, "secrets.A"))
+	var re *resolve.RefError
+	if !errors.As(err, &re) || re.Reason != resolve.SecretSourceFailed {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBodyParsedOnce(t *testing.T) {
+	s := newScope()
+	resp := s.Result(0).Response
+	if _, err := s.Resolve(ref(t, "steps.0.response.body.data.id")); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body = []byte(`{"data":{"id":"changed"}}`) // a second parse would see this
+	v, err := s.Resolve(ref(t, "steps.0.response.body.data.id"))
+	if err != nil || v.Text != "pay_1" {
+		t.Fatalf("body parsed again: %q %v", v.Text, err)
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	r := resolve.NewRedactor(resolve.SecretMap{"A": "abc", "LONG": "abcdef", "EMPTY": ""})
+	got := r.String("x abcdef y abc z")
+	if got != "x [redacted secrets.LONG] y [redacted secrets.A] z" {
+		t.Errorf("got %q", got)
+	}
+	if !r.Contains("..abc..") || r.Contains("ab") {
+		t.Error("Contains")
+	}
+	s := &resolve.Scope{Secrets: resolve.SecretMap{"T": "tok"}, Redactor: &resolve.Redactor{}}
+	if _, err := s.Resolve(ref(t, "secrets.T")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redactor.String("Bearer tok"); got != "Bearer [redacted secrets.T]" {
+		t.Errorf("learned: %q", got)
+	}
+	var none *resolve.Redactor
+	if none.String("x") != "x" {
+		t.Error("nil redactor")
+	}
+}

@@ -1,0 +1,69 @@
+package resolve
+
+import (
+	"io"
+
+	"github.com/kobana/workflow/resolve/eml"
+)
+
+// Secrets looks up workspace secrets by key.
+type Secrets interface {
+	// Secret returns the value of key and whether it exists. An error means
+	// the source itself failed; the step then fails before sending.
+	Secret(key string) (value string, ok bool, err error)
+}
+
+// SecretMap is a Secrets held in memory.
+type SecretMap map[string]string
+
+// Secret implements Secrets.
+func (m SecretMap) Secret(key string) (string, bool, error) {
+	v, ok := m[key]
+	return v, ok, nil
+}
+
+// AllSecrets implements SecretLister.
+func (m SecretMap) AllSecrets() map[string]string { return m }
+
+// SecretLister is implemented by secret sources that can list every secret,
+// so that redaction also covers secrets a run did not reference itself.
+type SecretLister interface {
+	AllSecrets() map[string]string
+}
+
+// Facts answers kobana.* references other than kobana.now, which the
+// executor stamps when each step starts.
+type Facts interface {
+	// Fact returns the value of key (without the "kobana." prefix) and
+	// whether it is defined for this run.
+	Fact(key string) (value string, ok bool)
+}
+
+// FactMap is a Facts held in memory; an empty value counts as undefined.
+type FactMap map[string]string
+
+// Fact implements Facts.
+func (m FactMap) Fact(key string) (string, bool) {
+	v, ok := m[key]
+	return v, ok && v != ""
+}
+
+// Attachments is the triggering e-mail's attachments; *eml.Message is one.
+type Attachments interface {
+	// Len returns how many attachments there are.
+	Len() int
+	// Attachment describes attachment i, or returns *eml.IndexError.
+	Attachment(i int) (eml.Attachment, error)
+	// Open streams the decoded bytes of attachment i: exactly its Size bytes.
+	Open(i int) (io.ReadCloser, error)
+}
+
+// AttachmentsFunc opens the e-mail's attachments on first use. Returning an
+// error wrapping eml.ErrUnreadable says the e-mail can no longer be read
+// (for example, purged by retention).
+type AttachmentsFunc func() (Attachments, error)
+
+// EMLFile returns an AttachmentsFunc reading the .eml file at path.
+func EMLFile(path string) AttachmentsFunc {
+	return func() (Attachments, error) { return eml.Open(path) }
+}
