@@ -1,0 +1,160 @@
+package lint
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit statuses of the command line.
+const (
+	// ExitOK: no errors (and, with -strict, no warnings).
+	ExitOK = 0
+	// ExitProblems: some document has an error, or a warning with -strict.
+	ExitProblems = 1
+	// ExitUsage: bad flags, no files, or a file that could not be read.
+	ExitUsage = 2
+)
+
+// Formats lists the output formats of the command line.
+var Formats = []string{"text", "json", "sarif"}
+
+// CLI is the validate-workflow command line, shared by the validate-workflow
+// program and `kobana validate`.
+type CLI struct {
+	// Name is the program name used in usage and error messages.
+	Name   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+const usageText = `usage: %[1]s [-format text|json|sarif] [-strict] [-stdin-name NAME] FILE...
+
+Checks workflow documents (the agent's {"result", "workflow"} output) and
+prints every problem with its position. FILE "-" reads standard input.
+
+Exit status: 0 no errors, 1 errors (or warnings with -strict),
+2 usage error or a file that could not be read.
+
+flags:
+`
+
+// Run lints the files named by args (flags may come before or between
+// them) and returns the exit status: ExitOK, ExitProblems or ExitUsage.
+func (c *CLI) Run(args []string) int {
+	name := c.Name
+	if name == "" {
+		name = "validate-workflow"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "output format: text, json or sarif")
+	strict := fs.Bool("strict", false, "exit with status 1 on warnings too")
+	stdinName := fs.String("stdin-name", "<stdin>", "the file name reported for standard input (-)")
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, usageText, name)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage(c.Stdout)
+				return ExitOK
+			}
+			fmt.Fprintf(c.Stderr, "%s: %v\n", name, err)
+			usage(c.Stderr)
+			return ExitUsage
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			files = append(files, rest...) // everything after -- is a file
+			break
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+	if !validFormat(*format) {
+		fmt.Fprintf(c.Stderr, "%s: unknown format %q: use %s\n", name, *format, strings.Join(Formats, ", "))
+		return ExitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(c.Stderr, "%s: no files given (use - to read standard input)\n", name)
+		usage(c.Stderr)
+		return ExitUsage
+	}
+
+	reports := make([]Report, len(files))
+	stdinUsed := false
+	for i, f := range files {
+		if f != "-" {
+			reports[i] = ReadFile(f)
+			continue
+		}
+		if stdinUsed {
+			reports[i] = Report{File: *stdinName, Err: errors.New("standard input is named more than once")}
+			continue
+		}
+		stdinUsed = true
+		if c.Stdin == nil {
+			reports[i] = Report{File: *stdinName, Err: errors.New("no standard input")}
+			continue
+		}
+		reports[i] = Read(*stdinName, c.Stdin)
+	}
+
+	var err error
+	switch *format {
+	case "json":
+		err = WriteJSON(c.Stdout, reports)
+	case "sarif":
+		err = WriteSARIF(c.Stdout, reports)
+	default:
+		err = WriteText(c.Stdout, reports, TextOptions{})
+	}
+	status := ExitOK
+	if Failed(reports, *strict) {
+		status = ExitProblems
+	}
+	for _, r := range reports {
+		if r.Err != nil {
+			fmt.Fprintf(c.Stderr, "%s: %s: %v\n", name, r.File, unwrapPath(r.Err, r.File))
+			status = ExitUsage
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "%s: %v\n", name, err)
+		status = ExitUsage
+	}
+	return status
+}
+
+// unwrapPath drops the file name from an error that already starts with it
+// after its operation ("open x.json: …"), so the name is printed once.
+func unwrapPath(err error, file string) string {
+	msg := err.Error()
+	for _, op := range []string{"open ", "read "} {
+		if p := op + file + ": "; strings.HasPrefix(msg, p) {
+			return strings.TrimPrefix(msg, op+file+": ")
+		}
+	}
+	return msg
+}
+
+func validFormat(f string) bool {
+	for _, x := range Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kobana/workflow/compile"
+)
+
+// Report is the result of linting one document.
+type Report struct {
+	// File is the name the document is reported under.
+	File string
+	// Source is the document as read; the text writer quotes its lines.
+	Source []byte
+	// Diagnostics is every problem found, ordered by position.
+	Diagnostics compile.Diagnostics
+	// Err is set when the document could not be read; there are then no
+	// diagnostics and Source is empty.
+	Err error
+}
+
+// File lints one document held in memory and reports it under name.
+func File(name string, doc []byte) Report {
+	return Report{File: name, Source: doc, Diagnostics: compile.Lint(doc)}
+}
+
+// Read lints the document read from r. It reads at most
+// compile.MaxDocumentSize+1 bytes, so an endless stream is answered with a
+// document-too-large diagnostic rather than a hang; a read error is
+// returned in Report.Err.
+func Read(name string, r io.Reader) Report {
+	doc, err := io.ReadAll(io.LimitReader(r, compile.MaxDocumentSize+1))
+	if err != nil {
+		return Report{File: name, Err: fmt.Errorf("read %s: %w", name, err)}
+	}
+	if len(doc) > compile.MaxDocumentSize {
+		// The rest of the stream is not read: its size is unknown.
+		return Report{File: name, Source: doc, Diagnostics: compile.Diagnostics{{
+			Severity: compile.SeverityError,
+			Code:     compile.CodeTooLarge,
+			Message:  fmt.Sprintf("document is larger than %d bytes (1 MiB), the limit", compile.MaxDocumentSize),
+			Range:    compile.Range{Start: compile.Pos{Line: 1, Column: 1}, End: compile.Pos{Line: 1, Column: 1}},
+		}}}
+	}
+	return File(name, doc)
+}
+
+// ReadFile lints the file at path; an unreadable file gives a Report whose
+// Err names it.
+func ReadFile(path string) Report {
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{File: path, Err: err}
+	}
+	defer f.Close()
+	r := Read(path, f)
+	var pe *os.PathError
+	if r.Err != nil && errors.As(r.Err, &pe) {
+		r.Err = pe // it names the file already
+	}
+	return r
+}
+
+// Files lints each file at paths, in order.
+func Files(paths ...string) []Report {
+	out := make([]Report, len(paths))
+	for i, p := range paths {
+		out[i] = ReadFile(p)
+	}
+	return out
+}
+
+// Errors counts the report's diagnostics of error severity.
+func (r Report) Errors() int { return r.count(compile.SeverityError) }
+
+// Warnings counts the report's diagnostics of warning severity.
+func (r Report) Warnings() int { return r.count(compile.SeverityWarning) }
+
+func (r Report) count(s compile.Severity) int {
+	n := 0
+	for _, d := range r.Diagnostics {
+		if d.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed reports whether any report has an error, or, when strict is set,
+// a warning. Unreadable files do not count here: they are I/O errors.
+func Failed(reports []Report, strict bool) bool {
+	for _, r := range reports {
+		if r.Errors() > 0 || (strict && r.Warnings() > 0) {
+			return true
+		}
+	}
+	return false
+}
