@@ -57,7 +57,7 @@ func ParseEmail(raw []byte) (Email, error) {
 			ct, _, _ := ih.ContentType()
 			if ct == "" || ct == "text/plain" {
 				b, _ := io.ReadAll(io.LimitReader(part.Body, maxTextBody))
-				e.Text = strings.TrimSpace(string(b))
+				e.Text = strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
 			}
 		}
 	}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+func init() {
+	register("serve", "serve the MCP products over stdio or HTTP", runServe)
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-db PATH] [-demo] [-products inbox] [flags]
+
+Serves the Kobana MCP products on one endpoint for both protocol eras:
+Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
+stdio (token from KOBANA_TOKEN). -demo seeds a demo organization on first
+use and prints a read-write and a read-only token.
+
+flags:
+`
+
+func runServe(c *Command, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() { fmt.Fprint(c.Stderr, serveUsage); fs.PrintDefaults() }
+	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, e.g. 127.0.0.1:8080")
+	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
+	dbPath := fs.String("db", "kobana.db", "the embedded store (a single SQLite file, created if missing)")
+	demo := fs.Bool("demo", false, "seed the demo organization if missing and print demo tokens")
+	products := fs.String("products", "inbox", "comma-separated products to serve (inbox)")
+	publicURL := fs.String("public-url", "", "base URL clients reach this server at, for signed download links (default http://ADDR)")
+	var allow, hosts, origins listFlag
+	fs.Var(&allow, "allow", "CIDR the outbound guard allows despite its deny-list, e.g. 127.0.0.0/8 (repeatable; for local receivers)")
+	fs.Var(&hosts, "allowed-host", "Host header value accepted on HTTP (repeatable; default: loopback names only)")
+	fs.Var(&origins, "allowed-origin", "browser Origin accepted on HTTP (repeatable; default: pages of an allowed host)")
+	verbose := fs.Bool("v", false, "log server activity to standard error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.Stderr, "kobana serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *httpAddr == "" && !*stdio {
+		fmt.Fprintln(c.Stderr, "kobana serve: pass -http ADDR, -stdio, or both")
+		return exitUsage
+	}
+	var g guard.Guard
+	for _, a := range allow {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "kobana serve: -allow %q: %v\n", a, err)
+			return exitUsage
+		}
+		g.Allow = append(g.Allow, p)
+	}
+	for _, p := range strings.Split(*products, ",") {
+		if p = strings.TrimSpace(p); p != "inbox" {
+			fmt.Fprintf(c.Stderr, "kobana serve: unknown product %q (available: inbox)\n", p)
+			return exitUsage
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := store.Open(ctx, *dbPath, store.Options{})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+
+	// With stdio, standard output is the protocol: everything else goes to
+	// standard error.
+	info := c.Stdout
+	if *stdio {
+		info = c.Stderr
+	}
+	stdioToken := c.getenv("KOBANA_TOKEN")
+	if *demo {
+		tokens, err := inbox.Seed(ctx, st, time.Now())
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+			return exitFailure
+		}
+		for _, t := range tokens {
+			fmt.Fprintln(info, t.Line())
+		}
+		if *stdio && stdioToken == "" {
+			stdioToken = tokens[0].Token
+			fmt.Fprintf(c.Stderr, "stdio speaks for %s (KOBANA_TOKEN is not set)\n", tokens[0].Name)
+		}
+	}
+
+	var ln net.Listener
+	base := *publicURL
+	if *httpAddr != "" {
+		ln, err = net.Listen("tcp", *httpAddr)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+			return exitFailure
+		}
+		defer ln.Close()
+		if base == "" {
+			base = "http://" + ln.Addr().String()
+		}
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
+	}
+	ibx, ip, err := inbox.New(inbox.Options{
+		Store:      st,
+		Lint:       lintWorkflow,
+		HTTPClient: g.Client(),
+		PublicURL:  base,
+	})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+		return exitFailure
+	}
+	srv, err := mcpserver.New(mcpserver.Options{
+		Store:        st,
+		Products:     []*mcpserver.Product{ibx},
+		Name:         "kobana",
+		Instructions: "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow. Resources live under kobana://inbox/. Destructive tools ask the user to confirm.",
+		Logger:       logger,
+	})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+		return exitFailure
+	}
+
+	errc := make(chan error, 2)
+	running := 0
+	var hs *http.Server
+	if ln != nil {
+		handler := srv.HTTPHandler(mcpserver.HTTPOptions{
+			AllowedHosts:   hosts,
+			AllowedOrigins: origins,
+			Extra:          map[string]http.Handler{inbox.DownloadPath: ip.DownloadHandler()},
+		})
+		hs = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		running++
+		go func() { errc <- hs.Serve(ln) }()
+		fmt.Fprintf(c.Stderr, "serving MCP on %s/mcp\n", "http://"+ln.Addr().String())
+	}
+	if *stdio {
+		if stdioToken == "" {
+			fmt.Fprintln(c.Stderr, "kobana serve: -stdio needs a token in KOBANA_TOKEN (see kobana token create)")
+			return exitUsage
+		}
+		running++
+		go func() {
+			errc <- srv.ServeStdio(ctx, stdioToken, io.NopCloser(c.Stdin), nopWriteCloser{c.Stdout})
+		}()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+		// stdio ends when the client closes its input: a normal end.
+		if runErr != nil && (errors.Is(runErr, io.EOF) || errors.Is(runErr, context.Canceled)) {
+			runErr = nil
+		}
+	}
+	if hs != nil {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		hs.Shutdown(shutCtx)
+		cancel()
+	}
+	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", runErr)
+		return exitFailure
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// lintWorkflow is workflows_validate's linter: the compiler's diagnostics.
+func lintWorkflow(doc []byte) (json.RawMessage, bool) {
+	ds := compile.Lint(doc)
+	b, err := json.Marshal(ds)
+	if err != nil {
+		return json.RawMessage("[]"), false
+	}
+	return b, !ds.HasErrors()
+}
