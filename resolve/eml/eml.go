@@ -38,6 +38,7 @@ type Attachment struct {
 // Neither holds an attachment in memory. A Message is safe for concurrent
 // use.
 type Message struct {
+	name  string // the file's path, for errors; "" for New
 	open  func() (io.ReadCloser, error)
 	atts  []Attachment
 	names []string // each attachment's filename as its header gave it
@@ -69,11 +70,14 @@ func stampOf(r io.Reader) *stamp {
 // Open reads the .eml file at path. The file must stay in place, unchanged,
 // for as long as the Message is used.
 func Open(path string) (*Message, error) {
-	m, err := New(func() (io.ReadCloser, error) { return os.Open(path) })
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
+	return read(path, func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // the path is in every error already
+		}
+		return f, err
+	})
 }
 
 // New reads an .eml from a source that open can open again and again (a
@@ -82,13 +86,18 @@ func Open(path string) (*Message, error) {
 // Errors match ErrUnreadable when the source cannot be opened or read, and
 // ErrMalformed when it is not a MIME message that can be read safely.
 func New(open func() (io.ReadCloser, error)) (*Message, error) {
+	return read("", open)
+}
+
+func read(name string, open func() (io.ReadCloser, error)) (*Message, error) {
+	m := &Message{name: name, open: open, atts: []Attachment{}}
 	rc, err := open()
 	if err != nil {
-		return nil, fmt.Errorf("eml: %w: %w", ErrUnreadable, err)
+		return nil, fmt.Errorf("%s%w: %w", m.prefix(), ErrUnreadable, err)
 	}
 	defer rc.Close()
 
-	m := &Message{open: open, stamp: stampOf(rc), atts: []Attachment{}}
+	m.stamp = stampOf(rc)
 	w := newWalker(rc)
 	for {
 		l, err := w.next()
@@ -96,7 +105,7 @@ func New(open func() (io.ReadCloser, error)) (*Message, error) {
 			return m, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("eml: %w", err)
+			return nil, fmt.Errorf("%s%w", m.prefix(), err)
 		}
 		info := classify(l)
 		if !info.attachment {
@@ -105,7 +114,7 @@ func New(open func() (io.ReadCloser, error)) (*Message, error) {
 		a := Attachment{Index: len(m.atts), Filename: info.filename, ContentType: info.contentType}
 		size, subject, err := measure(w, l, info)
 		if err != nil {
-			return nil, fmt.Errorf("eml: %s: %w", describe(a, l), err)
+			return nil, fmt.Errorf("%s%s: %w", m.prefix(), describe(a, l), err)
 		}
 		a.Size = size
 		if a.Filename == "" {
@@ -194,16 +203,26 @@ func (m *Message) Open(i int) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	label := fmt.Sprintf("%sattachment %d (%s)", m.prefix(), a.Index, a.Filename)
 	rc, err := m.open()
 	if err != nil {
-		return nil, fmt.Errorf("eml: attachment %d (%s): %w: %w", a.Index, a.Filename, ErrUnreadable, err)
+		return nil, fmt.Errorf("%s: %w: %w", label, ErrUnreadable, err)
 	}
 	r, err := m.find(rc, a)
 	if err != nil {
 		rc.Close()
-		return nil, fmt.Errorf("eml: attachment %d (%s): %w", a.Index, a.Filename, err)
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
+	r.label = label
 	return r, nil
+}
+
+// prefix starts every error: the package, and the file if there is one.
+func (m *Message) prefix() string {
+	if m.name == "" {
+		return "eml: "
+	}
+	return "eml: " + m.name + ": "
 }
 
 // find walks the .eml again to attachment a and checks it is the same one.
@@ -264,6 +283,7 @@ type reader struct {
 	w         *walker
 	l         *leaf
 	enc       string
+	label     string // "eml: attachment 0 (nota.pdf)", for errors
 	want, got int64
 	err       error
 }
@@ -281,16 +301,16 @@ func (r *reader) Read(p []byte) (int, error) {
 	if r.got > r.want {
 		n -= int(r.got - r.want)
 		r.got = r.want
-		r.err = fmt.Errorf("eml: %w: attachment is longer than the %d bytes first measured", ErrChanged, r.want)
+		r.err = fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", r.label, ErrChanged, r.want)
 		return n, r.err
 	}
 	switch {
 	case err == io.EOF && r.got != r.want:
-		r.err = fmt.Errorf("eml: %w: attachment ends after %d of the %d bytes first measured", ErrChanged, r.got, r.want)
+		r.err = fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", r.label, ErrChanged, r.got, r.want)
 	case err == io.EOF:
 		r.err = io.EOF
 	case err != nil:
-		r.err = fmt.Errorf("eml: %w", r.w.bodyError(r.l, r.enc, err))
+		r.err = fmt.Errorf("%s: %w", r.label, r.w.bodyError(r.l, r.enc, err))
 	}
 	return n, r.err
 }

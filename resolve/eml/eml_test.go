@@ -339,3 +339,51 @@ func TestCloseStopsReading(t *testing.T) {
 		t.Fatalf("Read after Close = %d, %v", n, err)
 	}
 }
+
+func TestConcurrentOpen(t *testing.T) {
+	m, err := Open("testdata/encodings.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := fixtures(t)["encodings.eml"]
+	errs := make(chan error, 4*len(wants))
+	for range 4 {
+		for i, w := range wants {
+			go func() {
+				r, err := m.Open(i)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer r.Close()
+				b, err := io.ReadAll(r)
+				if err == nil && !bytes.Equal(b, w.body) {
+					err = errors.New(w.filename + ": wrong bytes")
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 4 * len(wants) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestErrorNamesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.eml")
+	if err := os.WriteFile(path, mustRead(t, "nested.eml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	_, err = m.Open(1)
+	want := "eml: " + path + ": attachment 1 (nota fiscalç.pdf): email cannot be read: no such file or directory"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+}

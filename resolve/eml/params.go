@@ -25,16 +25,16 @@ func parseHeaderValue(s string) (string, map[string]string) {
 	}
 	value, params, err := mime.ParseMediaType(s)
 	if err != nil {
-		return parseLenient(s)
+		value, params, _ = parseLenient(s)
+		return value, params
 	}
 	if strings.Contains(s, "*") {
-		// ParseMediaType silently drops RFC 2231 values in charsets it does
-		// not know (ISO-8859-1 among them).
-		_, more := parseLenient(s)
-		for k, v := range more {
-			if _, ok := params[k]; !ok {
-				params[k] = v
-			}
+		// ParseMediaType drops RFC 2231 values in charsets other than UTF-8
+		// and US-ASCII (keeping a plain fallback if there is one), yet the
+		// extended value is the one the sender meant.
+		_, more, extended := parseLenient(s)
+		for k := range extended {
+			params[k] = more[k]
 		}
 	}
 	return value, params
@@ -42,8 +42,9 @@ func parseHeaderValue(s string) (string, map[string]string) {
 
 // parseLenient parses "value; name=value; ..." accepting what real mailers
 // write: unquoted values with spaces, duplicate names (the first wins),
-// unterminated quotes, and RFC 2231 values in any charset.
-func parseLenient(s string) (string, map[string]string) {
+// unterminated quotes, and RFC 2231 values in any charset. It also reports
+// which parameters were given in RFC 2231 extended form.
+func parseLenient(s string) (string, map[string]string, map[string]bool) {
 	value, rest, _ := strings.Cut(s, ";")
 	value = strings.ToLower(strings.TrimSpace(value))
 
@@ -83,6 +84,7 @@ func parseLenient(s string) (string, map[string]string) {
 	}
 
 	params := make(map[string]string, len(plain)+len(extended)+len(pieces))
+	fromExtended := make(map[string]bool, len(extended)+len(pieces))
 	for k, v := range plain {
 		params[k] = v
 	}
@@ -109,14 +111,16 @@ func parseLenient(s string) (string, map[string]string) {
 		}
 		if raw != nil {
 			params[k] = decodeCharset(charset, raw)
+			fromExtended[k] = true
 		}
 	}
 	for k, v := range extended {
 		if charset, text, ok := splitCharset(v); ok {
 			params[k] = decodeCharset(charset, percentDecode(text))
+			fromExtended[k] = true
 		}
 	}
-	return value, params
+	return value, params, fromExtended
 }
 
 // nextParam reads one "name=value" from s (after any leading ';' and spaces)
