@@ -39,6 +39,7 @@ var Rules = []Rule{
 	{compile.CodeHeaderValue, compile.SeverityError, "A header value may not contain CR, LF, NUL or other control characters."},
 	{compile.CodeHeaderDuplicate, compile.SeverityError, "Header names are case-insensitive: give each header once."},
 	{compile.CodeBodyAndForm, compile.SeverityError, `A step has "body" or "form", not both.`},
+	{compile.CodeFormFieldName, compile.SeverityError, "A form field needs a name without control characters (CR, LF, NUL…)."},
 	{compile.CodeFormContentType, compile.SeverityWarning, "A content-type header on a form step is dropped: the multipart boundary is the platform's."},
 	{compile.CodeExpectedStatus, compile.SeverityError, `"expected_status" must be an integer from 100 to 599.`},
 	{compile.CodeNotAllowed, compile.SeverityError, "Placeholders are allowed only in the url, header values, body string values and form values."},

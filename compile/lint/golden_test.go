@@ -1,0 +1,149 @@
+package lint_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden outputs of examples/workflows/invalid")
+
+const (
+	examplesDir = "../../examples/workflows"
+	invalidDir  = examplesDir + "/invalid"
+	// goldenJSON ends the name of the json output of an invalid example.
+	goldenJSON = ".diagnostics.json"
+)
+
+// invalidExamples returns the paths of the invalid example documents by
+// code (the file name without .json).
+func invalidExamples(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(invalidDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, goldenJSON) {
+			continue
+		}
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = p
+	}
+	if len(out) == 0 {
+		t.Fatalf("no examples in %s", invalidDir)
+	}
+	return out
+}
+
+// displayName is how an example is named in golden outputs: relative to the
+// repository root, as `validate-workflow examples/workflows/invalid/X.json`
+// run there prints it.
+func displayName(path string) string {
+	return "examples/workflows/invalid/" + filepath.Base(path)
+}
+
+func TestEveryCodeHasAnInvalidExample(t *testing.T) {
+	examples := invalidExamples(t)
+	for _, code := range compile.AllCodes {
+		if _, ok := examples[code]; !ok {
+			t.Errorf("no example %s/%s.json for code %s", invalidDir, code, code)
+		}
+	}
+	for name := range examples {
+		known := false
+		for _, code := range compile.AllCodes {
+			known = known || code == name
+		}
+		if !known {
+			t.Errorf("example %s.json is named after no diagnostic code", name)
+		}
+	}
+}
+
+// TestGolden lints every invalid example as the command line does and
+// compares the text and json outputs with the files next to it; run with
+// -update to rewrite them.
+func TestGolden(t *testing.T) {
+	for code, path := range invalidExamples(t) {
+		t.Run(code, func(t *testing.T) {
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := lint.Read(displayName(path), bytes.NewReader(doc))
+			if rep.Err != nil {
+				t.Fatal(rep.Err)
+			}
+			found := false
+			for _, d := range rep.Diagnostics {
+				found = found || d.Code == code
+			}
+			if !found {
+				t.Errorf("%s does not produce %s: %v", path, code, rep.Diagnostics)
+			}
+			var text, js bytes.Buffer
+			if err := lint.WriteText(&text, []lint.Report{rep}, lint.TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := lint.WriteJSON(&js, []lint.Report{rep}); err != nil {
+				t.Fatal(err)
+			}
+			base := strings.TrimSuffix(path, ".json")
+			checkGolden(t, base+".txt", text.Bytes())
+			checkGolden(t, base+goldenJSON, js.Bytes())
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./compile/lint -run TestGolden -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// TestValidExamplesAreClean checks that the valid examples lint without a
+// single diagnostic, in every format.
+func TestValidExamplesAreClean(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no valid examples: %v", err)
+	}
+	reports := lint.Files(paths...)
+	for _, r := range reports {
+		if r.Err != nil || len(r.Diagnostics) != 0 {
+			t.Errorf("%s: %v %v", r.File, r.Err, r.Diagnostics)
+		}
+	}
+	var js bytes.Buffer
+	if err := lint.WriteJSON(&js, reports); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if string(out["diagnostics"]) != "[]" {
+		t.Errorf("diagnostics = %s, want []", out["diagnostics"])
+	}
+}
