@@ -1,0 +1,54 @@
+package executor_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/resolve"
+)
+
+// BenchmarkRunOneStep runs a one-step workflow (a JSON POST to a loopback
+// server) through the executor, next to the same request sent with a bare
+// http.Client.
+func BenchmarkRunOneStep(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":{"id":"pay_1"}}`)
+	}))
+	defer srv.Close()
+	body := `{"supplier":"ACME","amount":1250.5,"source_email_id":"em_42"}`
+	b.Run("executor", func(b *testing.B) {
+		ex := executor.New(executor.Options{Guard: allowLoopback()})
+		p := compilePlan(b, `{"result":1,"workflow":[{"type":"request","url":"`+srv.URL+`/payables","headers":{"Authorization":"Bearer ${{secrets.T}}"},"body":{"supplier":"ACME","amount":1250.5,"source_email_id":"${{kobana.email_id}}"}}]}`)
+		env := executor.Env{Secrets: resolve.SecretMap{"T": "tok"}, Facts: resolve.FactMap{"email_id": "em_42"}}
+		b.ReportAllocs()
+		for b.Loop() {
+			if rec := ex.Run(b.Context(), p, env); rec.Status != executor.RunSucceeded {
+				b.Fatal(rec.Steps[0].Error)
+			}
+		}
+	})
+	b.Run("bare-http-client", func(b *testing.B) {
+		client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+		b.ReportAllocs()
+		for b.Loop() {
+			req, _ := http.NewRequestWithContext(b.Context(), "POST", srv.URL+"/payables", bytes.NewReader([]byte(body)))
+			req.Header.Set("Authorization", "Bearer tok")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Fatal(resp.Status)
+			}
+		}
+	})
+}

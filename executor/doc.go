@@ -1,0 +1,14 @@
+// Package executor runs a compiled workflow Plan: step by step, behind the
+// SSRF guard of package executor/guard, returning the redacted run record.
+//
+// New builds an Executor from Options (guard, timeouts, capture limit) and
+// Executor.Run runs one plan against an Env (secrets, run facts, the
+// e-mail's attachments). Each step ends succeeded, failed (before sending:
+// a missing secret or attachment, a null or missing path, a forward
+// reference, CR/LF after substitution, a denied address; or after: a
+// transport error, an unexpected status) or skipped (it uses the response of
+// a step that failed or was skipped). Later independent steps still run
+// after a failure; the run fails if any step failed or was skipped.
+//
+// An Executor is safe for concurrent use: many runs share one transport.
+package executor

@@ -1,0 +1,361 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/emit"
+	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/resolve"
+)
+
+// Defaults of Options.
+const (
+	DefaultStepTimeout     = 30 * time.Second
+	DefaultRunTimeout      = 5 * time.Minute
+	DefaultCaptureLimit    = 10 << 20
+	DefaultRecordBodyLimit = 64 << 10
+	// drainLimit bounds how much of an over-limit body is read and thrown
+	// away to keep the connection reusable; beyond it the connection is closed.
+	drainLimit = 64 << 20
+)
+
+// Options configure an Executor. The zero value is ready: deny-list guard,
+// default timeouts and limits.
+type Options struct {
+	// Guard decides which addresses may be dialled; nil is the deny-list only.
+	Guard *guard.Guard
+	// Transport, when set, replaces the guard's transport. It must dial
+	// through Guard.Control (tests use this to count connections).
+	Transport http.RoundTripper
+	// StepTimeout bounds each step from sending to the last response byte.
+	StepTimeout time.Duration
+	// RunTimeout bounds the whole run; steps not started by then are skipped.
+	RunTimeout time.Duration
+	// CaptureLimit is the largest response body kept for references.
+	CaptureLimit int64
+	// RecordBodyLimit is the largest response body copied into the record.
+	RecordBodyLimit int64
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// OnStep, when set, is called after each step with its record (already
+	// redacted), e.g. to print progress.
+	OnStep func(StepRecord)
+}
+
+// Env is what one run's references resolve against.
+type Env struct {
+	Secrets resolve.Secrets
+	Facts   resolve.Facts
+	// Attachments opens the triggering e-mail; nil when the run has none.
+	Attachments resolve.AttachmentsFunc
+}
+
+// Executor runs plans. It is safe for concurrent use.
+type Executor struct {
+	opts   Options
+	guard  *guard.Guard
+	client *http.Client
+}
+
+// New returns an Executor with opts, filling in defaults.
+func New(opts Options) *Executor {
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
+	if opts.RunTimeout <= 0 {
+		opts.RunTimeout = DefaultRunTimeout
+	}
+	if opts.CaptureLimit <= 0 {
+		opts.CaptureLimit = DefaultCaptureLimit
+	}
+	if opts.RecordBodyLimit <= 0 {
+		opts.RecordBodyLimit = DefaultRecordBodyLimit
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	g := opts.Guard
+	if g == nil {
+		g = &guard.Guard{}
+	}
+	client := g.Client()
+	if opts.Transport != nil {
+		client.Transport = opts.Transport
+	}
+	return &Executor{opts: opts, guard: g, client: client}
+}
+
+// Run runs plan with env and returns its record. It never returns a
+// partial record: when ctx ends, the steps not yet started are recorded as
+// skipped with ReasonCancelled.
+func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRecord {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.RunTimeout)
+	defer cancel()
+	red := resolve.NewRedactor(env.Secrets)
+	scope := &resolve.Scope{Secrets: env.Secrets, Facts: env.Facts, Attachments: env.Attachments, Redactor: red}
+	rec := &RunRecord{Status: RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []StepRecord{}}
+	for i, step := range plan.Steps {
+		var sr StepRecord
+		var res *resolve.Result
+		if err := ctx.Err(); err != nil {
+			sr = StepRecord{Index: i, Label: step.Label, State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
+				Reason: ReasonCancelled, Error: "not run: " + cancelCause(ctx)}
+			res = &resolve.Result{State: resolve.StateSkipped}
+		} else {
+			sr, res = e.step(ctx, step, scope, red)
+		}
+		scope.Record(i, res)
+		if sr.State != resolve.StateSucceeded {
+			rec.Status = RunFailed
+		}
+		rec.Steps = append(rec.Steps, sr)
+		if e.opts.OnStep != nil {
+			e.opts.OnStep(sr)
+		}
+	}
+	rec.FinishedAt = e.opts.Now().UTC()
+	return rec
+}
+
+func cancelCause(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the run reached its deadline"
+	}
+	return "the run was cancelled"
+}
+
+// step runs one step and returns its record and its result for later steps.
+func (e *Executor) step(ctx context.Context, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (StepRecord, *resolve.Result) {
+	start := e.opts.Now()
+	scope.Begin(step.Index, start)
+	sr := StepRecord{Index: step.Index, Label: step.Label, StartedAt: start.UTC()}
+	finish := func(state resolve.State, reason, msg string) {
+		sr.State, sr.Reason = state, reason
+		if msg != "" {
+			sr.Error = red.String(msg)
+		}
+		sr.DurationMS = e.opts.Now().Sub(start).Milliseconds()
+	}
+
+	req, err := emit.Render(step, scope)
+	if err != nil {
+		var skip *resolve.SkipError
+		switch {
+		case errors.As(err, &skip):
+			finish(resolve.StateSkipped, ReasonSkipped, err.Error())
+			return sr, &resolve.Result{State: resolve.StateSkipped}
+		case isRefError(err):
+			finish(resolve.StateFailed, ReasonReference, "not sent: "+err.Error())
+		default:
+			finish(resolve.StateFailed, ReasonInvalidRequest, "not sent: "+err.Error())
+		}
+		return sr, &resolve.Result{State: resolve.StateFailed}
+	}
+	sr.Request = req.Record
+	if err := e.guard.CheckURL(req.URL); err != nil {
+		finish(resolve.StateFailed, ReasonDenied, "not sent: "+err.Error())
+		return sr, &resolve.Result{State: resolve.StateFailed}
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, e.opts.StepTimeout)
+	defer cancel()
+	hreq, err := req.HTTPRequest(sctx)
+	if err != nil {
+		finish(resolve.StateFailed, ReasonInvalidRequest, "not sent: "+err.Error())
+		return sr, &resolve.Result{State: resolve.StateFailed}
+	}
+	resp, err := e.client.Do(hreq)
+	if err != nil {
+		reason, msg := describeTransportError(ctx, sctx, err, e.opts.StepTimeout)
+		finish(resolve.StateFailed, reason, msg)
+		return sr, &resolve.Result{State: resolve.StateFailed}
+	}
+	captured, readErr := e.capture(resp)
+	sr.Response = e.responseRecord(captured, red)
+	if readErr != nil {
+		reason, msg := describeTransportError(ctx, sctx, readErr, e.opts.StepTimeout)
+		finish(resolve.StateFailed, reason, "reading the response: "+msg)
+		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
+	}
+	if !successful(step, resp.StatusCode) {
+		want := "a 2xx status"
+		if step.ExpectedStatus != 0 {
+			want = fmt.Sprintf("status %d", step.ExpectedStatus)
+		}
+		finish(resolve.StateFailed, ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s", resp.StatusCode, want))
+		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
+	}
+	finish(resolve.StateSucceeded, "", "")
+	return sr, &resolve.Result{State: resolve.StateSucceeded, Response: captured}
+}
+
+func isRefError(err error) bool {
+	var re *resolve.RefError
+	return errors.As(err, &re)
+}
+
+func successful(step *compile.Step, status int) bool {
+	if step.ExpectedStatus != 0 {
+		return status == step.ExpectedStatus
+	}
+	return status >= 200 && status <= 299
+}
+
+// capture reads the response body up to the capture limit; a larger body is
+// drained (up to drainLimit) and marked truncated.
+func (e *Executor) capture(resp *http.Response) (*resolve.Response, error) {
+	defer resp.Body.Close()
+	out := &resolve.Response{Status: resp.StatusCode, Header: resp.Header, Limit: e.opts.CaptureLimit}
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(resp.Body, e.opts.CaptureLimit+1))
+	if err != nil {
+		out.Body = buf.Bytes()
+		return out, err
+	}
+	if n > e.opts.CaptureLimit {
+		out.Truncated = true
+		out.Body = nil
+		if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit)); err != nil {
+			return out, err
+		}
+		return out, nil
+	}
+	out.Body = buf.Bytes()
+	return out, nil
+}
+
+// responseRecord builds the redacted copy of a response.
+func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *ResponseRecord {
+	rr := &ResponseRecord{Status: r.Status, Headers: map[string]string{}, Size: int64(len(r.Body)), Truncated: r.Truncated}
+	for k, vs := range r.Header {
+		rr.Headers[k] = red.String(strings.Join(vs, ", "))
+	}
+	if r.Truncated || len(r.Body) == 0 {
+		return rr
+	}
+	body := r.Body
+	if int64(len(body)) > e.opts.RecordBodyLimit {
+		body = body[:e.opts.RecordBodyLimit]
+		rr.BodyClipped = true
+	}
+	if !rr.BodyClipped && r.IsJSON() {
+		if v, ok := redactJSON(body, red); ok {
+			rr.Body = v
+			return rr
+		}
+	}
+	text := string(body)
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	b, _ := json.Marshal(red.String(text))
+	rr.Body = b
+	return rr
+}
+
+// redactJSON decodes a JSON body, redacts every string in it (keys too, so
+// escapes cannot hide a secret) and encodes it again.
+func redactJSON(body []byte, red *resolve.Redactor) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			return red.String(t)
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+			return t
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, val := range t {
+				out[red.String(k)] = walk(val)
+			}
+			return out
+		}
+		return x
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(walk(v)); err != nil {
+		return nil, false
+	}
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), true
+}
+
+// describeTransportError explains a failed exchange without the URL (which
+// may be a secret) in words a person understands.
+func describeTransportError(runCtx, stepCtx context.Context, err error, timeout time.Duration) (string, string) {
+	var denied *guard.DeniedError
+	if errors.As(err, &denied) {
+		return ReasonDenied, "not sent: " + denied.Error()
+	}
+	if runCtx.Err() != nil {
+		return ReasonCancelled, "stopped: " + cancelCause(runCtx)
+	}
+	if stepCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+		return ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
+	}
+	if errors.Is(err, emit.ErrBodyChanged) {
+		return ReasonTransport, "aborted: " + innerError(err)
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ReasonTransport, "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return ReasonTransport, "connection reset by the server"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return ReasonTransport, "the server closed the connection before the response was complete"
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		if dnsErr.IsNotFound {
+			return ReasonTransport, fmt.Sprintf("host %q not found", dnsErr.Name)
+		}
+		return ReasonTransport, "name resolution failed: " + dnsErr.Err
+	}
+	return ReasonTransport, innerError(err)
+}
+
+// innerError strips the *url.Error wrapper, whose message holds the URL.
+func innerError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return innerError(ue.Err)
+	}
+	return err.Error()
+}
+
+var defaultExecutor = sync.OnceValue(func() *Executor { return New(Options{}) })
+
+// Run runs plan with env on a shared Executor with default Options: the
+// deny-list guard, DefaultStepTimeout, DefaultRunTimeout and
+// DefaultCaptureLimit.
+func Run(ctx context.Context, plan *compile.Plan, env Env) *RunRecord {
+	return defaultExecutor().Run(ctx, plan, env)
+}

@@ -1,0 +1,477 @@
+package executor_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/resolve/resolvetest"
+)
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// receiver is a test server that records what reached it.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []*received
+	hits     atomic.Int64
+}
+
+type received struct {
+	Method, Path string
+	Header       http.Header
+	Body         []byte
+	Form         map[string]string
+	Files        map[string][]byte
+}
+
+func newReceiver(t *testing.T, h func(w http.ResponseWriter, r *http.Request, got *received)) *receiver {
+	t.Helper()
+	rv := &receiver{}
+	rv.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rv.hits.Add(1)
+		got := &received{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Form: map[string]string{}, Files: map[string][]byte{}}
+		if mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			mr := multipart.NewReader(r.Body, params["boundary"])
+			for {
+				p, err := mr.NextPart()
+				if err != nil {
+					break
+				}
+				b, _ := io.ReadAll(p)
+				if p.FileName() != "" {
+					got.Files[p.FormName()] = b
+				} else {
+					got.Form[p.FormName()] = string(b)
+				}
+			}
+		} else {
+			got.Body, _ = io.ReadAll(r.Body)
+		}
+		rv.mu.Lock()
+		rv.requests = append(rv.requests, got)
+		rv.mu.Unlock()
+		h(w, r, got)
+	}))
+	t.Cleanup(rv.Close)
+	return rv
+}
+
+// to returns a transport that sends every request, whatever its host, to
+// the receiver — dialling through the guard, so the guard still decides.
+func to(g *guard.Guard, rv *receiver) http.RoundTripper {
+	tr := g.Transport()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test server's own certificate, any host name
+	d := g.Dialer()
+	addr := rv.Listener.Addr().String()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	}
+	return tr
+}
+
+func compilePlan(t testing.TB, doc string) *compile.Plan {
+	t.Helper()
+	p, ds := compile.Compile([]byte(doc))
+	if p == nil {
+		t.Fatalf("compile: %v", ds)
+	}
+	return p
+}
+
+var pdfBytes = []byte("%PDF-1.7\n\x00\x01binary\xff\r\n%%EOF\n")
+
+func env(secrets resolve.SecretMap) executor.Env {
+	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: pdfBytes}}}
+	return executor.Env{
+		Secrets:     secrets,
+		Facts:       resolve.FactMap{"email_id": "em_42", "env": "sandbox"},
+		Attachments: func() (resolve.Attachments, error) { return atts, nil },
+	}
+}
+
+func allowLoopback() *guard.Guard { return &guard.Guard{Allow: loopback} }
+
+func recordJSON(t testing.TB, rec *executor.RunRecord) string {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSeedExampleEndToEnd(t *testing.T) {
+	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		switch {
+		case r.URL.Path == "/payables":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(201)
+			io.WriteString(w, `{"data":{"id":"pay_77"}}`)
+		case strings.HasSuffix(r.URL.Path, "/attachments"):
+			w.WriteHeader(200)
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	secrets := resolve.SecretMap{"FINANCE_TOKEN": "fin-tok-1", "SLACK_WEBHOOK_URL": rv.URL + "/hooks/T0/B0/slack-secret-path"}
+	rec := ex.Run(t.Context(), compilePlan(t, string(doc)), env(secrets))
+	if rec.Status != executor.RunSucceeded {
+		t.Fatalf("run: %s", recordJSON(t, rec))
+	}
+	if len(rv.requests) != 3 {
+		t.Fatalf("%d requests", len(rv.requests))
+	}
+	r0, r1, r2 := rv.requests[0], rv.requests[1], rv.requests[2]
+	if r0.Header.Get("Authorization") != "Bearer fin-tok-1" || string(r0.Body) != `{"supplier":"ACME","amount":1250.5,"source_email_id":"em_42"}` || r0.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("step 0 received %+v %s", r0.Header, r0.Body)
+	}
+	if r1.Path != "/payables/pay_77/attachments" || string(r1.Files["file"]) != string(pdfBytes) || r1.Form["kobana_email_id"] != "em_42" {
+		t.Errorf("step 1 received %s %v %q", r1.Path, r1.Form, r1.Files["file"])
+	}
+	if r2.Path != "/hooks/T0/B0/slack-secret-path" || !strings.HasPrefix(string(r2.Body), `{"text":"Cuenta pay_77 creada el 20`) {
+		t.Errorf("step 2 received %s %s", r2.Path, r2.Body)
+	}
+	js := recordJSON(t, rec)
+	for _, leak := range []string{"fin-tok-1", "slack-secret-path", "%PDF", "binary"} {
+		if strings.Contains(js, leak) {
+			t.Errorf("record leaks %q: %s", leak, js)
+		}
+	}
+	if rec.Steps[1].Request == nil || !strings.Contains(string(rec.Steps[1].Request.Form), `"file":{"attachment":0,"filename":"nota.pdf","content_type":"application/pdf","size":`+fmt.Sprint(len(pdfBytes))+`}`) {
+		t.Errorf("form record: %s", js)
+	}
+	if rec.Steps[0].Response.Status != 201 || string(rec.Steps[0].Response.Body) != `{"data":{"id":"pay_77"}}` {
+		t.Errorf("response record: %+v", rec.Steps[0].Response)
+	}
+}
+
+// TestFailBeforeSending proves that each case of SPEC 1.2 that fails a step
+// before sending, or skips it, sends nothing.
+func TestFailBeforeSending(t *testing.T) {
+	cases := []struct {
+		name   string
+		step   string // the second step, after a step 0 that succeeds with {"data":{"id":null,"n":1}}
+		state  resolve.State
+		reason string
+		msg    string
+	}{
+		{"missing secret", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.NOPE}}"}}`, resolve.StateFailed, executor.ReasonReference, `no secret "NOPE"`},
+		{"missing attachment", `{"type":"request","url":"https://x.example/","form":{"f":"${{email.attachments.3}}"}}`, resolve.StateFailed, executor.ReasonReference, "email has 1 attachment; attachment 3 does not exist"},
+		{"null value", `{"type":"request","url":"https://x.example/${{steps.0.response.body.data.id}}"}`, resolve.StateFailed, executor.ReasonReference, "null"},
+		{"missing path", `{"type":"request","url":"https://x.example/","body":{"a":"${{steps.0.response.body.data.nope}}"}}`, resolve.StateFailed, executor.ReasonReference, `has no "nope"`},
+		{"undefined fact", `{"type":"request","url":"https://x.example/","body":"${{kobana.workspace_slug}}"}`, resolve.StateFailed, executor.ReasonReference, "kobana.workspace_slug has no value"},
+		{"CRLF in header", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.CRLF}}"}}`, resolve.StateFailed, executor.ReasonInvalidRequest, "carriage return"},
+		{"CRLF in url", `{"type":"request","url":"https://x.example/${{secrets.CRLF}}"}`, resolve.StateFailed, executor.ReasonInvalidRequest, "carriage return"},
+		{"secret url not http", `{"type":"request","url":"${{secrets.FILE}}"}`, resolve.StateFailed, executor.ReasonInvalidRequest, "http or https"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var hits atomic.Int64
+			rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+				if hits.Add(1) == 1 {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"data":{"id":null,"n":1}}`)
+					return
+				}
+			})
+			g := allowLoopback()
+			ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+			p := compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/first"},`+tc.step+`]}`)
+			rec := ex.Run(t.Context(), p, env(resolve.SecretMap{"CRLF": "v\r\nX-Evil: 1", "FILE": "file:///etc/passwd"}))
+			if got := rv.hits.Load(); got != 1 {
+				t.Fatalf("the receiver saw %d requests; only step 0 may reach it", got)
+			}
+			s := rec.Steps[1]
+			if s.State != tc.state || s.Reason != tc.reason || !strings.Contains(s.Error, tc.msg) || rec.Status != executor.RunFailed {
+				t.Errorf("got %s %s %q", s.State, s.Reason, s.Error)
+			}
+			if strings.Contains(recordJSON(t, rec), "X-Evil") {
+				t.Errorf("record leaks the secret")
+			}
+		})
+	}
+}
+
+func TestSkippedDependencyAndIndependentSteps(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(500)
+			io.WriteString(w, `{"error":"boom"}`)
+		}
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	p := compilePlan(t, `{"result":1,"workflow":[
+		{"type":"request","url":"https://x.example/fail"},
+		{"type":"request","url":"https://x.example/dep/${{steps.0.response.status}}"},
+		{"type":"request","url":"https://x.example/indep"},
+		{"type":"request","url":"https://x.example/dep2/${{steps.1.response.status}}"}]}`)
+	rec := ex.Run(t.Context(), p, env(nil))
+	want := []resolve.State{resolve.StateFailed, resolve.StateSkipped, resolve.StateSucceeded, resolve.StateSkipped}
+	for i, s := range rec.Steps {
+		if s.State != want[i] {
+			t.Errorf("step %d: %s (%s), want %s", i, s.State, s.Error, want[i])
+		}
+	}
+	if rec.Status != executor.RunFailed || rv.hits.Load() != 2 {
+		t.Errorf("status %s, hits %d", rec.Status, rv.hits.Load())
+	}
+	if !strings.Contains(rec.Steps[0].Error, "status is 500; the step expects a 2xx status") || !strings.Contains(rec.Steps[1].Error, "step 0, which failed") || !strings.Contains(rec.Steps[3].Error, "step 1, which was skipped") {
+		t.Errorf("errors: %q / %q / %q", rec.Steps[0].Error, rec.Steps[1].Error, rec.Steps[3].Error)
+	}
+}
+
+func TestExpectedStatus(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":"quietly failed"}`) // a 200 with an error body
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","expected_status":201},{"type":"request","url":"https://x.example/"}]}`), env(nil))
+	if rec.Steps[0].State != resolve.StateFailed || rec.Steps[0].Reason != executor.ReasonStatus || !strings.Contains(rec.Steps[0].Error, "expects status 201") {
+		t.Errorf("step 0: %+v", rec.Steps[0])
+	}
+	if rec.Steps[1].State != resolve.StateSucceeded {
+		t.Errorf("step 1: %+v", rec.Steps[1])
+	}
+}
+
+func TestSSRFDeniedSendsNothing(t *testing.T) {
+	rv := newReceiver(t, func(http.ResponseWriter, *http.Request, *received) {})
+	ex := executor.New(executor.Options{}) // deny-list only
+	p := compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"${{secrets.URL}}","body":{"a":1}},{"type":"request","url":"http://169.254.169.254/latest/meta-data/"}]}`)
+	rec := ex.Run(t.Context(), p, env(resolve.SecretMap{"URL": rv.URL + "/secret-path"}))
+	if rv.hits.Load() != 0 {
+		t.Fatalf("the receiver saw %d requests", rv.hits.Load())
+	}
+	for i, s := range rec.Steps {
+		if s.State != resolve.StateFailed || s.Reason != executor.ReasonDenied {
+			t.Errorf("step %d: %+v", i, s)
+		}
+	}
+	if !strings.Contains(rec.Steps[0].Error, "loopback") || !strings.Contains(rec.Steps[1].Error, "link-local") {
+		t.Errorf("errors: %q %q", rec.Steps[0].Error, rec.Steps[1].Error)
+	}
+	if strings.Contains(recordJSON(t, rec), "secret-path") {
+		t.Error("record leaks the secret URL")
+	}
+}
+
+func TestDeniedAtDialTime(t *testing.T) {
+	// The host is a name (not an IP), so only the dial-time check can refuse it.
+	rv := newReceiver(t, func(http.ResponseWriter, *http.Request, *received) {})
+	_, port, _ := net.SplitHostPort(rv.Listener.Addr().String())
+	ex := executor.New(executor.Options{})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"http://localhost:`+port+`/x"}]}`), env(nil))
+	if rv.hits.Load() != 0 || rec.Steps[0].Reason != executor.ReasonDenied || !strings.Contains(rec.Steps[0].Error, "is denied: loopback") {
+		t.Fatalf("hits %d, step %+v", rv.hits.Load(), rec.Steps[0])
+	}
+}
+
+func TestFaultyReceivers(t *testing.T) {
+	big := strings.Repeat("x", 2048)
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc
+		next    string // a second step referencing the first
+		state0  resolve.State
+		reason0 string
+		msg0    string
+		msg1    string
+	}{
+		{"hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
+		{"slow trickle", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			for i := 0; i < 100; i++ {
+				if _, err := w.Write([]byte("x")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
+		{"reset", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*tls.Conn).NetConn().(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		}, "", resolve.StateFailed, executor.ReasonTransport, "", ""},
+		{"5xx", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, "", resolve.StateFailed, executor.ReasonStatus, "status is 503", ""},
+		{"too large", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"a":"`+big+`"}`)
+		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, resolve.StateSucceeded, "", "", "larger than the capture limit (1 KiB)"},
+		{"malformed JSON", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"a":`)
+		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, resolve.StateSucceeded, "", "", "declares JSON but does not parse"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int64
+			rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+				if n.Add(1) == 1 {
+					tc.handler(w, r)
+				}
+			})
+			g := allowLoopback()
+			ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), StepTimeout: 300 * time.Millisecond, CaptureLimit: 1024})
+			doc := `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"}`
+			if tc.next != "" {
+				doc += "," + tc.next
+			}
+			done := make(chan *executor.RunRecord)
+			go func() { done <- ex.Run(t.Context(), compilePlan(t, doc+"]}"), env(nil)) }()
+			var rec *executor.RunRecord
+			select {
+			case rec = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run hangs")
+			}
+			s := rec.Steps[0]
+			if s.State != tc.state0 || s.Reason != tc.reason0 || !strings.Contains(s.Error, tc.msg0) {
+				t.Errorf("step 0: %s %s %q", s.State, s.Reason, s.Error)
+			}
+			if tc.next != "" {
+				s1 := rec.Steps[1]
+				if s1.State != resolve.StateFailed || !strings.Contains(s1.Error, tc.msg1) || n.Load() != 1 {
+					t.Errorf("step 1: %s %q (receiver saw %d)", s1.State, s1.Error, n.Load())
+				}
+			}
+			if rec.Status != executor.RunFailed {
+				t.Errorf("run %s", rec.Status)
+			}
+		})
+	}
+}
+
+func TestTruncatedResponseIsRecordedAsSuch(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+		io.WriteString(w, strings.Repeat("y", 5000))
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), CaptureLimit: 1000})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"}]}`), env(nil))
+	r := rec.Steps[0].Response
+	if rec.Status != executor.RunSucceeded || !r.Truncated || r.Body != nil {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestCancellationRecordsEveryStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+		cancel()
+		<-r.Context().Done()
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	rec := ex.Run(ctx, compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"},{"type":"request","url":"https://x.example/c"}]}`), env(nil))
+	if len(rec.Steps) != 3 || rec.Status != executor.RunFailed {
+		t.Fatalf("%s", recordJSON(t, rec))
+	}
+	if rec.Steps[0].State != resolve.StateFailed || rec.Steps[0].Reason != executor.ReasonCancelled {
+		t.Errorf("step 0 %+v", rec.Steps[0])
+	}
+	for _, s := range rec.Steps[1:] {
+		if s.State != resolve.StateSkipped || s.Reason != executor.ReasonCancelled || !strings.Contains(s.Error, "cancelled") {
+			t.Errorf("step %d %+v", s.Index, s)
+		}
+	}
+	if rv.hits.Load() != 1 {
+		t.Errorf("hits %d", rv.hits.Load())
+	}
+}
+
+func TestRunDeadline(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) { <-r.Context().Done() })
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), RunTimeout: 200 * time.Millisecond})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"}]}`), env(nil))
+	if rec.Steps[0].Reason != executor.ReasonCancelled || !strings.Contains(rec.Steps[1].Error, "deadline") {
+		t.Errorf("%s", recordJSON(t, rec))
+	}
+}
+
+func TestSecretEchoedByTheReceiverIsRedacted(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		// The secret escaped in JSON, so a plain text search would miss it.
+		io.WriteString(w, `{"you_sent":"Bearer s\u0065cret-value-9","raw":"`+strings.ReplaceAll(string(got.Body), `"`, `\"`)+`"}`)
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","headers":{"Authorization":"Bearer ${{secrets.T}}"},"body":"${{secrets.T}}"}]}`), env(resolve.SecretMap{"T": "secret-value-9"}))
+	js := recordJSON(t, rec)
+	if strings.Contains(js, "secret-value-9") || strings.Contains(js, `s\u0065cret`) || !strings.Contains(js, "[redacted secrets.T]") {
+		t.Errorf("record: %s", js)
+	}
+}
+
+func TestConcurrentRunsShareTheExecutor(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"echo":%q}`, got.Body)
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	p := compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","body":"${{secrets.N}}"},{"type":"request","url":"https://x.example/","body":"${{steps.0.response.body.echo}}"}]}`)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := fmt.Sprintf("run-%d", i)
+			rec := ex.Run(t.Context(), p, env(resolve.SecretMap{"N": n}))
+			if rec.Status != executor.RunSucceeded {
+				t.Errorf("run %d: %s", i, recordJSON(t, rec))
+				return
+			}
+			if got := string(rec.Steps[1].Request.Body); got != `"[redacted secrets.N]"` {
+				t.Errorf("run %d: step 1 body record %s", i, got)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestOnStepProgress(t *testing.T) {
+	rv := newReceiver(t, func(http.ResponseWriter, *http.Request, *received) {})
+	g := allowLoopback()
+	var seen []int
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), OnStep: func(s executor.StepRecord) { seen = append(seen, s.Index) }})
+	ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"},{"type":"request","url":"https://x.example/"}]}`), env(nil))
+	if fmt.Sprint(seen) != "[0 1]" {
+		t.Errorf("progress %v", seen)
+	}
+}

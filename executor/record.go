@@ -1,0 +1,67 @@
+package executor
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/kobana/workflow/emit"
+	"github.com/kobana/workflow/resolve"
+)
+
+// Run states.
+const (
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+)
+
+// RunRecord is the persisted outcome of a run: no secret value and no
+// attachment byte ever appears in it.
+type RunRecord struct {
+	// Status is RunSucceeded when every step succeeded, else RunFailed.
+	Status     string       `json:"status"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Steps      []StepRecord `json:"steps"`
+}
+
+// StepRecord is the outcome of one step.
+type StepRecord struct {
+	Index int           `json:"index"`
+	Label string        `json:"label,omitempty"`
+	State resolve.State `json:"state"`
+	// Error says, for a person, why the step failed or was skipped.
+	Error string `json:"error,omitempty"`
+	// Reason is a stable classification of Error (see the Reason constants).
+	Reason     string          `json:"reason,omitempty"`
+	StartedAt  time.Time       `json:"started_at"`
+	DurationMS int64           `json:"duration_ms"`
+	Request    *emit.Record    `json:"request,omitempty"`
+	Response   *ResponseRecord `json:"response,omitempty"`
+}
+
+// Reasons a step did not succeed.
+const (
+	ReasonSkipped        = "dependency-not-succeeded" // uses a failed or skipped step
+	ReasonReference      = "reference"                // a reference could not be resolved
+	ReasonInvalidRequest = "invalid-request"          // CR/LF/NUL after substitution, bad URL
+	ReasonDenied         = "ssrf-denied"              // the guard refused the address
+	ReasonTimeout        = "timeout"                  // no complete response in time
+	ReasonTransport      = "transport"                // connection refused, reset, TLS…
+	ReasonStatus         = "unexpected-status"        // the response status is not a success
+	ReasonCancelled      = "cancelled"                // the run was cancelled or hit its deadline
+)
+
+// ResponseRecord is the persisted copy of a response.
+type ResponseRecord struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	// Body is the JSON value of a JSON response, else a JSON string.
+	Body json.RawMessage `json:"body,omitempty"`
+	// Size is the length of the body received, in bytes (when fully read).
+	Size int64 `json:"size"`
+	// Truncated says the body was larger than the capture limit: it was
+	// drained, not kept, and cannot be referenced.
+	Truncated bool `json:"truncated,omitempty"`
+	// BodyClipped says the recorded Body is a prefix of what was captured.
+	BodyClipped bool `json:"body_clipped,omitempty"`
+}
