@@ -207,6 +207,11 @@ func TestUnreadable(t *testing.T) {
 		t.Errorf("error %q does not name the file", err)
 	}
 
+	// A directory, which opens but cannot be read.
+	if _, err := Open(t.TempDir()); !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("Open of a directory: %v, want ErrUnreadable", err)
+	}
+
 	// A read failure part way through.
 	data, _ := os.ReadFile("testdata/nested.eml")
 	boom := errors.New("connection reset")
