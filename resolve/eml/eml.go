@@ -3,6 +3,7 @@ package eml
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -72,11 +73,14 @@ func stampOf(r io.Reader) *stamp {
 func Open(path string) (*Message, error) {
 	return read(path, func() (io.ReadCloser, error) {
 		f, err := os.Open(path)
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, pe.Err // the path is in every error already
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, pe.Err // the path is in every error already
+			}
+			return nil, err
 		}
-		return f, err
+		return f, nil
 	})
 }
 
@@ -119,10 +123,8 @@ func read(name string, open func() (io.ReadCloser, error)) (*Message, error) {
 		a.Size = size
 		if a.Filename == "" {
 			switch {
-			case info.rfc822 && subjectFilename(subject) != "":
-				a.Filename = subjectFilename(subject)
 			case info.rfc822:
-				a.Filename = "message.eml"
+				a.Filename = cmp.Or(subjectFilename(subject), "message.eml")
 			default:
 				a.Filename = "attachment" + extensionFor(a.ContentType)
 			}
@@ -144,9 +146,9 @@ func measure(w *walker, l *leaf, info partInfo) (int64, string, error) {
 		return 0, "", err
 	}
 	var sink io.Writer = io.Discard
-	var head *prefix
+	var head *headSniffer
 	if info.rfc822 && info.filename == "" {
-		head = &prefix{max: subjectSniff}
+		head = &headSniffer{max: subjectSniff}
 		sink = head
 	}
 	n, err := io.Copy(sink, dec)
@@ -161,13 +163,13 @@ func measure(w *walker, l *leaf, info partInfo) (int64, string, error) {
 	return n, subject, nil
 }
 
-// prefix is a writer that keeps the first max bytes written to it.
-type prefix struct {
+// headSniffer is a writer that keeps the first max bytes written to it.
+type headSniffer struct {
 	buf []byte
 	max int
 }
 
-func (p *prefix) Write(b []byte) (int, error) {
+func (p *headSniffer) Write(b []byte) (int, error) {
 	if room := p.max - len(p.buf); room > 0 {
 		p.buf = append(p.buf, b[:min(room, len(b))]...)
 	}

@@ -158,6 +158,8 @@ func (w *walker) next() (*leaf, error) {
 		f.n++
 		path := partPath(f.path, f.n)
 		if err != nil {
+			// go-message formats the cause into the text ("multipart:
+			// NextPart: EOF") without wrapping it.
 			if w.src.err == nil && !w.src.over && strings.Contains(err.Error(), "EOF") {
 				return nil, fmt.Errorf("%w: multipart %s ends without its closing boundary (truncated, or a wrong boundary)", ErrMalformed, describePath(f.path))
 			}
