@@ -85,12 +85,12 @@ var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{})
+	clk := &clock{t: demoNow}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clk := &clock{t: demoNow}
 	demo, err := inbox.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
