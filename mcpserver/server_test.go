@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -388,3 +391,137 @@ func TestConfirmedCallRunsOnceUnderConcurrency(t *testing.T) {
 		t.Fatalf("n2 still exists: %v", err)
 	}
 }
+
+// brokenLedger is a store whose ledger cannot be written.
+type brokenLedger struct{ *store.SQL }
+
+func (brokenLedger) Consume(context.Context, string, time.Time) error {
+	return errors.New("database is locked")
+}
+
+func TestLedgerUnavailableRunsNothing(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	srv, err := mcpserver.New(mcpserver.Options{Store: brokenLedger{e.st}, Products: []*mcpserver.Product{e.toy.product(mcpserver.Policy{DeclineCode: "user_declined"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	defer hs.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: httpClient(e.tokens["owner"])}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "confirmation_unavailable") {
+		t.Fatalf("broken ledger: %s %v", textOf(res), err)
+	}
+	if e.toy.runs.Load() != 0 {
+		t.Fatal("the tool ran without a recorded confirmation")
+	}
+	if _, err := e.st.GetRecord(context.Background(), "ws1", "note", "n3"); err != nil {
+		t.Fatalf("n3 was deleted: %v", err)
+	}
+}
+
+func TestLegacyRunsDirectlyPolicy(t *testing.T) {
+	// Billing's policy: on era 2025 destructive tools run, confirmation is the client's.
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "USER_DECLINED", LegacyRunsDirectly: true})
+	cs := e.connect(t, e.tokens["owner"], "2025-11-25", nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"}})
+	if err != nil || res.IsError || e.toy.runs.Load() != 1 {
+		t.Fatalf("legacy direct run: %s %v", textOf(res), err)
+	}
+	// And on 2026 it still asks; a decline answers the product's code.
+	cs = e.connect(t, e.tokens["owner"], "2026-07-28", func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	})
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n2"}})
+	if err != nil || !strings.Contains(textOf(res), "USER_DECLINED") || e.toy.runs.Load() != 1 {
+		t.Fatalf("2026 cancel: %s %v", textOf(res), err)
+	}
+}
+
+func TestHTTPAuthAndOriginChecks(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	send := func(token, host, origin string) *http.Response {
+		req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/list")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := send("", "", ""); r.StatusCode != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d %q", r.StatusCode, r.Header.Get("WWW-Authenticate"))
+	}
+	if r := send("kbn_not_a_token", "", ""); r.StatusCode != 401 || r.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("bad token: %d", r.StatusCode)
+	}
+	if r := send(e.tokens["owner"], "", ""); r.StatusCode != 200 {
+		t.Errorf("good token: %d", r.StatusCode)
+	}
+	if r := send(e.tokens["owner"], "evil.example:80", ""); r.StatusCode != 403 {
+		t.Errorf("rebinding host: %d, want 403", r.StatusCode)
+	}
+	if r := send(e.tokens["owner"], "", "https://evil.example"); r.StatusCode != 403 {
+		t.Errorf("foreign origin: %d, want 403", r.StatusCode)
+	}
+	if r := send(e.tokens["owner"], "", "http://localhost:3000"); r.StatusCode != 200 {
+		t.Errorf("loopback origin: %d", r.StatusCode)
+	}
+}
+
+func TestStdioTokenCheckedPerRequest(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	ctx := context.Background()
+	for _, era := range eras {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := e.srv.Connect(ctx, e.tokens["operator"], st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: era})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(toolNames(t, cs), ","); !sameSet(got, "notes_get,notes_delete") {
+			t.Errorf("%s stdio operator tools = %s", era, got)
+		}
+		// A role change is seen on the next request, without reconnecting.
+		if err := e.st.SetMembership(ctx, "ws1", "opr", "viewer"); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(toolNames(t, cs), ","); got != "notes_get" {
+			t.Errorf("%s after demotion tools = %s", era, got)
+		}
+		e.st.SetMembership(ctx, "ws1", "opr", "operator")
+		cs.Close()
+		ss.Close()
+	}
+	if err := e.srv.ServeStdio(ctx, "kbn_bogus", io.NopCloser(strings.NewReader("")), nopWC{io.Discard}); err == nil {
+		t.Error("ServeStdio accepted an unknown token")
+	}
+}
+
+type nopWC struct{ io.Writer }
+
+func (nopWC) Close() error { return nil }

@@ -27,7 +27,7 @@ func Canonical(args []byte) ([]byte, error) {
 	if err := canon(dec, &buf); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if rest := bytes.TrimSpace(trimmed[dec.InputOffset():]); len(rest) > 0 {
 		return nil, fmt.Errorf("canonical: trailing data after the arguments")
 	}
 	return buf.Bytes(), nil

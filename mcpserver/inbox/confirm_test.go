@@ -164,10 +164,16 @@ func TestConfirmationAnswers(t *testing.T) {
 			parts[2] = b64(strings.Replace(claims, `"person":"per_ana"`, `"person":"per_carla"`, 1))
 			return h.rawCall("owner2", "webhooks_test", args, formCaps, strings.Join(parts, "."), yesAnswer)
 		},
-		"garbage":     func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, "not-a-state", yesAnswer) },
-		"no answer":   func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, state, nil) },
-		"other key":   func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, state, map[string]any{"ok": yesAnswer["confirm"]}) },
-		"unknown kid": func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, "ks1.key_x"+state[len("ks1.key_x"):], yesAnswer) },
+		"garbage": func() map[string]any {
+			return h.rawCall("owner", "webhooks_test", args, formCaps, "not-a-state", yesAnswer)
+		},
+		"no answer": func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, state, nil) },
+		"other key": func() map[string]any {
+			return h.rawCall("owner", "webhooks_test", args, formCaps, state, map[string]any{"ok": yesAnswer["confirm"]})
+		},
+		"unknown kid": func() map[string]any {
+			return h.rawCall("owner", "webhooks_test", args, formCaps, "ks1.key_x"+state[len("ks1.key_x"):], yesAnswer)
+		},
 	}
 	for name, f := range mismatches {
 		if r := f(); !inputRequired(r) {
