@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // maxFilenameBytes bounds a filename; longer names are shortened keeping
@@ -79,7 +81,8 @@ func isToken(s string) bool {
 
 // sanitizeFilename makes a sender's filename safe to hand on: only the last
 // path element is kept, control and bidirectional-override characters are
-// removed, surrounding space is trimmed and the name is shortened to
+// removed, the text is put in Unicode NFC (macOS mailers send decomposed
+// accents), surrounding space is trimmed and the name is shortened to
 // maxFilenameBytes keeping its extension. "." and ".." become "".
 func sanitizeFilename(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
@@ -91,7 +94,7 @@ func sanitizeFilename(name string) string {
 		}
 		return r
 	}, name)
-	name = strings.TrimSpace(name)
+	name = strings.TrimSpace(norm.NFC.String(name))
 	if name == "." || name == ".." {
 		return ""
 	}

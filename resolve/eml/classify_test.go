@@ -126,6 +126,7 @@ func TestSanitizeFilename(t *testing.T) {
 		"  espaços.pdf  ":                 "espaços.pdf",
 		"a\x00b\r\nc.pdf":                 "abc.pdf",
 		"fatura\u202efdp.exe":             "faturafdp.exe",
+		"nota fiscalc\u0327.pdf":          "nota fiscalç.pdf",
 		"x\u2066y\u2069.pdf":              "xy.pdf",
 		strings.Repeat("á", 200) + ".pdf": strings.Repeat("á", 125) + ".pdf",
 	} {

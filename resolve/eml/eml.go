@@ -18,8 +18,9 @@ import (
 type Attachment struct {
 	// Index is the attachment's position, from 0, in message order.
 	Index int
-	// Filename is the sender's filename, decoded (RFC 2231, RFC 2047) and
-	// reduced to a bare name: no directories, no control characters. It is
+	// Filename is the sender's filename, decoded (RFC 2231, RFC 2047), in
+	// Unicode NFC and reduced to a bare name: no directories, no control or
+	// bidirectional-override characters, at most 255 bytes. It is
 	// never empty: an unnamed attached message is named after its Subject
 	// (or "message.eml"), any other unnamed attachment "attachment" plus the
 	// extension of its type.
