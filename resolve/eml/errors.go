@@ -12,9 +12,11 @@ import (
 var ErrUnreadable = errors.New("email cannot be read")
 
 // ErrMalformed reports that the .eml is not a MIME message this package can
-// read safely: a truncated message, a broken boundary, an attachment whose
-// transfer encoding is invalid or unknown, or a message beyond one of the
-// safety limits (see the package documentation).
+// read safely: a truncated message (a multipart that ends without its closing
+// boundary counts as one, since its last part may be cut short), a broken
+// boundary, an attachment whose transfer encoding is invalid or unknown, or a
+// message beyond one of the limits MaxParts, MaxDepth and MaxHeaderBytes.
+// Text body parts are never decoded, so their encoding errors do not count.
 var ErrMalformed = errors.New("malformed email")
 
 // ErrChanged reports that the .eml read by Message.Open is not the one that
