@@ -16,7 +16,8 @@
 //
 // Message order is the depth-first order of the MIME leaf parts that are
 // attachments: a part whose disposition is "attachment", an attached message
-// (message/rfc822, kept whole as one attachment and never descended into), or
+// (message/rfc822 or message/global below the top: kept whole, its raw bytes,
+// as one attachment and never descended into), or
 // any other part with a filename (from the disposition's filename or the
 // content type's name) that is not the message's text body. An inline image
 // of a multipart/related with a filename is an attachment; without one it is

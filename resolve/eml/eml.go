@@ -69,8 +69,8 @@ func stampOf(r io.Reader) *stamp {
 	return &stamp{fi.Size(), fi.ModTime()}
 }
 
-// Open reads the .eml file at path. The file must stay in place, unchanged,
-// for as long as the Message is used.
+// Open reads the .eml file at path, as New does; its errors name the path.
+// The file must stay in place, unchanged, for as long as the Message is used.
 func Open(path string) (*Message, error) {
 	return read(path, func() (io.ReadCloser, error) {
 		f, err := os.Open(path)
