@@ -63,6 +63,15 @@ func (b *builder) body(atts resolve.Attachments) *body {
 	return out
 }
 
+// inMemory returns the whole body when it has no attachment stream (one
+// data chunk, since the builder merges adjacent bytes), else nil.
+func (b *body) inMemory() []byte {
+	if len(b.chunks) == 1 && !b.chunks[0].stream {
+		return b.chunks[0].data
+	}
+	return nil
+}
+
 // open returns a fresh reader over the whole body.
 func (b *body) open() io.ReadCloser {
 	return &bodyReader{b: b}

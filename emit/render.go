@@ -72,20 +72,30 @@ func (r *Request) Body() io.ReadCloser {
 // HTTPRequest returns the request ready for an http.Client, with an exact
 // ContentLength and a GetBody that replays the body.
 func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, r.Method, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	req.URL = r.URL
+	u := *r.URL
+	req.URL = &u
+	req.Host = u.Host
 	req.Header = r.Header.Clone()
-	if r.body != nil {
+	switch {
+	case r.body == nil:
+	case r.body.length == 0:
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	case r.body.inMemory() != nil:
+		// Bytes already in memory go as a bytes.Reader, which net/http
+		// writes together with the headers in one packet.
+		data := r.body.inMemory()
+		req.ContentLength = int64(len(data))
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	default:
 		req.ContentLength = r.body.length
 		req.Body = r.body.open()
 		req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
-		if r.body.length == 0 {
-			req.Body = http.NoBody
-			req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
-		}
 	}
 	return req, nil
 }

@@ -268,9 +268,17 @@ func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *R
 	return rr
 }
 
-// redactJSON decodes a JSON body, redacts every string in it (keys too, so
-// escapes cannot hide a secret) and encodes it again.
+// redactJSON returns a JSON body with every secret value redacted. A body
+// without escapes and without a secret is kept as written; otherwise it is
+// decoded, every string in it (keys too, so escapes cannot hide a secret) is
+// redacted, and it is encoded again.
 func redactJSON(body []byte, red *resolve.Redactor) (json.RawMessage, bool) {
+	if bytes.IndexByte(body, '\\') < 0 && !red.Contains(string(body)) {
+		if !json.Valid(body) {
+			return nil, false
+		}
+		return json.RawMessage(body), true
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any

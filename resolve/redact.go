@@ -11,6 +11,7 @@ import (
 type Redactor struct {
 	mu       sync.Mutex
 	keys     map[string]string // value → key
+	values   []string          // the keys of keys, longest first
 	replacer *strings.Replacer
 }
 
@@ -43,13 +44,22 @@ func (r *Redactor) Add(key, value string) {
 	if old, ok := r.keys[value]; ok && old <= key {
 		return
 	}
+	if _, ok := r.keys[value]; !ok {
+		r.values = append(r.values, value)
+		sort.Slice(r.values, func(i, j int) bool {
+			if len(r.values[i]) != len(r.values[j]) {
+				return len(r.values[i]) > len(r.values[j])
+			}
+			return r.values[i] < r.values[j]
+		})
+	}
 	r.keys[value] = key
 	r.replacer = nil
 }
 
 // String returns s with every known secret value redacted.
 func (r *Redactor) String(s string) string {
-	if r == nil || s == "" {
+	if r == nil || s == "" || !r.Contains(s) {
 		return s
 	}
 	rep := r.get()
@@ -68,18 +78,8 @@ func (r *Redactor) get() *strings.Replacer {
 	if r.replacer == nil {
 		// Longer values first, so a secret that contains another is
 		// redacted whole.
-		vals := make([]string, 0, len(r.keys))
-		for v := range r.keys {
-			vals = append(vals, v)
-		}
-		sort.Slice(vals, func(i, j int) bool {
-			if len(vals[i]) != len(vals[j]) {
-				return len(vals[i]) > len(vals[j])
-			}
-			return vals[i] < vals[j]
-		})
-		pairs := make([]string, 0, 2*len(vals))
-		for _, v := range vals {
+		pairs := make([]string, 0, 2*len(r.values))
+		for _, v := range r.values {
 			pairs = append(pairs, v, Placeholder(r.keys[v]))
 		}
 		r.replacer = strings.NewReplacer(pairs...)
@@ -94,7 +94,7 @@ func (r *Redactor) Contains(s string) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for v := range r.keys {
+	for _, v := range r.values {
 		if strings.Contains(s, v) {
 			return true
 		}
