@@ -22,7 +22,7 @@ var hostileSeeds = []string{
 	"\xef\xbb\xbf{\"result\": 1}", // a byte-order mark
 	"{\"result\": \"\xff\xfe\"}",
 	"{\"result\": \"\xed\xa0\x80\"}", // an encoded surrogate
-	"{\"result\": \"\\ud800\"}",       // a lone surrogate escape
+	"{\"result\": \"\\ud800\"}",      // a lone surrogate escape
 	"{\"result\"\x00: 1}",
 	"{\"res\\u0000ult\": 1}",
 	strings.Repeat("[", 100000),
@@ -187,8 +187,9 @@ func posAt(doc []byte, off int) Pos {
 	return Pos{Line: 1 + bytes.Count(before, []byte("\n")), Column: 1 + utf8.RuneCount(before[lineStart:]), Byte: off}
 }
 
-// TestFuzzSeeds runs the fuzz properties over the seed corpus as a plain
-// test, so that `go test` checks them without -fuzz.
+// TestFuzzSeedsHostile checks that every hostile input is answered with
+// well-formed diagnostics, and that input encoding/json rejects never passes
+// without one.
 func TestFuzzSeedsHostile(t *testing.T) {
 	for _, s := range hostileSeeds {
 		_, ds := Compile([]byte(s))
