@@ -1,0 +1,453 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/examples"
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/resolve/eml"
+)
+
+const (
+	testToken   = "tok-run-9f8e7d6c"
+	testHookKey = "hook-secret-5a4b3c"
+	sampleEML   = "../../examples/emails/acme-invoice.eml"
+)
+
+// runReceiver is a loopback server that plays the ERP and the webhook of
+// the seed example and keeps what it received.
+type runReceiver struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []runReceived
+	hang chan struct{} // when set, requests to /hang wait on it
+}
+
+type runReceived struct {
+	Method, Path, Auth, ContentType string
+	Body                            []byte
+	Files                           map[string][]byte
+}
+
+func newRunReceiver(t *testing.T) *runReceiver {
+	t.Helper()
+	rv := &runReceiver{hang: make(chan struct{})}
+	rv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := runReceived{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type"), Files: map[string][]byte{}}
+		if mt, params, _ := mime.ParseMediaType(got.ContentType); mt == "multipart/form-data" {
+			mr := multipart.NewReader(r.Body, params["boundary"])
+			for {
+				p, err := mr.NextPart()
+				if err != nil {
+					break
+				}
+				b, _ := io.ReadAll(p)
+				got.Files[p.FormName()] = b
+			}
+		} else {
+			got.Body, _ = io.ReadAll(r.Body)
+		}
+		rv.mu.Lock()
+		rv.got = append(rv.got, got)
+		rv.mu.Unlock()
+		switch {
+		case r.URL.Path == "/payables":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"data":{"id":"pay_1"}}`)
+		case r.URL.Path == "/echo":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "bad token "+got.Auth)
+		case r.URL.Path == "/hang":
+			select {
+			case <-rv.hang:
+			case <-r.Context().Done():
+			}
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	t.Cleanup(func() { close(rv.hang); rv.Close() })
+	return rv
+}
+
+func (rv *runReceiver) requests() []runReceived {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return append([]runReceived(nil), rv.got...)
+}
+
+// writeFile writes content into a temporary file and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// localSeed is the seed's complete example pointed at the receiver.
+func localSeed(rv *runReceiver) string {
+	return strings.ReplaceAll(examples.SeedComplete, "https://erp.example.com", rv.URL)
+}
+
+func runKobana(t *testing.T, ctx context.Context, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if ctx == nil {
+		ctx = t.Context()
+	}
+	c := &Command{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Context: ctx}
+	status := c.Main(append([]string{"run"}, args...))
+	return status, out.String(), errb.String()
+}
+
+// decodedRecord is the JSON run record read back (resolve.State encodes to
+// text but does not decode).
+type decodedRecord struct {
+	Status string `json:"status"`
+	Steps  []struct {
+		Index   int    `json:"index"`
+		Label   string `json:"label"`
+		State   string `json:"state"`
+		Error   string `json:"error"`
+		Reason  string `json:"reason"`
+		Request *struct {
+			Method  string            `json:"method"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+			Body    json.RawMessage   `json:"body"`
+			Form    json.RawMessage   `json:"form"`
+		} `json:"request"`
+		Response *struct {
+			Status  int               `json:"status"`
+			Headers map[string]string `json:"headers"`
+			Body    json.RawMessage   `json:"body"`
+		} `json:"response"`
+	} `json:"steps"`
+}
+
+func decodeRecord(t *testing.T, s string) decodedRecord {
+	t.Helper()
+	var rec decodedRecord
+	if err := json.Unmarshal([]byte(s), &rec); err != nil {
+		t.Fatalf("the record is not JSON: %v\n%s", err, s)
+	}
+	return rec
+}
+
+func noSecrets(t *testing.T, where, s string) {
+	t.Helper()
+	for _, secret := range []string{testToken, testHookKey} {
+		if strings.Contains(s, secret) {
+			t.Errorf("%s holds the secret %q:\n%s", where, secret, s)
+		}
+	}
+}
+
+func TestRunSeedExample(t *testing.T) {
+	rv := newRunReceiver(t)
+	wf := writeFile(t, "wf.json", localSeed(rv))
+	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hooks/`+testHookKey+`"}`)
+	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox"}`)
+	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", facts, "-allow", "127.0.0.1/32")
+	if status != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", status, errs, out)
+	}
+	rec := decodeRecord(t, out)
+	if rec.Status != executor.RunSucceeded || len(rec.Steps) != 3 {
+		t.Fatalf("record: %s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	wantLines := []string{
+		`step 0 "crea la cuenta a pagar": succeeded, status 201, `,
+		`step 1 "adjunta el documento original": succeeded, status 200, `,
+		`step 2 "notifica al canal de finanzas": succeeded, status 200, `,
+		`run succeeded: 3 succeeded`,
+	}
+	if len(lines) != len(wantLines) {
+		t.Fatalf("stderr:\n%s", errs)
+	}
+	for i, w := range wantLines {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("progress line %d = %q, want prefix %q", i, lines[i], w)
+		}
+	}
+	noSecrets(t, "stdout", out)
+	noSecrets(t, "stderr", errs)
+	if !strings.Contains(out, `"Authorization": "Bearer [redacted secrets.FINANCE_TOKEN]"`) || !strings.Contains(out, `"url": "[redacted secrets.SLACK_WEBHOOK_URL]"`) {
+		t.Errorf("the record does not show the redacted secrets:\n%s", out)
+	}
+
+	got := rv.requests()
+	if len(got) != 3 {
+		t.Fatalf("the receiver got %d requests", len(got))
+	}
+	if got[0].Auth != "Bearer "+testToken || string(got[0].Body) != `{"supplier":"ACME","amount":1250.5,"source_email_id":"em_42"}` {
+		t.Errorf("step 0 sent %q %s", got[0].Auth, got[0].Body)
+	}
+	msg, err := eml.Open(sampleEML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := msg.Open(0)
+	pdf, _ := io.ReadAll(r)
+	r.Close()
+	if got[1].Path != "/payables/pay_1/attachments" || !bytes.Equal(got[1].Files["file"], pdf) || string(got[1].Files["kobana_email_id"]) != "em_42" {
+		t.Errorf("step 1 sent %s with %d file bytes", got[1].Path, len(got[1].Files["file"]))
+	}
+	if got[2].Path != "/hooks/"+testHookKey || !strings.HasPrefix(string(got[2].Body), `{"text":"Cuenta pay_1 creada el 20`) {
+		t.Errorf("step 2 sent %s %s", got[2].Path, got[2].Body)
+	}
+}
+
+func TestRunRecordFileAndStdin(t *testing.T) {
+	rv := newRunReceiver(t)
+	recPath := filepath.Join(t.TempDir(), "record.json")
+	doc := `{"result": 1, "workflow": [{"type": "request", "url": "` + rv.URL + `/ping", "method": "GET"}]}`
+	status, out, errs := runKobana(t, nil, doc, "-workflow", "-", "-allow", "127.0.0.0/8", "-record", recPath)
+	if status != exitOK || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", status, out, errs)
+	}
+	b, err := os.ReadFile(recPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := decodeRecord(t, string(b)); rec.Status != executor.RunSucceeded || rec.Steps[0].Request.Method != "GET" || rec.Steps[0].Response.Status != 200 {
+		t.Errorf("record: %s", b)
+	}
+	if !strings.Contains(errs, "record written to "+recPath) {
+		t.Errorf("stderr: %s", errs)
+	}
+}
+
+// TestRunInvalidWorkflowSendsNothing checks that a document with errors is
+// reported in the linter's text format and nothing reaches the receiver.
+func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
+	rv := newRunReceiver(t)
+	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [
+  {"type": "request", "url": "`+rv.URL+`/a"},
+  {"type": "request", "url": "`+rv.URL+`/b", "headers": {"Host": "evil"}}
+]}`)
+	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-allow", "127.0.0.1/32")
+	if status != exitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q", status, out)
+	}
+	if !strings.Contains(errs, wf+":3:") || !strings.Contains(errs, "error:") || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "nothing was sent") {
+		t.Errorf("stderr lacks the diagnostic:\n%s", errs)
+	}
+	if n := len(rv.requests()); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+}
+
+func TestRunWithoutWorkflow(t *testing.T) {
+	wf := writeFile(t, "none.json", `{"result": {"supplier": "ACME"}}`)
+	status, out, errs := runKobana(t, nil, "", "-workflow", wf)
+	if status != exitOK {
+		t.Fatalf("exit %d: %s", status, errs)
+	}
+	rec := decodeRecord(t, out)
+	if rec.Status != executor.RunSucceeded || rec.Steps == nil || len(rec.Steps) != 0 || !strings.Contains(out, `"steps": []`) {
+		t.Errorf("record: %s", out)
+	}
+	if !strings.Contains(errs, "has no workflow; nothing to run") {
+		t.Errorf("stderr: %s", errs)
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	rv := newRunReceiver(t)
+	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
+	doc := `{"result": 1, "workflow": [
+		{"type": "request", "url": "` + rv.URL + `/echo", "headers": {"Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+		{"type": "request", "url": "` + rv.URL + `/x/${{steps.0.response.status}}"},
+		{"type": "request", "url": "` + rv.URL + `/y", "headers": {"A": "${{secrets.MISSING}}"}},
+		{"type": "request", "url": "` + rv.URL + `/z", "expected_status": 204}
+	]}`
+	status, out, errs := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", doc), "-secrets", secrets, "-allow", "127.0.0.1/32")
+	if status != exitFailure {
+		t.Fatalf("exit %d: %s", status, errs)
+	}
+	rec := decodeRecord(t, out)
+	want := []string{"failed", "skipped", "failed", "failed"}
+	for i, s := range rec.Steps {
+		if s.State != want[i] {
+			t.Errorf("step %d %s, want %s", i, s.State, want[i])
+		}
+	}
+	for _, w := range []string{
+		"step 0: failed, status 500, ",
+		"the response status is 500; the step expects a 2xx status [unexpected-status]",
+		"step 1: skipped: it uses the response of step 0, which failed [dependency-not-succeeded]",
+		`step 2: failed: not sent: `,
+		"[reference]",
+		"step 3: failed, status 200, ",
+		"run failed: 3 failed, 1 skipped",
+	} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs)
+		}
+	}
+	// The receiver echoed the token in its error body: it is redacted.
+	noSecrets(t, "stdout", out)
+	noSecrets(t, "stderr", errs)
+	if !strings.Contains(out, "bad token Bearer [redacted secrets.FINANCE_TOKEN]") {
+		t.Errorf("the echoed token is not redacted in the response record:\n%s", out)
+	}
+	if n := len(rv.requests()); n != 2 {
+		t.Errorf("the receiver got %d requests; steps 1 and 2 must send nothing", n)
+	}
+}
+
+// TestRunGuardDeniesLoopbackWithoutAllow checks that -allow is what lets a
+// local server through: without it the step fails and nothing is sent.
+func TestRunGuardDeniesLoopbackWithoutAllow(t *testing.T) {
+	rv := newRunReceiver(t)
+	doc := `{"result": 1, "workflow": [{"type": "request", "url": "` + rv.URL + `/a"}]}`
+	for _, allow := range [][]string{nil, {"-allow", "10.0.0.0/8"}, {"-allow", "::1/128"}} {
+		args := append([]string{"-workflow", writeFile(t, "wf.json", doc)}, allow...)
+		status, out, errs := runKobana(t, nil, "", args...)
+		rec := decodeRecord(t, out)
+		if status != exitFailure || rec.Steps[0].Reason != executor.ReasonDenied || !strings.Contains(errs, "is denied: loopback") {
+			t.Errorf("%v: exit %d, %s", allow, status, errs)
+		}
+	}
+	if n := len(rv.requests()); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+}
+
+func TestRunCancelStopsWithCompleteRecord(t *testing.T) {
+	rv := newRunReceiver(t)
+	doc := `{"result": 1, "workflow": [
+		{"type": "request", "url": "` + rv.URL + `/hang"},
+		{"type": "request", "url": "` + rv.URL + `/after"},
+		{"type": "request", "url": "` + rv.URL + `/after"}]}`
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for len(rv.requests()) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	status, out, errs := runKobana(t, ctx, "", "-workflow", writeFile(t, "wf.json", doc), "-allow", "127.0.0.1/32")
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("cancellation took %s", time.Since(start))
+	}
+	rec := decodeRecord(t, out)
+	if status != exitFailure || rec.Status != executor.RunFailed || len(rec.Steps) != 3 {
+		t.Fatalf("exit %d, record %s", status, out)
+	}
+	for i, s := range rec.Steps {
+		if s.Reason != executor.ReasonCancelled {
+			t.Errorf("step %d: %s %s %q", i, s.State, s.Reason, s.Error)
+		}
+	}
+	if !strings.Contains(errs, "the run was cancelled") {
+		t.Errorf("stderr: %s", errs)
+	}
+	if n := len(rv.requests()); n != 1 {
+		t.Errorf("the receiver got %d requests after the cancel", n)
+	}
+}
+
+func TestRunTimeoutIsTheRunDeadline(t *testing.T) {
+	rv := newRunReceiver(t)
+	doc := `{"result": 1, "workflow": [{"type": "request", "url": "` + rv.URL + `/hang"}, {"type": "request", "url": "` + rv.URL + `/after"}]}`
+	start := time.Now()
+	status, out, _ := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", doc), "-allow", "127.0.0.1/32", "-timeout", "300ms")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the run took %s", d)
+	}
+	rec := decodeRecord(t, out)
+	if status != exitFailure || len(rec.Steps) != 2 || !strings.Contains(rec.Steps[1].Error, "deadline") {
+		t.Errorf("exit %d, record %s", status, out)
+	}
+}
+
+func TestRunInvalidInput(t *testing.T) {
+	wf := writeFile(t, "wf.json", `{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/"}]}`)
+	cases := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no workflow flag", nil, "-workflow FILE is required"},
+		{"argument", []string{"-workflow", wf, "extra"}, `unexpected argument "extra"`},
+		{"bad cidr", []string{"-workflow", wf, "-allow", "127.0.0.1"}, `"127.0.0.1" is not a network in CIDR notation`},
+		{"bad timeout", []string{"-workflow", wf, "-timeout", "0s"}, "-timeout must be positive"},
+		{"unknown flag", []string{"-workflow", wf, "-verbose"}, "flag provided but not defined: -verbose"},
+		{"missing workflow file", []string{"-workflow", "no-such.json"}, "no-such.json"},
+		{"facts now", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"now": "2020-01-01T00:00:00Z"}`)}, `"now" cannot be set: kobana.now is stamped by the executor`},
+		{"facts prefix", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"kobana.email_id": "em_1"}`)}, `write the fact without the "kobana." prefix, as "email_id"`},
+		{"facts unknown", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"emailid": "em_1"}`)}, `unknown fact "emailid"; the facts are env, app_url,`},
+		{"facts not strings", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": 1}`)}, `the value of "env" must be a string`},
+		{"secrets not object", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `["x"]`)}, `want a JSON object`},
+		{"secrets two values", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `{} {}`)}, `more than one JSON value`},
+		{"secrets bad key", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `{"A.B": "v"}`)}, `key "A.B" cannot be referenced`},
+		{"secrets missing file", []string{"-workflow", wf, "-secrets", "no-such-secrets.json"}, "no-such-secrets.json"},
+		{"eml unreadable", []string{"-workflow", wf, "-eml", "no-such.eml"}, "no-such.eml"},
+		{"record unwritable", []string{"-workflow", wf, "-record", filepath.Join(t.TempDir(), "no", "dir", "r.json")}, "cannot write the record"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errs := runKobana(t, nil, "", tc.args...)
+			if status != exitUsage || out != "" || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant %q", status, out, errs, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunSecretsFileErrorsHideValues checks that a malformed secrets file is
+// reported without quoting any of its content.
+func TestRunSecretsFileErrorsHideValues(t *testing.T) {
+	wf := writeFile(t, "wf.json", `{"result": 1}`)
+	for _, content := range []string{
+		`{"FINANCE_TOKEN": "` + testToken + `" "X": 1}`,
+		`{"FINANCE_TOKEN": ["` + testToken + `"]}`,
+		testToken,
+	} {
+		status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", writeFile(t, "s.json", content))
+		if status != exitUsage || errs == "" {
+			t.Errorf("exit %d for %q", status, content)
+		}
+		noSecrets(t, "stderr", errs)
+		if strings.Contains(errs, "tok-") {
+			t.Errorf("stderr quotes the file: %s", errs)
+		}
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	status, out, _ := runKobana(t, nil, "", "-h")
+	if status != exitOK || !strings.Contains(out, "usage: kobana run -workflow FILE") || !strings.Contains(out, "-allow") {
+		t.Errorf("exit %d: %s", status, out)
+	}
+}
+
+func TestProgressLineIsPrintable(t *testing.T) {
+	line := progressLine(executor.StepRecord{Index: 1, Label: "a\x1b[2Jb", State: 2, Error: "boom\x1b]0;title\x07\r\nX", Reason: "transport"})
+	if strings.ContainsAny(line, "\x1b\x07\r\n") {
+		t.Errorf("progress line holds control characters: %q", line)
+	}
+	if !strings.HasPrefix(line, `step 1 "a\x1b[2Jb": failed: boom`) {
+		t.Errorf("line %q", line)
+	}
+}
