@@ -164,7 +164,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
 		}
 		req.Header.Add(h.Name, live)
-		rec.Headers[h.Name] = red.String(record)
+		rec.Headers[red.String(h.Name)] = red.String(record)
 	}
 
 	// Body
@@ -334,6 +334,12 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 	switch v.Kind {
 	case compile.ValueLiteral:
 		b.buf = append(b.buf, v.Literal...)
+		if rd.red.Contains(v.Literal) {
+			// A number that spells a secret is recorded as the redaction.
+			rec = append(rec, '"')
+			rec = appendJSONString(rec, rd.red.String(v.Literal))
+			return append(rec, '"'), nil
+		}
 		return append(rec, v.Literal...), nil
 	case compile.ValueString:
 		b.buf = append(b.buf, '"')
@@ -416,7 +422,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, ',')
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, f.Name)
+		rec = appendJSONString(rec, rd.red.String(f.Name))
 		rec = append(rec, '"', ':')
 		if f.File != nil {
 			v, err := rd.scope.Resolve(f.File)
