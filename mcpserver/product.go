@@ -142,7 +142,8 @@ type Resource struct {
 	// read only if the caller may run it.
 	Tool string
 	// Read returns the resource for the matched parameters. A value of type
-	// *mcp.ResourceContents is served as is; anything else is served as JSON.
+	// *mcp.ResourceContents is served as is, a json.RawMessage as its text;
+	// anything else is encoded as JSON.
 	Read func(ctx context.Context, c *Caller, uri string, params map[string]string) (any, error)
 }
 

@@ -508,8 +508,10 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if rc, ok := v.(*mcp.ResourceContents); ok {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b []byte
+	if raw, ok := v.(json.RawMessage); ok {
+		b = raw // already the served JSON (a stored record)
+	} else if b, err = json.Marshal(v); err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", uri, err)
 	}
 	mime := e.res.MIMEType

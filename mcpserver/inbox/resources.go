@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/kobana/workflow/mcpserver"
 )
@@ -11,10 +12,14 @@ const URIPrefix = "kobana://inbox/"
 
 type reader func(ctx context.Context, c *mcpserver.Caller, id string) (any, error)
 
-func (p *Product) record(kind string, v func() any) reader {
+// record serves a stored record as it is stored: the JSON its tool returns.
+func (p *Product) record(kind string) reader {
 	return func(ctx context.Context, c *mcpserver.Caller, id string) (any, error) {
-		out := v()
-		return out, p.repo.get(ctx, c.Workspace, kind, id, out)
+		rec, err := p.opts.Store.GetRecord(ctx, c.Workspace, kind, id)
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(rec.Data), nil
 	}
 }
 
@@ -59,14 +64,14 @@ func (p *Product) resources() []mcpserver.Resource {
 				return EMLLink{EmailID: e.ID, URL: u, ExpiresAt: exp, SizeBytes: e.SizeBytes}, err
 			}),
 		tmpl("agents/{id}", "agent", "Agent", "One AI agent: model, system message and skills (JSON).", "agents_get",
-			p.record(KindAgent, func() any { return &Agent{} })),
+			p.record(KindAgent)),
 		tmpl("agent-runs/{id}", "agent-run", "Agent run", "One agent run: status, output, tokens and cost (JSON).", "agent_runs_get",
-			p.record(KindAgentRun, func() any { return &AgentRun{} })),
+			p.record(KindAgentRun)),
 		tmpl("workflow-runs/{id}", "workflow-run", "Workflow run", "One workflow run: the steps and their outcome, secrets redacted (JSON).", "workflow_runs_get",
-			p.record(KindWorkflowRun, func() any { return &WorkflowRun{} })),
+			p.record(KindWorkflowRun)),
 		tmpl("webhooks/{id}", "webhook", "Webhook", "One outbound webhook: URL, events and status (JSON).", "webhooks_get",
-			p.record(KindWebhook, func() any { return &Webhook{} })),
+			p.record(KindWebhook)),
 		tmpl("system-events/{id}", "system-event", "System event", "One entry of the event log, with its payload (JSON).", "system_events_get",
-			p.record(KindEvent, func() any { return &SystemEvent{} })),
+			p.record(KindEvent)),
 	}
 }

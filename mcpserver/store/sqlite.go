@@ -33,7 +33,19 @@ type SQL struct {
 	db        *sql.DB
 	now       func() time.Time
 	secretKey []byte
+	// Statements on the hot path of every request, prepared once.
+	authStmt, getRecordStmt *sql.Stmt
 }
+
+const (
+	authQuery = `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
+		FROM tokens t
+		JOIN people p ON p.id = t.person_id
+		JOIN workspaces w ON w.id = t.workspace_id
+		JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
+		WHERE t.hash = $1`
+	getRecordQuery = `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`
+)
 
 var _ Store = (*SQL)(nil)
 
@@ -66,6 +78,13 @@ func Open(ctx context.Context, path string, opts Options) (*SQL, error) {
 			return nil, fmt.Errorf("store: migrate %s: %w", path, err)
 		}
 	}
+	if s.authStmt, err = db.PrepareContext(ctx, authQuery); err == nil {
+		s.getRecordStmt, err = db.PrepareContext(ctx, getRecordQuery)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
 	if opts.SecretKey != nil {
 		if len(opts.SecretKey) != 32 {
 			db.Close()
@@ -84,7 +103,11 @@ func Open(ctx context.Context, path string, opts Options) (*SQL, error) {
 }
 
 // Close closes the database.
-func (s *SQL) Close() error { return s.db.Close() }
+func (s *SQL) Close() error {
+	s.authStmt.Close()
+	s.getRecordStmt.Close()
+	return s.db.Close()
+}
 
 func ms(t time.Time) int64 {
 	if t.IsZero() {
@@ -107,9 +130,7 @@ func (s *SQL) GetRecord(ctx context.Context, workspace, kind, id string) (Record
 	r := Record{Workspace: workspace, Kind: kind, ID: id}
 	var created int64
 	var data string
-	err := s.db.QueryRowContext(ctx,
-		`SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
-		workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
+	err := s.getRecordStmt.QueryRowContext(ctx, workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, ErrNotFound
 	}
@@ -390,12 +411,7 @@ func (s *SQL) Authenticate(ctx context.Context, token string) (Principal, error)
 	var p Principal
 	var scopes string
 	var expires, revoked int64
-	err := s.db.QueryRowContext(ctx, `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
-		FROM tokens t
-		JOIN people p ON p.id = t.person_id
-		JOIN workspaces w ON w.id = t.workspace_id
-		JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
-		WHERE t.hash = $1`, HashToken(token)).
+	err := s.authStmt.QueryRowContext(ctx, HashToken(token)).
 		Scan(&p.TokenID, &p.Person, &p.PersonName, &p.Organization, &p.Workspace, &p.Role, &scopes, &expires, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrNotFound

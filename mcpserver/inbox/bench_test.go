@@ -1,0 +1,88 @@
+package inbox_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// constantServer is the baseline: the same go-sdk server and handlers
+// (stateless for 2026-07-28, stateful for 2025), answering one constant
+// resource of the size of a demo e-mail, with no auth and no store.
+func constantServer(b *testing.B, text string) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "constant", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: "kobana://inbox/emails/eml_inv_00", Name: "email", MIMEType: "application/json"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}}, nil
+		})
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	}))
+	b.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func BenchmarkResourcesReadEmailHTTP(b *testing.B) {
+	t := &testing.T{}
+	h := newHarness(t)
+	b.Cleanup(func() {})
+	uri := "kobana://inbox/emails/eml_inv_00"
+	first, err := h.connectB(b, h.url, h.tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		b.Fatal(err)
+	}
+	constURL := constantServer(b, first.Contents[0].Text) + "/mcp"
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		for _, target := range []struct{ name, url, token string }{{"constant", constURL, ""}, {"inbox", h.url, h.tokens["viewer"]}} {
+			b.Run(target.name+"/"+era, func(b *testing.B) {
+				cs := h.connectB(b, target.url, target.token, era)
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			})
+			b.Run(target.name+"/"+era+"/parallel", func(b *testing.B) {
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					cs := h.connectB(b, target.url, target.token, era)
+					for pb.Next() {
+						if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			})
+		}
+	}
+}
+
+func (h *harness) connectB(b *testing.B, url, token, era string) *mcp.ClientSession {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	hc := http.DefaultClient
+	if token != "" {
+		hc = httpClient(token)
+	}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
