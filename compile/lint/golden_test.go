@@ -147,3 +147,20 @@ func TestValidExamplesAreClean(t *testing.T) {
 		t.Errorf("diagnostics = %s, want []", out["diagnostics"])
 	}
 }
+
+// TestDocsListEveryCode checks that docs/lint.md has a heading for every
+// code: SARIF rules link to it by the code as anchor.
+func TestDocsListEveryCode(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/lint.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range lint.Rules {
+		if !strings.Contains(string(doc), "\n### `"+r.Code+"`\n") {
+			t.Errorf("docs/lint.md has no heading for %s", r.Code)
+		}
+	}
+	if !strings.HasSuffix(lint.HelpURI, "docs/lint.md#") {
+		t.Errorf("HelpURI %s does not point at docs/lint.md", lint.HelpURI)
+	}
+}
