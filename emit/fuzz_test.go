@@ -114,9 +114,11 @@ func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts 
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("record is not JSON: %s", raw)
 	}
+	// Every string and number of the record, and the keys the workflow
+	// chose (headers, body, form), but not the record's own field names.
 	var texts []string
-	var walk func(any)
-	walk = func(x any) {
+	var walk func(x any, ownKeys bool)
+	walk = func(x any, ownKeys bool) {
 		switch x := x.(type) {
 		case string:
 			texts = append(texts, x)
@@ -124,16 +126,29 @@ func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts 
 			texts = append(texts, x.String())
 		case []any:
 			for _, e := range x {
-				walk(e)
+				walk(e, false)
 			}
 		case map[string]any:
 			for k, e := range x {
-				texts = append(texts, k)
-				walk(e)
+				if !ownKeys {
+					texts = append(texts, k)
+				}
+				walk(e, false)
 			}
 		}
 	}
-	walk(v)
+	top, _ := v.(map[string]any)
+	for k, e := range top {
+		if k != "form" {
+			walk(e, false) // method, url, headers, body
+			continue
+		}
+		for name, fv := range e.(map[string]any) {
+			texts = append(texts, name)
+			_, isFile := fv.(map[string]any) // {"attachment":…,"filename":…}
+			walk(fv, isFile)
+		}
+	}
 	for _, text := range texts {
 		for key, val := range secrets {
 			// Cut the redactions out, without joining what stood around them.
