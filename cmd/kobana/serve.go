@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,10 +19,13 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/resolve/eml"
 )
 
 func init() {
@@ -140,6 +144,7 @@ func runServe(c *Command, args []string) int {
 	ibx, ip, err := inbox.New(inbox.Options{
 		Store:      st,
 		Lint:       lintWorkflow,
+		Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: &g}), now: time.Now},
 		HTTPClient: g.Client(),
 		PublicURL:  base,
 	})
@@ -216,4 +221,48 @@ func lintWorkflow(doc []byte) (json.RawMessage, bool) {
 		return json.RawMessage("[]"), false
 	}
 	return b, !ds.HasErrors()
+}
+
+// workflowRunner runs an agent's workflow for emails_reprocess: compile,
+// then the executor behind the SSRF guard, returning the redacted record.
+type workflowRunner struct {
+	ex  *executor.Executor
+	now func() time.Time
+}
+
+// invalidRecord is the record of a workflow that did not validate: nothing
+// was sent, and the diagnostics say why.
+type invalidRecord struct {
+	Status      string                `json:"status"`
+	StartedAt   time.Time             `json:"started_at"`
+	FinishedAt  time.Time             `json:"finished_at"`
+	Steps       []executor.StepRecord `json:"steps"`
+	Error       string                `json:"error"`
+	Diagnostics compile.Diagnostics   `json:"diagnostics"`
+}
+
+// RunWorkflow implements inbox.WorkflowRunner.
+func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput) (json.RawMessage, error) {
+	plan, ds := compile.Compile(in.Document)
+	now := w.now().UTC()
+	if ds.HasErrors() {
+		return json.Marshal(invalidRecord{Status: executor.RunFailed, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{},
+			Error: "the workflow did not validate; nothing was sent", Diagnostics: ds.Errors()})
+	}
+	if plan == nil || len(plan.Steps) == 0 {
+		return json.Marshal(executor.RunRecord{Status: executor.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{}})
+	}
+	raw := in.EML
+	var attachments resolve.AttachmentsFunc
+	if len(raw) > 0 {
+		attachments = func() (resolve.Attachments, error) {
+			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
+			if err != nil {
+				return nil, fmt.Errorf("reading the e-mail: %w", err)
+			}
+			return msg, nil
+		}
+	}
+	rec := w.ex.Run(ctx, plan, executor.Env{Secrets: resolve.SecretMap(in.Secrets), Facts: resolve.FactMap(in.Facts), Attachments: attachments})
+	return json.Marshal(rec)
 }
