@@ -43,7 +43,7 @@ func WriteText(w io.Writer, reports []Report, opts TextOptions) error {
 			continue
 		}
 		for _, d := range r.Diagnostics {
-			fmt.Fprintf(bw, "%s:%d:%d: %s: %s [%s]\n", r.File, d.Range.Start.Line, d.Range.Start.Column,
+			fmt.Fprintf(bw, "%s:%d:%d: %s: %s [%s]\n", sanitize(r.File), d.Range.Start.Line, d.Range.Start.Column,
 				d.Severity, sanitize(d.Message), d.Code)
 			if !opts.NoSnippet {
 				writeSnippet(bw, r.Source, d, opts.MaxWidth)

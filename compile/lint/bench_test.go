@@ -1,0 +1,41 @@
+package lint_test
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"github.com/kobana/workflow/compile/lint"
+)
+
+// BenchmarkLint measures linting one document and printing it in each
+// format: the seed's valid example, and an invalid one with a long line.
+func BenchmarkLint(b *testing.B) {
+	for _, name := range []string{"seed-complete.json", "invalid/kobana-unknown-key.json", "invalid/workflow-too-many-steps.json"} {
+		doc, err := os.ReadFile(examplesDir + "/" + name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, format := range []string{"text", "json", "sarif"} {
+			b.Run(name+"/"+format, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(doc)))
+				for b.Loop() {
+					reports := []lint.Report{lint.File(name, doc)}
+					var err error
+					switch format {
+					case "text":
+						err = lint.WriteText(io.Discard, reports, lint.TextOptions{})
+					case "json":
+						err = lint.WriteJSON(io.Discard, reports)
+					default:
+						err = lint.WriteSARIF(io.Discard, reports)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
