@@ -1,0 +1,501 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/examples"
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/resolve/eml"
+)
+
+func init() {
+	register("demo", "run the seed's example end to end against a local receiver", demoCommand)
+}
+
+// Demo inputs. The secrets are made up: the receiver is the only party that
+// sees them, and the run record must show them redacted.
+const (
+	demoToken      = "demo-finance-token-Zq81xV"
+	demoWebhookURL = "https://hooks.example.com/services/T0DEMO/B0DEMO/demo-webhook-key-4Nc7"
+	demoPayableID  = "pay_7Hq2Xb"
+)
+
+// demoHosts are the names in the seed's URLs that the receiver plays.
+var demoHosts = []string{"erp.example.com", "hooks.example.com"}
+
+var demoFacts = resolve.FactMap{
+	"env":              "sandbox",
+	"app_url":          "https://app.kobana.example",
+	"workspace_id":     "ws_demo",
+	"inbox_email":      "financeiro@example.inbox.kobana.com.br",
+	"email_id":         "em_demo_4521",
+	"email_message_id": "<nfe-4521.20261127092013@acme.example.com.br>",
+	"workflow_run_id":  "wr_demo_0001",
+}
+
+const demoUsage = `usage: kobana demo
+
+Runs the seed's complete example (create a payable, attach the e-mail's
+first attachment as a file, notify a chat webhook) end to end on this
+machine: a receiver on 127.0.0.1 plays the ERP and the chat webhook, the
+workflow runs behind the SSRF guard with 127.0.0.1/32 as its only
+exception, and the demo prints what the receiver got for each step, then the
+redacted run record. Nothing leaves the machine; no setup is needed.
+
+Exit status: 0 the run succeeded and the receiver got the e-mail's
+attachment byte for byte, 1 otherwise, 2 usage.
+`
+
+func demoCommand(c *Command, args []string) int {
+	fs := flag.NewFlagSet("kobana demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.Stdout, demoUsage)
+			return exitOK
+		}
+		fmt.Fprintf(c.Stderr, "kobana demo: %v\n%s", err, demoUsage)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.Stderr, "kobana demo: unexpected argument %q\n%s", fs.Arg(0), demoUsage)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := runDemo(ctx, c.Stdout)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana demo: %v\n", err)
+		return exitFailure
+	}
+	if !ok {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// runDemo runs the demo, printing to w. It reports whether the run succeeded
+// and the uploaded file matched the e-mail's attachment.
+func runDemo(ctx context.Context, w io.Writer) (bool, error) {
+	plan, diags := compile.Compile([]byte(examples.SeedComplete))
+	if plan == nil {
+		return false, fmt.Errorf("the embedded seed example does not compile: %v", diags.Err())
+	}
+	msg, err := eml.New(func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(examples.InvoiceEmail)), nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("the embedded sample e-mail: %w", err)
+	}
+	wantHash, err := attachmentSHA256(msg, 0)
+	if err != nil {
+		return false, fmt.Errorf("the embedded sample e-mail: %w", err)
+	}
+
+	rv, err := startDemoReceiver()
+	if err != nil {
+		return false, err
+	}
+	defer rv.close()
+
+	secrets := resolve.SecretMap{"FINANCE_TOKEN": demoToken, "SLACK_WEBHOOK_URL": demoWebhookURL}
+	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+
+	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  workflow  examples/workflows/seed-complete.json: %d steps\n", len(plan.Steps))
+	fmt.Fprintf(w, "  e-mail    examples/emails/%s: %d attachments\n", examples.InvoiceEmailName, msg.Len())
+	for _, a := range msg.Attachments() {
+		fmt.Fprintf(w, "              %d  %s  %s  %d bytes\n", a.Index, a.Filename, a.ContentType, a.Size)
+	}
+	fmt.Fprintln(w, "  secrets   FINANCE_TOKEN, SLACK_WEBHOOK_URL (demo values; the record must show them redacted)")
+	fmt.Fprintf(w, "  facts     %s\n", formatFacts(demoFacts))
+	fmt.Fprintf(w, "  receiver  https://%s playing %s (the ERP) and %s (the chat webhook);\n", rv.addr, demoHosts[0], demoHosts[1])
+	fmt.Fprintln(w, "            the SSRF guard denies loopback, so 127.0.0.1/32 is allowed explicitly, the only exception")
+
+	var printed int
+	ex := executor.New(executor.Options{
+		Guard:       g,
+		Transport:   rv.transport(g),
+		StepTimeout: 10 * time.Second,
+		RunTimeout:  30 * time.Second,
+		OnStep: func(s executor.StepRecord) {
+			fmt.Fprintf(w, "\n%s\n", printable(progressLine(s)))
+			for _, got := range rv.since(printed) {
+				got.print(w, wantHash)
+				printed++
+			}
+		},
+	})
+	rec := ex.Run(ctx, plan, executor.Env{
+		Secrets:     secrets,
+		Facts:       demoFacts,
+		Attachments: func() (resolve.Attachments, error) { return msg, nil },
+	})
+
+	fmt.Fprintln(w, "\nThe run record, as Kobana keeps it (secrets redacted, the attachment described, never its bytes):")
+	if err := writeRecord(w, rec); err != nil {
+		return false, err
+	}
+
+	uploaded := rv.uploadedHash()
+	switch {
+	case rec.Status != executor.RunSucceeded:
+		fmt.Fprintf(w, "\ndemo failed: %s\n", runSummary(rec))
+		return false, nil
+	case uploaded != wantHash:
+		fmt.Fprintf(w, "\ndemo failed: the receiver got a file whose sha256 is %q, not the attachment's %s\n", uploaded, wantHash)
+		return false, nil
+	}
+	fmt.Fprintf(w, "\ndemo succeeded: %d steps succeeded; the ERP received attachment 0 of the e-mail byte for byte (sha256 %s…).\n", len(rec.Steps), wantHash[:16])
+	fmt.Fprintln(w, "Next: run your own workflow with `kobana run -h`, or check one with `kobana validate FILE`.")
+	return true, nil
+}
+
+func formatFacts(f resolve.FactMap) string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%s", k, f[k])
+	}
+	return b.String()
+}
+
+// attachmentSHA256 returns the hex sha256 of attachment i's decoded bytes.
+func attachmentSHA256(m *eml.Message, i int) (string, error) {
+	r, err := m.Open(i)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// demoReceiver is an HTTPS server on 127.0.0.1 that plays the ERP and the
+// chat webhook of the seed example, with a certificate made for the demo's
+// host names, and keeps what it received.
+type demoReceiver struct {
+	addr string
+	srv  *http.Server
+	pool *x509.CertPool
+
+	mu       sync.Mutex
+	got      []*demoReceived
+	uploaded string // sha256 of the last file part received
+}
+
+// demoReceived is the receiver's view of one request.
+type demoReceived struct {
+	Method, Host, Path, Proto string
+	Header                    http.Header
+	Body                      []byte
+	Parts                     []demoPart
+	Status                    int
+	Answer                    string
+}
+
+// demoPart is one part of a multipart/form-data body.
+type demoPart struct {
+	Name, Filename, ContentType string
+	Size                        int
+	SHA256                      string
+	Value                       string // a field's value; empty for files
+	Magic                       string // the first bytes of a file, printable
+}
+
+func startDemoReceiver() (*demoReceiver, error) {
+	cert, pool, err := demoCertificate()
+	if err != nil {
+		return nil, fmt.Errorf("making the receiver's certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the receiver: %w", err)
+	}
+	rv := &demoReceiver{addr: ln.Addr().String(), pool: pool}
+	rv.srv = &http.Server{
+		Handler:           http.HandlerFunc(rv.serve),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go rv.srv.ServeTLS(ln, "", "")
+	return rv, nil
+}
+
+// close stops the receiver; the run is over, so open connections are cut.
+func (rv *demoReceiver) close() { rv.srv.Close() }
+
+// transport sends every request, whatever its host, to the receiver: it
+// dials the receiver's address through the guard's dialer (so the guard
+// still decides) and trusts the receiver's certificate, which names the
+// demo's hosts.
+func (rv *demoReceiver) transport(g *guard.Guard) http.RoundTripper {
+	tr := g.Transport()
+	tr.TLSClientConfig = &tls.Config{RootCAs: rv.pool}
+	d := g.Dialer()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, rv.addr)
+	}
+	return tr
+}
+
+// since returns the requests received after the first n.
+func (rv *demoReceiver) since(n int) []*demoReceived {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	if n >= len(rv.got) {
+		return nil
+	}
+	return slices.Clone(rv.got[n:])
+}
+
+func (rv *demoReceiver) uploadedHash() string {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.uploaded
+}
+
+// serve answers like the ERP (POST /payables, POST
+// /payables/{id}/attachments) and the chat webhook (POST /services/…).
+func (rv *demoReceiver) serve(w http.ResponseWriter, r *http.Request) {
+	got := &demoReceived{Method: r.Method, Host: r.Host, Path: r.URL.RequestURI(), Proto: r.Proto, Header: r.Header.Clone()}
+	status, answer := rv.answer(r, got)
+	got.Status, got.Answer = status, answer
+	rv.mu.Lock()
+	rv.got = append(rv.got, got)
+	rv.mu.Unlock()
+	if strings.HasPrefix(answer, "{") {
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, answer)
+}
+
+func (rv *demoReceiver) answer(r *http.Request, got *demoReceived) (int, string) {
+	const maxBody = 16 << 20
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	erp := host == demoHosts[0]
+	authorized := r.Header.Get("Authorization") == "Bearer "+demoToken
+	path := r.URL.Path
+	switch {
+	case r.Method != http.MethodPost:
+		return http.StatusMethodNotAllowed, `{"error":"method not allowed"}`
+	case erp && path == "/payables":
+		got.Body, err = io.ReadAll(r.Body)
+		var p struct {
+			Supplier string  `json:"supplier"`
+			Amount   float64 `json:"amount"`
+		}
+		switch {
+		case !authorized:
+			return http.StatusUnauthorized, `{"error":"invalid token"}`
+		case err != nil || json.Unmarshal(got.Body, &p) != nil || p.Supplier == "":
+			return http.StatusUnprocessableEntity, `{"error":"a JSON body with supplier and amount is required"}`
+		}
+		return http.StatusCreated, `{"data":{"id":"` + demoPayableID + `","supplier":` + quoteJSON(p.Supplier) + `,"status":"open"}}`
+	case erp && strings.HasPrefix(path, "/payables/") && strings.HasSuffix(path, "/attachments"):
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/payables/"), "/attachments")
+		if err := rv.readParts(r, got); err != nil {
+			return http.StatusBadRequest, `{"error":` + quoteJSON(err.Error()) + `}`
+		}
+		var file *demoPart
+		for i := range got.Parts {
+			if got.Parts[i].Name == "file" && got.Parts[i].Filename != "" {
+				file = &got.Parts[i]
+			}
+		}
+		switch {
+		case !authorized:
+			return http.StatusUnauthorized, `{"error":"invalid token"}`
+		case id != demoPayableID:
+			return http.StatusNotFound, `{"error":` + quoteJSON("no payable "+id) + `}`
+		case file == nil:
+			return http.StatusUnprocessableEntity, `{"error":"a file part named file is required"}`
+		case file.ContentType == "application/pdf" && !strings.HasPrefix(file.Magic, "%PDF-"):
+			return http.StatusUnprocessableEntity, `{"error":"declared application/pdf, but the file is not a PDF"}`
+		}
+		rv.mu.Lock()
+		rv.uploaded = file.SHA256
+		rv.mu.Unlock()
+		return http.StatusCreated, `{"data":{"id":"att_91Kd","payable_id":"` + id + `","filename":` + quoteJSON(file.Filename) + `,"size":` + fmt.Sprint(file.Size) + `}}`
+	case host == demoHosts[1] && strings.HasPrefix(path, "/services/"):
+		got.Body, err = io.ReadAll(r.Body)
+		var m struct {
+			Text string `json:"text"`
+		}
+		if err != nil || json.Unmarshal(got.Body, &m) != nil || m.Text == "" {
+			return http.StatusBadRequest, "invalid_payload"
+		}
+		return http.StatusOK, "ok"
+	}
+	return http.StatusNotFound, `{"error":"not found"}`
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// readParts reads a multipart/form-data body into got.Parts.
+func (rv *demoReceiver) readParts(r *http.Request, got *demoReceived) error {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return errors.New("a multipart/form-data body is required")
+	}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the multipart body: %w", err)
+		}
+		h := sha256.New()
+		var head bytes.Buffer
+		n, err := io.Copy(io.MultiWriter(h, &limitedBuffer{buf: &head, max: 1024}), p)
+		if err != nil {
+			return fmt.Errorf("reading part %q: %w", p.FormName(), err)
+		}
+		part := demoPart{Name: p.FormName(), Filename: p.FileName(), ContentType: p.Header.Get("Content-Type"), Size: int(n), SHA256: hex.EncodeToString(h.Sum(nil))}
+		if part.Filename == "" {
+			part.Value = head.String()
+		} else {
+			magic := head.Bytes()[:min(head.Len(), 5)]
+			part.Magic = printable(string(magic))
+		}
+		got.Parts = append(got.Parts, part)
+	}
+}
+
+// limitedBuffer keeps the first max bytes written to it and discards the rest.
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// print shows the receiver's view of one request: this is what the ERP or
+// the webhook saw, secrets included, as any receiver would.
+func (got *demoReceived) print(w io.Writer, wantHash string) {
+	fmt.Fprintf(w, "  the receiver got   %s https://%s%s (%s)\n", got.Method, got.Host, printable(got.Path), got.Proto)
+	names := make([]string, 0, len(got.Header))
+	for k := range got.Header {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "    %s: %s\n", k, printable(strings.Join(got.Header[k], ", ")))
+	}
+	if len(got.Body) > 0 {
+		fmt.Fprintf(w, "    body: %s\n", printable(string(got.Body)))
+	}
+	if len(got.Parts) > 0 {
+		fmt.Fprintf(w, "    multipart/form-data, %d parts:\n", len(got.Parts))
+		for _, p := range got.Parts {
+			if p.Filename == "" {
+				fmt.Fprintf(w, "      %-16s field %q\n", p.Name, p.Value)
+				continue
+			}
+			fmt.Fprintf(w, "      %-16s file %q, %s, %d bytes, starts with %q\n", p.Name, p.Filename, p.ContentType, p.Size, p.Magic)
+			fmt.Fprintf(w, "      %-16s %-37s %s\n", "", "sha256 of the uploaded file:", p.SHA256)
+			verdict := "the same bytes"
+			if p.SHA256 != wantHash {
+				verdict = "DIFFERENT bytes"
+			}
+			fmt.Fprintf(w, "      %-16s %-37s %s (%s)\n", "", "sha256 of the e-mail's attachment 0:", wantHash, verdict)
+		}
+	}
+	fmt.Fprintf(w, "  and answered       %d %s\n", got.Status, printable(got.Answer))
+}
+
+// demoCertificate makes a short-lived self-signed certificate for the
+// demo's host names and a pool that trusts it.
+func demoCertificate() (tls.Certificate, *x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "kobana demo receiver"},
+		DNSNames:              demoHosts,
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+}
