@@ -285,12 +285,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, err
 		}
-		c := &Caller{
-			Principal:       p,
-			Allowed:         allowedTools(p, s.opts.Roles, s.tools),
-			ProtocolVersion: protocolVersion(req),
-		}
-		c.FormElicitation = formElicitation(req)
+		c := &Caller{Principal: p, Allowed: allowedTools(p, s.opts.Roles, s.tools)}
+		c.ProtocolVersion, c.FormElicitation = requestEra(req)
 		ctx = WithCaller(ctx, c)
 		res, err := next(ctx, method, req)
 		if err != nil {
@@ -370,54 +366,58 @@ func requestMeta(req mcp.Request) map[string]any {
 	return p.GetMeta()
 }
 
-// protocolVersion reads the request's protocol version: the per-request
-// _meta of 2026-07-28, else the session's negotiated version.
-func protocolVersion(req mcp.Request) string {
-	if m := requestMeta(req); m != nil {
-		{
-			if v, ok := m[mcp.MetaKeyProtocolVersion].(string); ok {
-				return v
-			}
-		}
-	}
+// requestEra returns the protocol version of a request and whether its
+// client declared elicitation-form support. A session that negotiated a
+// handshake-era version (initialize) keeps that era whatever a request's
+// _meta claims, as go-sdk serves such requests on the legacy path; otherwise
+// the per-request _meta of 2026-07-28 decides, falling back to what the
+// session learned from server/discover.
+func requestEra(req mcp.Request) (version string, form bool) {
+	var sess *mcp.InitializeParams
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		if ip := ss.InitializeParams(); ip != nil {
-			return ip.ProtocolVersion
-		}
+		sess = ss.InitializeParams()
 	}
-	return ""
+	if sess != nil && sess.ProtocolVersion != "" && sess.ProtocolVersion < ProtocolModern {
+		return sess.ProtocolVersion, sessionForm(sess)
+	}
+	m := requestMeta(req)
+	if v, ok := m[mcp.MetaKeyProtocolVersion].(string); ok {
+		version = v
+	} else if sess != nil {
+		version = sess.ProtocolVersion
+	}
+	if raw, ok := m[mcp.MetaKeyClientCapabilities]; ok {
+		return version, metaForm(raw)
+	}
+	return version, sessionForm(sess)
 }
 
-// formElicitation reports whether the client declared elicitation-form
-// support. A bare "elicitation": {} means form support (the specification's
-// backwards-compatible reading), an object with only "url" does not.
-func formElicitation(req mcp.Request) bool {
-	if m := requestMeta(req); m != nil {
-		{
-			if raw, ok := m[mcp.MetaKeyClientCapabilities]; ok {
-				b, err := json.Marshal(raw)
-				if err != nil {
-					return false
-				}
-				var caps struct {
-					Elicitation map[string]json.RawMessage `json:"elicitation"`
-				}
-				if json.Unmarshal(b, &caps) != nil || caps.Elicitation == nil {
-					return false
-				}
-				_, form := caps.Elicitation["form"]
-				_, url := caps.Elicitation["url"]
-				return form || !url
-			}
-		}
+func sessionForm(ip *mcp.InitializeParams) bool {
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false
 	}
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
-			e := ip.Capabilities.Elicitation
-			return e.Form != nil || e.URL == nil
-		}
+	e := ip.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// metaForm reads elicitation-form support from per-request capabilities. A
+// bare "elicitation": {} means form support (the specification's
+// backwards-compatible reading, which go-sdk leaves as a nil Form); an
+// object with only "url" does not.
+func metaForm(raw any) bool {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return false
 	}
-	return false
+	var caps struct {
+		Elicitation map[string]json.RawMessage `json:"elicitation"`
+	}
+	if json.Unmarshal(b, &caps) != nil || caps.Elicitation == nil {
+		return false
+	}
+	_, form := caps.Elicitation["form"]
+	_, url := caps.Elicitation["url"]
+	return form || !url
 }
 
 // ---- handlers ----

@@ -525,3 +525,32 @@ func TestStdioTokenCheckedPerRequest(t *testing.T) {
 type nopWC struct{ io.Writer }
 
 func (nopWC) Close() error { return nil }
+
+// A session that negotiated 2025 by initialize stays in 2025 even when a
+// request's _meta claims 2026-07-28: it cannot be asked, so nothing runs.
+func TestLegacySessionIgnoresModernMeta(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := e.srv.Connect(ctx, e.tokens["owner"], st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}})
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n1"},
+		Meta: mcp.Meta{
+			mcp.MetaKeyProtocolVersion:    "2026-07-28",
+			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+		}})
+	if err != nil || !strings.Contains(textOf(res), "confirmation_required") || e.toy.runs.Load() != 0 {
+		t.Fatalf("legacy session with modern _meta: %s %v runs=%d", textOf(res), err, e.toy.runs.Load())
+	}
+}

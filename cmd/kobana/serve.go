@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,7 +44,9 @@ const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-db PATH] [-demo]
 Serves the Kobana MCP products on one endpoint for both protocol eras:
 Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
 stdio (token from KOBANA_TOKEN). -demo seeds a demo organization on first
-use and prints a read-write and a read-only token.
+use and prints a read-write and a read-only token. KOBANA_SECRET_KEY (64 hex
+digits) is the key that encrypts workspace secrets at rest; without it the
+store generates one and keeps it in its own file.
 
 flags:
 `
@@ -95,7 +98,16 @@ func runServe(c *Command, args []string) int {
 
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := store.Open(ctx, *dbPath, store.Options{})
+	var storeOpts store.Options
+	if k := c.getenv("KOBANA_SECRET_KEY"); k != "" {
+		key, err := hex.DecodeString(k)
+		if err != nil || len(key) != 32 {
+			fmt.Fprintln(c.Stderr, "kobana serve: KOBANA_SECRET_KEY must be 64 hex digits (32 bytes)")
+			return exitUsage
+		}
+		storeOpts.SecretKey = key
+	}
+	st, err := store.Open(ctx, *dbPath, storeOpts)
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 		return exitFailure
