@@ -32,6 +32,8 @@ var hostileSeeds = []string{
 	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "body": "` + strings.Repeat("${{kobana.now}}", 10000) + `"}]}`,
 	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "body": "` + strings.Repeat("${{", 10000) + `"}]}`,
 	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "body": {"` + strings.Repeat("${{secrets.A}}", 300) + `": 1}}]}`,
+	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/\u0024{{secret.X}}", "label": "\"q\" \u00e9 \n ${{kobana.now}}",
+	 "body": {"a": "caf\u00e9 \"x\" \\ \/ \t${{kobana.nope}} \ud83d\ude00 ${{steps.3.response.status}}"}, "headers": {"X": "\u0024\u007b{ }}"}}]}`,
 	"{\"result\": 1,\r\n \"workflow\": [{\"type\": \"request\",\r\n\t\"url\": \"https://a.example/\\u00e9${{secret.X}}\"}]}",
 	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "headers": {"X-A": "\u2028${{secrets.A}}\r\n"}}]}`,
 	`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/${{steps.99999999999999999999.response.status}}"}]}`,
@@ -74,8 +76,9 @@ func fuzzExamples(t testing.TB) [][]byte {
 
 // FuzzCompile checks properties of Compile on any input: it never panics;
 // every diagnostic has a known code, a severity, a message and a range
-// inside the input whose line and column agree with its byte offset; the
-// diagnostics are in order; a Plan exists exactly when there is no error;
+// inside the input whose line and column agree with its byte offset; a
+// range said to cover a placeholder starts at its "${{" in the source,
+// through escapes; the diagnostics are in order; a Plan exists exactly when there is no error;
 // and a valid document compiles again, and re-indented, to an equal Plan.
 func FuzzCompile(f *testing.F) {
 	for _, doc := range fuzzExamples(f) {
@@ -87,6 +90,7 @@ func FuzzCompile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		plan, ds := Compile(doc)
 		checkDiagnostics(t, doc, ds)
+		checkPlaceholderRanges(t, doc, ds)
 		if (plan != nil) == ds.HasErrors() {
 			t.Fatalf("plan %v with errors %v: %v", plan != nil, ds.HasErrors(), ds)
 		}
@@ -177,6 +181,35 @@ func checkDiagnostics(t *testing.T, doc []byte, ds Diagnostics) {
 			t.Fatalf("diagnostic %d (%s) at %d comes after one at %d", i, d.Code, s.Byte, prev)
 		}
 		prev = s.Byte
+	}
+}
+
+// wholePlaceholderCodes are the codes whose range is a whole placeholder,
+// from its "${{".
+var wholePlaceholderCodes = []string{
+	CodeUnknownNamespace, CodeSecretsReference, CodeKobanaReference, CodeUnknownKobanaKey,
+	CodeStepsReference, CodeAttachmentsReference, CodeIndexOutOfRange, CodeForwardReference,
+	CodeNotAllowed, CodePlaceholderEmpty, CodePlaceholderUnterminated,
+}
+
+// checkPlaceholderRanges checks that a range said to cover a placeholder
+// does, in the source: read as the inside of a JSON string (escapes and
+// all), it starts with "${{". This holds the mapping of decoded offsets back
+// through escapes to account.
+func checkPlaceholderRanges(t *testing.T, doc []byte, ds Diagnostics) {
+	t.Helper()
+	for i, d := range ds {
+		if !slices.Contains(wholePlaceholderCodes, d.Code) {
+			continue
+		}
+		src := doc[d.Range.Start.Byte:d.Range.End.Byte]
+		var text string
+		if err := json.Unmarshal([]byte(`"`+string(src)+`"`), &text); err != nil {
+			t.Fatalf("diagnostic %d (%s): range %q is not the inside of a JSON string: %v", i, d.Code, src, err)
+		}
+		if !strings.HasPrefix(text, "${{") {
+			t.Fatalf("diagnostic %d (%s): range %q (%q decoded) does not start at a placeholder", i, d.Code, src, text)
+		}
 	}
 }
 
