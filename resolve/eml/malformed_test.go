@@ -80,6 +80,8 @@ func TestMalformed(t *testing.T) {
 			[]string{"attachment 3 (boletos.csv", `unknown Content-Transfer-Encoding "x-uuencode"`}},
 		{"multipart without boundary", []byte("Content-Type: multipart/mixed\r\n\r\nhello\r\n"),
 			[]string{"multipart without a boundary"}},
+		{"preamble line too long", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n" + strings.Repeat("x", 5000) +
+			"\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"), []string{"a line of more than 4 KiB"}},
 		{"nested too deep", deep(MaxDepth + 1), []string{"nested more than 32 deep"}},
 		{"too many parts", many(MaxParts + 1), []string{"more than 10000 MIME parts"}},
 		{"part header too large", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nX-Big: " +

@@ -163,6 +163,9 @@ func (w *walker) next() (*leaf, error) {
 			if w.src.err == nil && !w.src.over && strings.Contains(err.Error(), "EOF") {
 				return nil, fmt.Errorf("%w: multipart %s ends without its closing boundary (truncated, or a wrong boundary)", ErrMalformed, describePath(f.path))
 			}
+			if strings.Contains(err.Error(), bufio.ErrBufferFull.Error()) {
+				return nil, fmt.Errorf("%w: multipart %s: a line of more than 4 KiB before or between its parts", ErrMalformed, describePath(f.path))
+			}
 			return nil, w.fail(path, "finding the part", err)
 		}
 		w.parts++
