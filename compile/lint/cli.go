@@ -112,6 +112,13 @@ func (c *CLI) Run(args []string) int {
 		reports[i] = Read(*stdinName, c.Stdin)
 	}
 
+	readErrors := false
+	for _, r := range reports {
+		if r.Err != nil {
+			fmt.Fprintf(c.Stderr, "%s: %s: %v\n", name, r.File, unwrapPath(r.Err, r.File))
+			readErrors = true
+		}
+	}
 	var err error
 	switch *format {
 	case "json":
@@ -125,11 +132,8 @@ func (c *CLI) Run(args []string) int {
 	if Failed(reports, *strict) {
 		status = ExitProblems
 	}
-	for _, r := range reports {
-		if r.Err != nil {
-			fmt.Fprintf(c.Stderr, "%s: %s: %v\n", name, r.File, unwrapPath(r.Err, r.File))
-			status = ExitUsage
-		}
+	if readErrors {
+		status = ExitUsage
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "%s: %v\n", name, err)
