@@ -37,7 +37,7 @@ func (w *walker) bodyError(l *leaf, encoding string, err error) error {
 	var corrupt base64.CorruptInputError
 	switch {
 	case errors.As(err, &corrupt):
-		return fmt.Errorf("%w: invalid base64 at character %d of the encoded data (line breaks not counted)", ErrMalformed, int64(corrupt))
+		return fmt.Errorf("%w: invalid base64 at character %d of the encoded data (line breaks and blanks not counted)", ErrMalformed, int64(corrupt))
 	case encoding == "base64" && errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: base64 data ends in the middle of a 4-character group (truncated?)", ErrMalformed)
 	case encoding == "quoted-printable":
