@@ -113,7 +113,7 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRec
 		var sr StepRecord
 		var res *resolve.Result
 		if err := ctx.Err(); err != nil {
-			sr = StepRecord{Index: i, Label: step.Label, State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
+			sr = StepRecord{Index: i, Label: red.String(step.Label), State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
 				Reason: ReasonCancelled, Error: "not run: " + cancelCause(ctx)}
 			res = &resolve.Result{State: resolve.StateSkipped}
 		} else {
@@ -143,7 +143,7 @@ func cancelCause(ctx context.Context) string {
 func (e *Executor) step(ctx context.Context, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (StepRecord, *resolve.Result) {
 	start := e.opts.Now()
 	scope.Begin(step.Index, start)
-	sr := StepRecord{Index: step.Index, Label: step.Label, StartedAt: start.UTC()}
+	sr := StepRecord{Index: step.Index, Label: red.String(step.Label), StartedAt: start.UTC()}
 	finish := func(state resolve.State, reason, msg string) {
 		sr.State, sr.Reason = state, reason
 		if msg != "" {
