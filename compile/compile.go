@@ -116,6 +116,8 @@ func (c *compiler) compile() *Plan {
 			if workflow == nil {
 				workflow = m.Value
 			}
+		case "$schema":
+			// Points editors at workflow.schema.json; not part of the output.
 		default:
 			sugg := suggest.Closest(m.Key.Text, []string{"result", "workflow"})
 			msg := fmt.Sprintf("unknown top-level key %q is ignored: the document has \"result\" and, optionally, \"workflow\"", m.Key.Text)
@@ -215,7 +217,9 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	if m := fields["method"]; m != nil && sc.wantString(m, "method") && sc.noPlaceholder(m, "method") {
 		if !validMethod(m.Text) {
 			up := strings.ToUpper(strings.TrimSpace(m.Text))
-			if validMethod(up) {
+			if validMethod(up) && strings.TrimSpace(m.Text) != m.Text {
+				c.add(SeverityError, CodeMethod, base+"/method", m.Start, m.End, up, "method %q has spaces around it: write %q", m.Text, up)
+			} else if validMethod(up) {
 				c.add(SeverityError, CodeMethod, base+"/method", m.Start, m.End, up, "method %q must be written in upper case: %q", m.Text, up)
 			} else {
 				c.errorAt(m, CodeMethod, base+"/method", "method %q is not supported: use one of %s", m.Text, strings.Join(Methods, ", "))
@@ -254,6 +258,13 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 		return nil
 	}
 	return st
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func keyStart(obj *jsonpos.Value, key string) int {
@@ -367,11 +378,19 @@ func (sc *stepCompiler) checkRef(v *jsonpos.Value, ptr string, r *lang.Ref) {
 	case r.Index == i:
 		why = fmt.Sprintf("step %d refers to its own response", i)
 	case r.Index >= sc.total:
-		why = fmt.Sprintf("step %d refers to step %d, but the workflow has %d steps (indices start at 0)", i, r.Index, sc.total)
+		why = fmt.Sprintf("step %d refers to step %d, but the workflow has %s (indices start at 0)", i, r.Index, plural(sc.total, "step"))
 	default:
 		why = fmt.Sprintf("step %d refers to step %d, which runs after it", i, r.Index)
 	}
-	sc.add(SeverityError, CodeForwardReference, ptr, start, end, "", "%s: only earlier steps (0 to %d) can be referenced; at run time this step would fail", why, i-1)
+	allowed := "the first step cannot reference any response"
+	switch i {
+	case 0:
+	case 1:
+		allowed = "only step 0 can be referenced"
+	default:
+		allowed = fmt.Sprintf("only earlier steps (0 to %d) can be referenced", i-1)
+	}
+	sc.add(SeverityError, CodeForwardReference, ptr, start, end, "", "%s: %s; at run time this step would fail", why, allowed)
 }
 
 func (sc *stepCompiler) deps() []int {
@@ -403,8 +422,17 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 			prefix = t.Segments[0].Literal
 		}
 	}
+	if strings.TrimSpace(v.Text) == "" {
+		sc.errorAt(v, CodeURL, ptr, "the url is empty: write an absolute https:// or http:// URL, or build it of placeholders")
+		return
+	}
 	if t.IsLiteral() && strings.Contains(v.Text, "${{") {
 		return // a broken placeholder, already reported
+	}
+	for _, r := range t.Refs() {
+		if r.Namespace == lang.Email && (r.Attachment == lang.AttachmentContent || r.Attachment == lang.AttachmentBase64) {
+			sc.add(SeverityWarning, CodeFileOutsideForm, ptr, v.Start, v.End, "", "the url would carry the whole attachment %d as base64; send files in a form field instead", r.Index)
+		}
 	}
 	if prefix == "" {
 		return // the scheme comes from a placeholder; the guard checks it after substitution

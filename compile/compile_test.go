@@ -83,7 +83,7 @@ func TestCompileDeterministic(t *testing.T) {
 }
 
 func TestNoWorkflow(t *testing.T) {
-	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`} {
+	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`, `{"$schema": "../workflow.schema.json", "result": 1}`} {
 		plan, ds := Compile([]byte(doc))
 		if plan == nil || len(plan.Steps) != 0 || len(ds) != 0 {
 			t.Errorf("%s: plan %+v, %v", doc, plan, ds)
@@ -154,6 +154,9 @@ func TestDiagnostics(t *testing.T) {
 		{"missing url", step(`{"type": "request"}`), CodeMissingField, SeverityError, "/workflow/0", "{", `no "url"`, ""},
 		{"unknown type", step(`{"type": "email", "url": "https://a.example/"}`), CodeUnknownStepType, SeverityError, "/workflow/0/type", `"email"`, "rejected whole", ""},
 		{"type not string", step(`{"type": 1, "url": "https://a.example/"}`), CodeFieldType, SeverityError, "/workflow/0/type", `1`, "must be a string", ""},
+		{"method with spaces", req(`, "method": " POST"`), CodeMethod, SeverityError, "/workflow/0/method", `" POST"`, "spaces around it", "POST"},
+		{"url empty", step(`{"type": "request", "url": ""}`), CodeURL, SeverityError, "/workflow/0/url", `""`, "the url is empty", ""},
+		{"url file", step(`{"type": "request", "url": "https://a.example/${{email.attachments.0}}"}`), CodeFileOutsideForm, SeverityWarning, "/workflow/0/url", `"https://a.example/${{email.attachments.0}}"`, "whole attachment 0", ""},
 		{"lower-case method", req(`, "method": "post"`), CodeMethod, SeverityError, "/workflow/0/method", `"post"`, `upper case: "POST"`, "POST"},
 		{"bad method", req(`, "method": "FETCH"`), CodeMethod, SeverityError, "/workflow/0/method", `"FETCH"`, "GET, POST, PUT, PATCH, DELETE", ""},
 		{"placeholder in method", req(`, "method": "${{secrets.M}}"`), CodeNotAllowed, SeverityError, "/workflow/0/method", `${{secrets.M}}`, `not allowed in "method"`, ""},
@@ -188,7 +191,7 @@ func TestDiagnostics(t *testing.T) {
 		{"expected status huge", req(`, "expected_status": 1e400`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `1e400`, "100 to 599", ""},
 		{"forward reference", step(`{"type": "request", "url": "https://a.example/${{steps.1.response.status}}"}, {"type": "request", "url": "https://a.example/"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.1.response.status}}`, "runs after it", ""},
 		{"self reference", step(`{"type": "request", "url": "https://a.example/${{steps.0.response.status}}"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.0.response.status}}`, "its own response", ""},
-		{"reference past the end", step(`{"type": "request", "url": "https://a.example/", "body": {"a": ["${{steps.5.response.body}}"]}}`), CodeForwardReference, SeverityError, "/workflow/0/body/a/0", `${{steps.5.response.body}}`, "has 1 steps", ""},
+		{"reference past the end", step(`{"type": "request", "url": "https://a.example/", "body": {"a": ["${{steps.5.response.body}}"]}}`), CodeForwardReference, SeverityError, "/workflow/0/body/a/0", `${{steps.5.response.body}}`, "has 1 step (", ""},
 		{"unknown namespace", req(`, "headers": {"Authorization": "Bearer ${{secret.TOKEN}}"}`), lang.CodeUnknownNS, SeverityError, "/workflow/0/headers/Authorization", `${{secret.TOKEN}}`, "did you mean ${{secrets.TOKEN}}", "${{secrets.TOKEN}}"},
 		{"unknown kobana key", req(`, "body": {"id": "${{kobana.emailid}}"}`), lang.CodeUnknownKobana, SeverityError, "/workflow/0/body/id", `${{kobana.emailid}}`, "unknown run fact", "${{kobana.email_id}}"},
 		{"unterminated", req(`, "body": "x ${{secrets.A"`), lang.CodeUnterminated, SeverityError, "/workflow/0/body", `${{secrets.A`, "unterminated", ""},

@@ -267,10 +267,7 @@ func TestManyPlaceholders(t *testing.T) {
 
 // TestEmptyURLIsAnError: found by FuzzSchemaAcceptsWhatCompiles
 // (compile/lint). An empty url is not an absolute http(s) URL and not built
-// of placeholders, yet it compiles: checkURL returns early when the literal
-// prefix is empty, which is meant only for a url that starts with a
-// placeholder. SPEC 1.1: url is required; the step would only fail at run
-// time.
+// of placeholders, so it must not compile.
 func TestEmptyURLIsAnError(t *testing.T) {
 	plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ""}]}`))
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeURL || ds[0].Pointer != "/workflow/0/url" {
