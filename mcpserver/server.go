@@ -288,6 +288,17 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		c := &Caller{Principal: p, Allowed: allowedTools(p, s.opts.Roles, s.tools)}
 		c.ProtocolVersion, c.FormElicitation = requestEra(req)
 		ctx = WithCaller(ctx, c)
+		if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+			// Served here rather than by the SDK, whose template lookup
+			// compiles a regular expression per template per read; the
+			// SDK still stamps resultType and serverInfo on the way out.
+			res, err := s.readResource(ctx, rr)
+			if err != nil {
+				return nil, s.rewriteError(c, method, err)
+			}
+			res.CacheScope, res.TTLMs = "private", 0
+			return res, nil
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, s.rewriteError(c, method, err)

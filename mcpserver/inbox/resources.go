@@ -47,13 +47,9 @@ func (p *Product) resources() []mcpserver.Resource {
 				return p.getWorkspace(ctx, c, id)
 			}),
 		tmpl("inboxes/{id}", "inbox", "Inbox", "One inbox: address, agent, recipients, filters and attachment rules (JSON).", "inboxes_get",
-			func(ctx context.Context, c *mcpserver.Caller, id string) (any, error) {
-				return p.getInbox(ctx, c.Workspace, id)
-			}),
+			p.record(KindInbox)),
 		tmpl("emails/{id}", "email", "E-mail", "One received e-mail: headers, body, attachments and processing status (JSON).", "emails_get",
-			func(ctx context.Context, c *mcpserver.Caller, id string) (any, error) {
-				return p.getEmail(ctx, c.Workspace, id)
-			}),
+			p.record(KindEmail)),
 		tmpl("emails/{id}/eml", "email-eml", "Raw e-mail download", "A short-lived signed URL to download the raw .eml (JSON).", "emails_eml",
 			func(ctx context.Context, c *mcpserver.Caller, id string) (any, error) {
 				e, err := p.getEmail(ctx, c.Workspace, id)

@@ -15,7 +15,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
-func open(t *testing.T, now func() time.Time) (*store.SQL, string) {
+func open(t testing.TB, now func() time.Time) (*store.SQL, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.db")
 	st, err := store.Open(context.Background(), path, store.Options{Now: now})
@@ -26,7 +26,7 @@ func open(t *testing.T, now func() time.Time) (*store.SQL, string) {
 	return st, path
 }
 
-func seedIdentity(t *testing.T, st *store.SQL) {
+func seedIdentity(t testing.TB, st *store.SQL) {
 	t.Helper()
 	ctx := context.Background()
 	for _, err := range []error{
