@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,9 +33,7 @@ func constantServer(b *testing.B, text string) string {
 }
 
 func BenchmarkResourcesReadEmailHTTP(b *testing.B) {
-	t := &testing.T{}
-	h := newHarness(t)
-	b.Cleanup(func() {})
+	h := newHarness(b)
 	uri := "kobana://inbox/emails/eml_inv_00"
 	first, err := h.connectB(b, h.url, h.tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
@@ -85,4 +84,42 @@ func (h *harness) connectB(b *testing.B, url, token, era string) *mcp.ClientSess
 	}
 	b.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// BenchmarkReadEmailVsConstant interleaves one read from each server per
+// iteration, so that both see the same machine load, and reports each
+// server's requests per second and their ratio (goal: ratio ≥ 0.7).
+func BenchmarkReadEmailVsConstant(b *testing.B) {
+	h := newHarness(b)
+	uri := "kobana://inbox/emails/eml_inv_00"
+	first, err := h.connectB(b, h.url, h.tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		b.Fatal(err)
+	}
+	constURL := constantServer(b, first.Contents[0].Text) + "/mcp"
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		b.Run(era, func(b *testing.B) {
+			ctx := context.Background()
+			constant := h.connectB(b, constURL, "", era)
+			ours := h.connectB(b, h.url, h.tokens["viewer"], era)
+			var tc, ti time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := constant.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := ours.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+					b.Fatal(err)
+				}
+				tc += t1.Sub(t0)
+				ti += time.Since(t1)
+			}
+			n := float64(b.N)
+			b.ReportMetric(n/tc.Seconds(), "constant-req/s")
+			b.ReportMetric(n/ti.Seconds(), "inbox-req/s")
+			b.ReportMetric(tc.Seconds()/ti.Seconds(), "ratio")
+		})
+	}
 }

@@ -49,7 +49,7 @@ type recorded struct {
 func (r *receiver) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.reqs) }
 
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	st      *store.SQL
 	clock   *clock
 	srv     *mcpserver.Server
@@ -82,7 +82,7 @@ func (f *fakeRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput) (j
 
 var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	ctx := context.Background()
 	clk := &clock{t: demoNow}
