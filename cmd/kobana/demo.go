@@ -55,13 +55,10 @@ const (
 var demoHosts = []string{"erp.example.com", "hooks.example.com"}
 
 var demoFacts = resolve.FactMap{
-	"env":              "sandbox",
-	"app_url":          "https://app.kobana.example",
-	"workspace_id":     "ws_demo",
-	"inbox_email":      "financeiro@example.inbox.kobana.com.br",
-	"email_id":         "em_demo_4521",
-	"email_message_id": "<nfe-4521.20261127092013@acme.example.com.br>",
-	"workflow_run_id":  "wr_demo_0001",
+	"env":             "sandbox",
+	"workspace_id":    "ws_demo",
+	"email_id":        "em_demo_4521",
+	"workflow_run_id": "wr_demo_0001",
 }
 
 const demoUsage = `usage: kobana demo
