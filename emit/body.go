@@ -54,6 +54,16 @@ func (b *builder) stream(att int, size int64, b64 bool) {
 	b.chunks = append(b.chunks, chunk{stream: true, att: att, size: size, base64: b64})
 }
 
+// streams reports whether any chunk is an attachment stream.
+func (b *builder) streams() bool {
+	for _, c := range b.chunks {
+		if c.stream {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *builder) body(atts resolve.Attachments) *body {
 	b.flush()
 	out := &body{chunks: b.chunks, atts: atts}

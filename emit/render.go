@@ -79,7 +79,7 @@ func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
 	u := *r.URL
 	req.URL = &u
 	req.Host = u.Host
-	req.Header = r.Header.Clone()
+	req.Header = r.Header // net/http does not modify a client request's headers
 	switch {
 	case r.body == nil:
 	case r.body.length == 0:
@@ -197,7 +197,10 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		rec.Headers["Content-Type"] = ctype
 	}
 	if step.Body != nil || step.Form != nil {
-		atts, _ := scope.Email()
+		var atts resolve.Attachments
+		if b.streams() {
+			atts, _ = scope.Email() // already opened to resolve the stream's reference
+		}
 		req.body = b.body(atts)
 	}
 	return req, nil

@@ -104,20 +104,21 @@ func New(opts Options) *Executor {
 // partial record: when ctx ends, the steps not yet started are recorded as
 // skipped with ReasonCancelled.
 func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRecord {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.RunTimeout)
-	defer cancel()
+	// The run's deadline bounds each step's context (see step), rather than
+	// wrapping the run in a context of its own.
+	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout)}
 	red := resolve.NewRedactor(env.Secrets)
 	scope := &resolve.Scope{Secrets: env.Secrets, Facts: env.Facts, Attachments: env.Attachments, Redactor: red}
 	rec := &RunRecord{Status: RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []StepRecord{}}
 	for i, step := range plan.Steps {
 		var sr StepRecord
 		var res *resolve.Result
-		if err := ctx.Err(); err != nil {
+		if run.over() {
 			sr = StepRecord{Index: i, Label: red.String(step.Label), State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
-				Reason: ReasonCancelled, Error: "not run: " + cancelCause(ctx)}
+				Reason: ReasonCancelled, Error: "not run: " + run.cause()}
 			res = &resolve.Result{State: resolve.StateSkipped}
 		} else {
-			sr, res = e.step(ctx, step, scope, red)
+			sr, res = e.step(run, step, scope, red)
 		}
 		scope.Record(i, res)
 		if sr.State != resolve.StateSucceeded {
@@ -132,15 +133,26 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRec
 	return rec
 }
 
-func cancelCause(ctx context.Context) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return "the run reached its deadline"
+// runState is a run's context and deadline.
+type runState struct {
+	ctx      context.Context
+	deadline time.Time
+}
+
+// over reports whether the run was cancelled or reached its deadline.
+func (r runState) over() bool {
+	return r.ctx.Err() != nil || !time.Now().Before(r.deadline)
+}
+
+func (r runState) cause() string {
+	if r.ctx.Err() != nil && !errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		return "the run was cancelled"
 	}
-	return "the run was cancelled"
+	return "the run reached its deadline"
 }
 
 // step runs one step and returns its record and its result for later steps.
-func (e *Executor) step(ctx context.Context, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (StepRecord, *resolve.Result) {
+func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (StepRecord, *resolve.Result) {
 	start := e.opts.Now()
 	scope.Begin(step.Index, start)
 	sr := StepRecord{Index: step.Index, Label: red.String(step.Label), StartedAt: start.UTC()}
@@ -172,7 +184,11 @@ func (e *Executor) step(ctx context.Context, step *compile.Step, scope *resolve.
 		return sr, &resolve.Result{State: resolve.StateFailed}
 	}
 
-	sctx, cancel := context.WithTimeout(ctx, e.opts.StepTimeout)
+	deadline := time.Now().Add(e.opts.StepTimeout)
+	if run.deadline.Before(deadline) {
+		deadline = run.deadline
+	}
+	sctx, cancel := context.WithDeadline(run.ctx, deadline)
 	defer cancel()
 	hreq, err := req.HTTPRequest(sctx)
 	if err != nil {
@@ -181,14 +197,14 @@ func (e *Executor) step(ctx context.Context, step *compile.Step, scope *resolve.
 	}
 	resp, err := e.client.Do(hreq)
 	if err != nil {
-		reason, msg := describeTransportError(ctx, sctx, err, e.opts.StepTimeout)
+		reason, msg := describeTransportError(run, sctx, err, e.opts.StepTimeout)
 		finish(resolve.StateFailed, reason, msg)
 		return sr, &resolve.Result{State: resolve.StateFailed}
 	}
 	captured, readErr := e.capture(resp)
 	sr.Response = e.responseRecord(captured, red)
 	if readErr != nil {
-		reason, msg := describeTransportError(ctx, sctx, readErr, e.opts.StepTimeout)
+		reason, msg := describeTransportError(run, sctx, readErr, e.opts.StepTimeout)
 		finish(resolve.StateFailed, reason, "reading the response: "+msg)
 		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
 	}
@@ -318,13 +334,13 @@ func redactJSON(body []byte, red *resolve.Redactor) (json.RawMessage, bool) {
 
 // describeTransportError explains a failed exchange without the URL (which
 // may be a secret) in words a person understands.
-func describeTransportError(runCtx, stepCtx context.Context, err error, timeout time.Duration) (string, string) {
+func describeTransportError(run runState, stepCtx context.Context, err error, timeout time.Duration) (string, string) {
 	var denied *guard.DeniedError
 	if errors.As(err, &denied) {
 		return ReasonDenied, "not sent: " + denied.Error()
 	}
-	if runCtx.Err() != nil {
-		return ReasonCancelled, "stopped: " + cancelCause(runCtx)
+	if run.over() {
+		return ReasonCancelled, "stopped: " + run.cause()
 	}
 	if stepCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
 		return ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
