@@ -377,3 +377,30 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", yes)
+	// eml_inv_04's agent answered with a JSON string: replaying it is still
+	// an invalid output, and no workflow runs.
+	var out inbox.Reprocessed
+	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_04"}), &out)
+	if out.Status != "failed" || out.AgentRun.Cause != "invalid_output" || out.WorkflowRun != nil {
+		t.Fatalf("invalid output replay: %+v", out.AgentRun)
+	}
+	// A failed reprocess does not lose the recorded output: reprocessing
+	// again replays the output of the run before it.
+	h.runner.status = "failed"
+	out = inbox.Reprocessed{}
+	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
+	first := out.AgentRun.ID
+	h.runner.status = "succeeded"
+	out = inbox.Reprocessed{}
+	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
+	if out.Status != "succeeded" || out.AgentRun.ReprocessOf != first || len(out.AgentRun.Output) == 0 {
+		t.Fatalf("second reprocess: %+v", out.AgentRun)
+	}
+	if len(h.runner.inputs) != 2 {
+		t.Errorf("workflow ran %d times, want 2", len(h.runner.inputs))
+	}
+}

@@ -154,12 +154,9 @@ func (p *Product) reprocess(ctx context.Context, c *mcpserver.Caller, id string)
 	if err != nil {
 		return Reprocessed{}, err
 	}
-	var prev *AgentRun
-	if e.AgentRunID != "" {
-		var r AgentRun
-		if err := p.repo.get(ctx, c.Workspace, KindAgentRun, e.AgentRunID, &r); err == nil && r.AgentID == ag.ID {
-			prev = &r
-		}
+	prev, err := p.lastOutput(ctx, c.Workspace, e.AgentRunID, ag.ID)
+	if err != nil {
+		return Reprocessed{}, err
 	}
 	started := p.now().UTC()
 	res, err := p.opts.AgentRunner.RunAgent(ctx, AgentInput{Workspace: w, Inbox: ib, Agent: ag, Email: e, EML: raw, Previous: prev})
@@ -171,6 +168,9 @@ func (p *Product) reprocess(ctx context.Context, c *mcpserver.Caller, id string)
 		CostUSD: cost(ag.Model, res.Tokens), StartedAt: started}
 	if prev != nil {
 		run.ReprocessOf = prev.ID
+	}
+	if run.Status == "succeeded" && !isAgentDocument(run.Output) {
+		run.Status, run.Cause, run.Error = "failed", "invalid_output", "the agent's answer is not a JSON object with a result"
 	}
 	var wrun *WorkflowRun
 	if run.Status == "succeeded" && hasWorkflow(run.Output) {
@@ -198,6 +198,48 @@ func (p *Product) reprocess(ctx context.Context, c *mcpserver.Caller, id string)
 	}
 	out := Reprocessed{EmailID: e.ID, Status: run.Status, AgentRun: run, WorkflowRun: wrun}
 	return out, p.event(ctx, c, "email.reprocessed", e.ID, map[string]string{"email_id": e.ID, "agent_run_id": run.ID, "workflow_run_id": run.WorkflowRunID, "status": run.Status})
+}
+
+// lastOutput walks an e-mail's runs, newest first (each reprocess points at
+// the run it replaced), to the latest run of the agent that recorded an
+// output: what the replay runner answers with. nil when there is none.
+func (p *Product) lastOutput(ctx context.Context, ws, runID, agentID string) (*AgentRun, error) {
+	var newest *AgentRun
+	for hops := 0; runID != "" && hops < 100; hops++ {
+		var r AgentRun
+		if err := p.repo.get(ctx, ws, KindAgentRun, runID, &r); err != nil {
+			if errors.Is(err, mcpserver.ErrNotFound) {
+				break
+			}
+			return nil, err
+		}
+		if r.AgentID == agentID {
+			if newest == nil {
+				n := r
+				newest = &n
+			}
+			if len(r.Output) > 0 {
+				// The newest run is the one replaced; the output replayed is
+				// the latest one recorded.
+				out := *newest
+				out.Output, out.Tokens = r.Output, r.Tokens
+				return &out, nil
+			}
+		}
+		runID = r.ReprocessOf
+	}
+	return newest, nil
+}
+
+// isAgentDocument reports whether an agent's output is a JSON object with a
+// result, the shape SPEC Part 1 requires.
+func isAgentDocument(output json.RawMessage) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(output, &doc) != nil {
+		return false
+	}
+	_, ok := doc["result"]
+	return ok
 }
 
 func hasWorkflow(output json.RawMessage) bool {
