@@ -243,7 +243,7 @@ func validID(s string) bool {
 // errUnauthenticated is returned when a request carries no usable identity.
 var errUnauthenticated = &jsonrpc.Error{Code: -32001, Message: "unauthenticated: no valid token for this request"}
 
-// principalKey carries a stdio connection's token through the context.
+// stdioTokenKey carries a stdio connection's token through the context.
 type stdioTokenKey struct{}
 
 func (s *Server) principal(ctx context.Context, req mcp.Request) (store.Principal, error) {

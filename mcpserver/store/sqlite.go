@@ -382,10 +382,17 @@ func (s *SQL) CreateToken(ctx context.Context, t NewToken) (string, error) {
 	if len(t.Scopes) == 0 {
 		return "", errors.New("store: create token: no scopes")
 	}
+	write := false
 	for _, sc := range t.Scopes {
 		if sc != "read" && sc != "write" {
 			return "", fmt.Errorf("store: create token: unknown scope %q (want read or write)", sc)
 		}
+		write = write || sc == "write"
+	}
+	// A token reads, and may also write: write implies read.
+	scopes := "read"
+	if write {
+		scopes = "read,write"
 	}
 	var role string
 	err := s.db.QueryRowContext(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
@@ -399,7 +406,7 @@ func (s *SQL) CreateToken(ctx context.Context, t NewToken) (string, error) {
 	id := "tok_" + randomHex(8)
 	_, err = s.db.ExecContext(ctx, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
-		id, HashToken(token), t.Person, t.Workspace, strings.Join(t.Scopes, ","), t.Label, ms(s.now()), ms(t.Expires))
+		id, HashToken(token), t.Person, t.Workspace, scopes, t.Label, ms(s.now()), ms(t.Expires))
 	if err != nil {
 		return "", fmt.Errorf("store: create token: %w", err)
 	}
