@@ -158,6 +158,9 @@ func TestConfirmationAnswers(t *testing.T) {
 			return h.rawCall("owner", "webhooks_rotate_secret", args, formCaps, state, yesAnswer)
 		},
 		"other person": func() map[string]any { return h.rawCall("owner2", "webhooks_test", args, formCaps, state, yesAnswer) },
+		"same person, other workspace": func() map[string]any {
+			return h.rawCall("sandbox", "webhooks_test", args, formCaps, state, yesAnswer)
+		},
 		"tampered": func() map[string]any {
 			parts := strings.Split(state, ".")
 			claims := mustB64(t, parts[2])
