@@ -109,27 +109,6 @@ func runCommand(c *Command, args []string) int {
 
 // run validates every input, then runs the workflow and writes its record.
 func (f *runFlags) run(c *Command) int {
-	var report lint.Report
-	if f.workflow == "-" {
-		report = lint.Read("<stdin>", c.Stdin)
-	} else {
-		report = lint.ReadFile(f.workflow)
-	}
-	if report.Err != nil {
-		fmt.Fprintf(c.Stderr, "kobana run: %v\n", report.Err)
-		return exitUsage
-	}
-	if report.Errors() > 0 || report.Warnings() > 0 {
-		if err := lint.WriteText(c.Stderr, []lint.Report{report}, lint.TextOptions{}); err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
-			return exitUsage
-		}
-	}
-	if report.Errors() > 0 {
-		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", report.File)
-		return exitUsage
-	}
-
 	secrets := resolve.SecretMap{}
 	if f.secrets != "" {
 		m, err := readStringObject(f.secrets, "secrets")
@@ -146,6 +125,31 @@ func (f *runFlags) run(c *Command) int {
 		}
 	}
 	red := resolve.NewRedactor(secrets)
+
+	var report lint.Report
+	if f.workflow == "-" {
+		report = lint.Read("<stdin>", c.Stdin)
+	} else {
+		report = lint.ReadFile(f.workflow)
+	}
+	if report.Err != nil {
+		fmt.Fprintf(c.Stderr, "kobana run: %v\n", report.Err)
+		return exitUsage
+	}
+	if report.Errors() > 0 || report.Warnings() > 0 {
+		// The document may hold a secret's value verbatim: the quoted
+		// source lines are redacted like everything else printed.
+		var diags bytes.Buffer
+		if err := lint.WriteText(&diags, []lint.Report{report}, lint.TextOptions{}); err != nil {
+			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
+			return exitUsage
+		}
+		io.WriteString(c.Stderr, red.String(diags.String()))
+	}
+	if report.Errors() > 0 {
+		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", report.File)
+		return exitUsage
+	}
 
 	facts := resolve.FactMap{}
 	if f.facts != "" {

@@ -451,3 +451,15 @@ func TestProgressLineIsPrintable(t *testing.T) {
 		t.Errorf("line %q", line)
 	}
 }
+
+// TestRunDiagnosticsRedactSecrets: a document that holds a secret's value
+// verbatim is quoted in the diagnostics with the value redacted.
+func TestRunDiagnosticsRedactSecrets(t *testing.T) {
+	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
+	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"Host": "`+testToken+`"}}]}`)
+	status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", secrets)
+	if status != exitUsage || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "[redacted secrets.FINANCE_TOKEN]") {
+		t.Errorf("exit %d:\n%s", status, errs)
+	}
+	noSecrets(t, "stderr", errs)
+}
