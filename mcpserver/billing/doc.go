@@ -1,0 +1,26 @@
+// Package billing is the Billing MCP product: an organization's customers,
+// subscriptions, invoices (boletos and card charges in BRL) and the NF-e
+// (Brazilian electronic invoices) issued for them. It declares the
+// product's tools (all prefixed billing_), the kobana://billing/ resources
+// and templates, its four prompts, its completions and its confirmation
+// policy for the mcpserver framework.
+//
+// Entry points:
+//   - New(Options) returns the *mcpserver.Product to serve and the
+//     *Product behind it.
+//   - SeedDemo fills a store with the Billing records of the demo
+//     organization that inbox.Seed creates (same organization, people and
+//     tokens).
+//   - AccessKey, ValidAccessKey, ValidCPF and ValidCNPJ are the fiscal
+//     number rules the product enforces.
+//
+// Billing data belongs to an organization, not to a workspace: every record
+// is kept in store.Records under the caller's organization id (the kinds
+// are declared in models.go), so a record of another organization is simply
+// not found, whichever workspace the token names.
+//
+// Policy: destructive tools (delete, cancel, refund) are confirmed with the
+// user on 2026-07-28 when the client supports elicitation forms; a decline
+// answers USER_DECLINED. On era 2025, or without form support, they run
+// directly and confirmation is left to the client.
+package billing

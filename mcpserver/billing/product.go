@@ -1,0 +1,206 @@
+package billing
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// URIPrefix is where every Billing resource lives.
+const URIPrefix = "kobana://billing/"
+
+// DeclineCode is what Billing answers when the user declines a confirmation.
+const DeclineCode = "USER_DECLINED"
+
+// MaxResourceBytes is the largest document a resource returns (10 MB).
+const MaxResourceBytes = 10 << 20
+
+// Options are the Billing product's dependencies.
+type Options struct {
+	// Store keeps Billing's records, partitioned by organization id.
+	Store store.Records
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxResourceBytes caps a resource's document; zero means
+	// MaxResourceBytes (10 MB).
+	MaxResourceBytes int
+}
+
+// Product is the Billing product.
+type Product struct {
+	opts Options
+	repo repo
+	now  func() time.Time
+	max  int
+	// seq serializes number assignment (invoice and NF-e numbers) within
+	// this process.
+	seq sync.Mutex
+}
+
+// Policy is Billing's confirmation policy: USER_DECLINED on decline, and
+// destructive tools run directly for clients that cannot be asked.
+var Policy = mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: true}
+
+// New builds the Billing product.
+func New(opts Options) (*mcpserver.Product, *Product, error) {
+	if opts.Store == nil {
+		return nil, nil, errors.New("billing: Options.Store is required")
+	}
+	p := &Product{opts: opts, repo: repo{st: opts.Store}, now: opts.Now, max: opts.MaxResourceBytes}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.max <= 0 {
+		p.max = MaxResourceBytes
+	}
+	var tools []mcpserver.Tool
+	tools = append(tools, p.organizationTools()...)
+	tools = append(tools, p.schemaTools()...)
+	tools = append(tools, p.customerTools()...)
+	tools = append(tools, p.subscriptionTools()...)
+	tools = append(tools, p.invoiceTools()...)
+	tools = append(tools, p.nfeTools()...)
+	mp := &mcpserver.Product{
+		Name:      "billing",
+		Tools:     tools,
+		Resources: p.resources(),
+		Prompts:   p.prompts(),
+		Complete:  p.complete,
+		Policy:    Policy,
+	}
+	return mp, p, nil
+}
+
+// brt is Brasília time (no daylight saving since 2019): due dates are
+// calendar days there.
+var brt = time.FixedZone("BRT", -3*60*60)
+
+const dateLayout = "2006-01-02"
+
+// today is the current calendar day in Brasília.
+func (p *Product) today() string { return p.now().In(brt).Format(dateLayout) }
+
+func parseDate(field, s string) (time.Time, error) {
+	t, err := time.ParseInLocation(dateLayout, s, brt)
+	if err != nil {
+		return t, mcpserver.Errorf("invalid_arguments", "%s must be a date such as 2026-12-10 (YYYY-MM-DD), got %q", field, s)
+	}
+	return t, nil
+}
+
+func parseMonth(s string) (time.Time, error) {
+	t, err := time.ParseInLocation("2006-01", s, brt)
+	if err != nil || len(s) != 7 {
+		return t, fmt.Errorf("month must be YYYY-MM, e.g. 2026-11, got %q", s)
+	}
+	return t, nil
+}
+
+func required(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return mcpserver.Errorf("invalid_arguments", "%s is required", name)
+	}
+	return nil
+}
+
+// IDArg is the input of tools that address one record.
+type IDArg struct {
+	ID string `json:"id" jsonschema:"the record id"`
+}
+
+// Page is the common pagination and ordering input of list tools.
+type Page struct {
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"pass next_cursor of the previous page to get the next one"`
+	Sort   string `json:"sort,omitempty" jsonschema:"a sortable field (see kobana://billing/schemas/{resource}), prefixed with - for descending; default -created_at (most recent first)"`
+}
+
+// sorter compares two records by one field.
+type sorter[T any] map[string]func(a, b T) int
+
+// paginate orders items (already filtered, most recent first) and returns
+// one page and the cursor of the next.
+func paginate[T any](items []T, pg Page, sorts sorter[T]) ([]T, string, error) {
+	limit := pg.Limit
+	if limit == 0 {
+		limit = 20
+	}
+	if limit < 1 || limit > 100 {
+		return nil, "", mcpserver.Errorf("invalid_arguments", "limit must be between 1 and 100")
+	}
+	offset := 0
+	if pg.Cursor != "" {
+		n, err := strconv.Atoi(pg.Cursor)
+		if err != nil || n < 0 {
+			return nil, "", mcpserver.Errorf("invalid_arguments", "cursor %q is not a next_cursor this tool returned", pg.Cursor)
+		}
+		offset = n
+	}
+	if s := pg.Sort; s != "" && s != "-created_at" {
+		desc := strings.HasPrefix(s, "-")
+		field := strings.TrimPrefix(s, "-")
+		cmpf, ok := sorts[field]
+		if !ok {
+			names := make([]string, 0, len(sorts))
+			for k := range sorts {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			return nil, "", mcpserver.Errorf("invalid_arguments", "cannot sort by %q; sortable fields: %s (prefix - for descending)", field, strings.Join(names, ", "))
+		}
+		slices.SortStableFunc(items, func(a, b T) int {
+			if desc {
+				return cmpf(b, a)
+			}
+			return cmpf(a, b)
+		})
+	}
+	if offset >= len(items) {
+		return []T{}, "", nil
+	}
+	end := min(offset+limit, len(items))
+	next := ""
+	if end < len(items) {
+		next = strconv.Itoa(end)
+	}
+	return items[offset:end], next, nil
+}
+
+func byTime(a, b time.Time) int { return a.Compare(b) }
+
+func byString(a, b string) int { return cmp.Compare(a, b) }
+
+// lock serializes a read-modify-write of numbered records.
+func (p *Product) lock() func() {
+	p.seq.Lock()
+	return p.seq.Unlock
+}
+
+// nextNumber returns the next value of an organization's counter.
+func (p *Product) nextNumber(ctx context.Context, org, name string, start int) (int, error) {
+	var c struct {
+		Value int `json:"value"`
+	}
+	_, err := p.repo.get(ctx, org, KindCounter, name, &c)
+	if err != nil && !errors.Is(err, mcpserver.ErrNotFound) {
+		return 0, err
+	}
+	if c.Value < start {
+		c.Value = start
+	} else {
+		c.Value++
+	}
+	if err := p.repo.put(ctx, org, KindCounter, name, "", "", p.now(), c); err != nil {
+		return 0, err
+	}
+	return c.Value, nil
+}

@@ -1,0 +1,278 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// NFeListArg filters billing_nfes_list.
+type NFeListArg struct {
+	Page
+	Status     string `json:"status,omitempty" jsonschema:"authorized, rejected, pending or cancelled"`
+	InvoiceID  string `json:"invoice_id,omitempty" jsonschema:"only NF-e of this invoice"`
+	CustomerID string `json:"customer_id,omitempty" jsonschema:"only NF-e issued to this customer"`
+}
+
+// NFeList is a page of NF-e.
+type NFeList struct {
+	NFes       []NFe  `json:"nfes"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// NFeEmitArg asks for an NF-e for an invoice.
+type NFeEmitArg struct {
+	InvoiceID string `json:"invoice_id" jsonschema:"the open or paid invoice to document"`
+}
+
+// NFeCancelArg cancels an authorized NF-e.
+type NFeCancelArg struct {
+	ID     string `json:"id" jsonschema:"the authorized NF-e"`
+	Reason string `json:"reason" jsonschema:"justification sent to SEFAZ (xJust), 15 to 255 characters"`
+}
+
+var nfeSorts = sorter[NFe]{
+	"number":        func(a, b NFe) int { return cmpInt(int64(a.Number), int64(b.Number)) },
+	"amount_cents":  func(a, b NFe) int { return cmpInt(a.AmountCents, b.AmountCents) },
+	"issued_at":     func(a, b NFe) int { return byTime(a.IssuedAt, b.IssuedAt) },
+	"authorized_at": func(a, b NFe) int { return byTime(a.AuthorizedAt, b.AuthorizedAt) },
+	"created_at":    func(a, b NFe) int { return byTime(a.CreatedAt, b.CreatedAt) },
+}
+
+// cancelWindow is how long after authorization SEFAZ accepts a cancellation.
+const cancelWindow = 24 * time.Hour
+
+// hasDocuments reports whether an NF-e has a DANFE and an authorized XML.
+func hasDocuments(n NFe) bool { return n.Status == NFeAuthorized || n.Status == NFeCancelled }
+
+// viewNFe describes the NF-e's documents.
+func viewNFe(n NFe) NFe {
+	n.PDF, n.XML = nil, nil
+	if hasDocuments(n) {
+		n.PDF = &FileInfo{URI: URIPrefix + "nfes/" + n.ID + "/pdf", MIMEType: "application/pdf"}
+		n.XML = &FileInfo{URI: URIPrefix + "nfes/" + n.ID + "/xml", MIMEType: "application/xml"}
+	}
+	return n
+}
+
+func (p *Product) getNFe(ctx context.Context, org, id string) (NFe, error) {
+	var n NFe
+	if err := required("id", id); err != nil {
+		return n, err
+	}
+	_, err := p.repo.get(ctx, org, KindNFe, id, &n)
+	return viewNFe(n), err
+}
+
+func (p *Product) putNFe(ctx context.Context, org string, n NFe) error {
+	n.PDF, n.XML = nil, nil
+	return p.repo.put(ctx, org, KindNFe, n.ID, n.InvoiceID, n.Status, n.CreatedAt, n)
+}
+
+// withSizes renders an NF-e's documents to report their sizes.
+func (p *Product) withSizes(ctx context.Context, org string, n NFe) (NFe, error) {
+	if !hasDocuments(n) {
+		return n, nil
+	}
+	doc, err := p.nfeDocument(ctx, org, n)
+	if err != nil {
+		return n, err
+	}
+	x, err := doc.xml()
+	if err != nil {
+		return n, err
+	}
+	pdf, err := doc.danfe()
+	if err != nil {
+		return n, err
+	}
+	n.XML.SizeBytes, n.PDF.SizeBytes = len(x), len(pdf)
+	return n, nil
+}
+
+func (p *Product) nfeTools() []mcpserver.Tool {
+	return []mcpserver.Tool{
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_list", Title: "List NF-e",
+			Description: "Lists NF-e, most recent first, by status (authorized, rejected with SEFAZ's reason, pending, cancelled), invoice or customer; sortable by number, amount_cents, issued_at, authorized_at, created_at.",
+			Access:      mcpserver.Read, Idempotent: true},
+			func(ctx context.Context, c *mcpserver.Caller, in NFeListArg) (NFeList, error) {
+				switch in.Status {
+				case "", NFeAuthorized, NFeRejected, NFePending, NFeCancelled:
+				default:
+					return NFeList{}, mcpserver.Errorf("invalid_arguments", "status must be authorized, rejected, pending or cancelled, got %q", in.Status)
+				}
+				items, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: in.InvoiceID, Status: in.Status})
+				if err != nil {
+					return NFeList{}, err
+				}
+				out := make([]NFe, 0, len(items))
+				for _, n := range items {
+					if in.CustomerID == "" || n.CustomerID == in.CustomerID {
+						out = append(out, viewNFe(n))
+					}
+				}
+				page, next, err := paginate(out, in.Page, nfeSorts)
+				return NFeList{NFes: page, NextCursor: next}, err
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_get", Title: "Get an NF-e",
+			Description: "Returns one NF-e: number, series, 44-digit access key, status, SEFAZ rejection reason or authorization protocol, and its DANFE PDF and XML described by URI, type and size (read them as the resources kobana://billing/nfes/{id}/pdf and …/xml).",
+			Access:      mcpserver.Read, Idempotent: true},
+			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (NFe, error) {
+				n, err := p.getNFe(ctx, c.Organization, in.ID)
+				if err != nil {
+					return n, err
+				}
+				return p.withSizes(ctx, c.Organization, n)
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_emit", Title: "Issue an NF-e",
+			Description: "Issues the NF-e of an open, overdue or paid invoice and sends it to SEFAZ (homologation environment): the answer is authorized (with protocol) or rejected (with SEFAZ's code and reason; fix the cause, e.g. the customer's CPF/CNPJ or address with billing_customers_update, and emit again). Refused when the invoice already has an authorized or pending NF-e.",
+			Access:      mcpserver.Write, OpenWorld: true},
+			func(ctx context.Context, c *mcpserver.Caller, in NFeEmitArg) (NFe, error) {
+				return p.emit(ctx, c, in.InvoiceID)
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_cancel", Title: "Cancel an NF-e",
+			Description: "Cancels an authorized NF-e at SEFAZ with a 15-255 character justification. Only within 24 hours of authorization; pending and rejected NF-e cannot be cancelled. The invoice stays as it is.",
+			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
+			func(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) (NFe, error) {
+				reason := strings.TrimSpace(in.Reason)
+				if n := utf8.RuneCountInString(reason); n < 15 || n > 255 {
+					return NFe{}, mcpserver.Errorf("invalid_arguments", "reason must have 15 to 255 characters (SEFAZ's xJust), got %d", n)
+				}
+				n, err := p.getNFe(ctx, c.Organization, in.ID)
+				if err != nil {
+					return n, err
+				}
+				now := p.now().UTC()
+				switch n.Status {
+				case NFeAuthorized:
+				case NFeCancelled:
+					return n, mcpserver.Errorf("invalid_state", "NF-e %s was already cancelled at %s", n.ID, n.CancelledAt.Format(time.RFC3339))
+				case NFeRejected:
+					return n, mcpserver.Errorf("invalid_state", "NF-e %s was rejected by SEFAZ and has no legal effect; there is nothing to cancel", n.ID)
+				default:
+					return n, mcpserver.Errorf("invalid_state", "NF-e %s is %s; only an authorized NF-e can be cancelled", n.ID, n.Status)
+				}
+				if now.Sub(n.AuthorizedAt) > cancelWindow {
+					return n, mcpserver.Errorf("cancel_window_closed", "NF-e %s was authorized at %s, more than 24 hours ago; SEFAZ no longer accepts its cancellation (issue a return NF-e instead)",
+						n.ID, n.AuthorizedAt.Format(time.RFC3339))
+				}
+				org, err := p.organization(ctx, c.Organization)
+				if err != nil {
+					return n, err
+				}
+				n.Status, n.CancelledAt, n.CancelReason, n.UpdatedAt = NFeCancelled, now, reason, now
+				n.CancelProtocol = protocolNumber(org.Address.State, now, n.Number+500000)
+				if err := p.putNFe(ctx, c.Organization, n); err != nil {
+					return n, err
+				}
+				return viewNFe(n), nil
+			}),
+	}
+}
+
+// protocolNumber builds a 15-digit SEFAZ protocol number.
+func protocolNumber(state string, at time.Time, seq int) string {
+	return fmt.Sprintf("1%02d%s%010d", ufCodes[state], at.In(brt).Format("06"), seq%10_000_000_000)
+}
+
+// sefaz decides, as the homologation web service would, whether an NF-e
+// for this recipient is authorized: a recipient document with wrong check
+// digits or an incomplete address is rejected with SEFAZ's code.
+func sefaz(cu Customer) *Rejection {
+	switch {
+	case cu.DocumentType == "cpf" && !ValidCPF(cu.Document):
+		return &Rejection{Code: "237", Message: "Rejeição: CPF do destinatário inválido"}
+	case cu.DocumentType == "cnpj" && !ValidCNPJ(cu.Document):
+		return &Rejection{Code: "208", Message: "Rejeição: CNPJ do destinatário inválido"}
+	case !cu.Address.complete():
+		return &Rejection{Code: "225", Message: "Rejeição: Falha no Schema XML da NFe (endereço do destinatário incompleto: logradouro, número, município, código IBGE, UF e CEP)"}
+	}
+	return nil
+}
+
+func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID string) (NFe, error) {
+	if err := required("invoice_id", invoiceID); err != nil {
+		return NFe{}, err
+	}
+	inv, err := p.getInvoice(ctx, c.Organization, invoiceID)
+	if err != nil {
+		return NFe{}, err
+	}
+	if inv.Status == InvoiceCancelled || inv.Status == InvoiceRefunded {
+		return NFe{}, mcpserver.Errorf("invalid_state", "invoice %s is %s; an NF-e is only issued for open, overdue or paid invoices", inv.ID, inv.Status)
+	}
+	org, err := p.organization(ctx, c.Organization)
+	if err != nil {
+		return NFe{}, err
+	}
+	if !org.FiscalProfileComplete {
+		return NFe{}, mcpserver.Errorf("fiscal_profile_incomplete", "the organization's fiscal profile lacks a legal name, a valid CNPJ or a complete address; NF-e cannot be issued (see billing_organization_get)")
+	}
+	cu, err := p.getCustomer(ctx, c.Organization, inv.CustomerID)
+	if err != nil {
+		if isNotFound(err) {
+			return NFe{}, mcpserver.Errorf("customer_not_found", "the customer of invoice %s no longer exists; an NF-e needs its recipient", inv.ID)
+		}
+		return NFe{}, err
+	}
+	if cu.Document == "" {
+		return NFe{}, mcpserver.Errorf("customer_without_document", "customer %s (%s) has no CPF or CNPJ; add one with billing_customers_update before issuing the NF-e", cu.ID, cu.Name)
+	}
+	defer p.lock()()
+	live, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: inv.ID})
+	if err != nil {
+		return NFe{}, err
+	}
+	for _, n := range live {
+		if n.Status == NFeAuthorized || n.Status == NFePending {
+			return NFe{}, mcpserver.Errorf("nfe_exists", "invoice %s already has NF-e %s (%s, number %d); cancel it first to issue another", inv.ID, n.ID, n.Status, n.Number)
+		}
+	}
+	num, err := p.nextNumber(ctx, c.Organization, fmt.Sprintf("nfe_series_%d", org.NFeSeries), 1)
+	if err != nil {
+		return NFe{}, err
+	}
+	now := p.now().UTC()
+	n := NFe{ID: newID("nfe"), InvoiceID: inv.ID, CustomerID: cu.ID, Number: num, Series: org.NFeSeries, AmountCents: inv.AmountCents,
+		Issuer: issuerParty(org), Recipient: recipientParty(cu), IssuedAt: now, CreatedAt: now, UpdatedAt: now}
+	if n.AccessKey, err = AccessKey(org.Address.State, now.In(brt), org.CNPJ, n.Series, n.Number, numericCode(n.ID)); err != nil {
+		return NFe{}, err
+	}
+	if rej := sefaz(cu); rej != nil {
+		n.Status, n.Rejection = NFeRejected, rej
+	} else {
+		n.Status, n.AuthorizedAt = NFeAuthorized, now
+		n.Protocol = protocolNumber(org.Address.State, now, n.Number)
+	}
+	if err := p.putNFe(ctx, c.Organization, n); err != nil {
+		return NFe{}, err
+	}
+	inv.NFeID, inv.UpdatedAt = n.ID, now
+	if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
+		return NFe{}, err
+	}
+	return p.withSizes(ctx, c.Organization, viewNFe(n))
+}
+
+// numericCode is the 8-digit random code (cNF) of an access key, derived
+// from the NF-e's random id.
+func numericCode(id string) int {
+	h := 0
+	for _, r := range id {
+		h = (h*31 + int(r)) % 100_000_000
+	}
+	return h
+}
+
+func issuerParty(o Organization) Party {
+	return Party{Name: o.LegalName, Document: o.CNPJ, DocumentType: "cnpj", StateReg: o.StateReg, Email: o.Email, Address: o.Address}
+}
+
+func recipientParty(cu Customer) Party {
+	return Party{Name: cu.Name, Document: cu.Document, DocumentType: cu.DocumentType, Email: cu.Email, Address: cu.Address}
+}

@@ -1,0 +1,172 @@
+package billing
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// SubscriptionListArg filters billing_subscriptions_list.
+type SubscriptionListArg struct {
+	Page
+	CustomerID string `json:"customer_id,omitempty" jsonschema:"only subscriptions of this customer"`
+	Status     string `json:"status,omitempty" jsonschema:"active or cancelled"`
+}
+
+// SubscriptionList is a page of subscriptions.
+type SubscriptionList struct {
+	Subscriptions []Subscription `json:"subscriptions"`
+	NextCursor    string         `json:"next_cursor,omitempty"`
+}
+
+// SubscriptionCreateArg creates a subscription.
+type SubscriptionCreateArg struct {
+	CustomerID  string `json:"customer_id" jsonschema:"the customer to bill"`
+	Description string `json:"description" jsonschema:"plan or service, printed on each invoice"`
+	AmountCents int64  `json:"amount_cents" jsonschema:"amount per interval in cents of BRL (R$ 99,90 = 9990)"`
+	Interval    string `json:"interval,omitempty" jsonschema:"monthly (default) or yearly"`
+	StartDate   string `json:"start_date,omitempty" jsonschema:"first billing day, YYYY-MM-DD, today or later (default today)"`
+}
+
+// SubscriptionCancelArg cancels a subscription.
+type SubscriptionCancelArg struct {
+	ID     string `json:"id" jsonschema:"the subscription id"`
+	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the subscription"`
+}
+
+var subscriptionSorts = sorter[Subscription]{
+	"amount_cents":      func(a, b Subscription) int { return cmpInt(a.AmountCents, b.AmountCents) },
+	"start_date":        func(a, b Subscription) int { return byString(a.StartDate, b.StartDate) },
+	"next_billing_date": func(a, b Subscription) int { return byString(a.NextBillingDate, b.NextBillingDate) },
+	"created_at":        func(a, b Subscription) int { return byTime(a.CreatedAt, b.CreatedAt) },
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// maxAmountCents bounds an amount (R$ 1 billion).
+const maxAmountCents = 100_000_000_000
+
+func checkAmount(name string, cents int64) error {
+	if cents <= 0 || cents > maxAmountCents {
+		return mcpserver.Errorf("invalid_arguments", "%s must be a positive amount in cents of BRL, at most %d (R$ 1 bilhão); R$ 10,50 is 1050", name, int64(maxAmountCents))
+	}
+	return nil
+}
+
+func (p *Product) getSubscription(ctx context.Context, org, id string) (Subscription, error) {
+	var s Subscription
+	if err := required("id", id); err != nil {
+		return s, err
+	}
+	_, err := p.repo.get(ctx, org, KindSubscription, id, &s)
+	return s, err
+}
+
+func (p *Product) putSubscription(ctx context.Context, org string, s Subscription) error {
+	return p.repo.put(ctx, org, KindSubscription, s.ID, s.CustomerID, s.Status, s.CreatedAt, s)
+}
+
+// nextBilling is the first billing day on or after today.
+func nextBilling(start time.Time, interval, today string) string {
+	d := start
+	for i := 0; d.Format(dateLayout) < today && i < 1200; i++ {
+		if interval == "yearly" {
+			d = d.AddDate(1, 0, 0)
+		} else {
+			d = d.AddDate(0, 1, 0)
+		}
+	}
+	return d.Format(dateLayout)
+}
+
+func (p *Product) subscriptionTools() []mcpserver.Tool {
+	return []mcpserver.Tool{
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_list", Title: "List subscriptions",
+			Description: "Lists recurring subscriptions, most recent first, by customer and status (active, cancelled), optionally sorted by amount_cents, start_date, next_billing_date or created_at.",
+			Access:      mcpserver.Read, Idempotent: true},
+			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionListArg) (SubscriptionList, error) {
+				if in.Status != "" && in.Status != SubscriptionActive && in.Status != SubscriptionCancelled {
+					return SubscriptionList{}, mcpserver.Errorf("invalid_arguments", "status must be active or cancelled")
+				}
+				items, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: in.CustomerID, Status: in.Status})
+				if err != nil {
+					return SubscriptionList{}, err
+				}
+				page, next, err := paginate(items, in.Page, subscriptionSorts)
+				return SubscriptionList{Subscriptions: page, NextCursor: next}, err
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_get", Title: "Get a subscription",
+			Description: "Returns one subscription: customer, amount, interval, status and next billing date.",
+			Access:      mcpserver.Read, Idempotent: true},
+			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Subscription, error) {
+				return p.getSubscription(ctx, c.Organization, in.ID)
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_create", Title: "Create a subscription",
+			Description: "Starts billing a customer a fixed amount every month or year from start_date; each billing day issues an invoice.",
+			Access:      mcpserver.Write},
+			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionCreateArg) (Subscription, error) {
+				if err := required("customer_id", in.CustomerID); err != nil {
+					return Subscription{}, err
+				}
+				if err := required("description", in.Description); err != nil {
+					return Subscription{}, err
+				}
+				if err := checkAmount("amount_cents", in.AmountCents); err != nil {
+					return Subscription{}, err
+				}
+				switch in.Interval {
+				case "":
+					in.Interval = "monthly"
+				case "monthly", "yearly":
+				default:
+					return Subscription{}, mcpserver.Errorf("invalid_arguments", "interval must be monthly or yearly, got %q", in.Interval)
+				}
+				today := p.today()
+				if in.StartDate == "" {
+					in.StartDate = today
+				}
+				start, err := parseDate("start_date", in.StartDate)
+				if err != nil {
+					return Subscription{}, err
+				}
+				if in.StartDate < today {
+					return Subscription{}, mcpserver.Errorf("invalid_arguments", "start_date %s is in the past; use today (%s) or later", in.StartDate, today)
+				}
+				cu, err := p.getCustomer(ctx, c.Organization, in.CustomerID)
+				if err != nil {
+					return Subscription{}, err
+				}
+				now := p.now().UTC()
+				s := Subscription{ID: newID("sub"), CustomerID: cu.ID, Description: strings.TrimSpace(in.Description), AmountCents: in.AmountCents,
+					Currency: Currency, Interval: in.Interval, Status: SubscriptionActive, StartDate: in.StartDate,
+					NextBillingDate: nextBilling(start, in.Interval, today), CreatedAt: now, UpdatedAt: now}
+				return s, p.putSubscription(ctx, c.Organization, s)
+			}),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_cancel", Title: "Cancel a subscription",
+			Description: "Cancels an active subscription: it issues no more invoices. Invoices already issued stay as they are (cancel them one by one if needed). A cancelled subscription cannot be resumed; create a new one.",
+			Access:      mcpserver.Write, Destructive: true},
+			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionCancelArg) (Subscription, error) {
+				s, err := p.getSubscription(ctx, c.Organization, in.ID)
+				if err != nil {
+					return s, err
+				}
+				if s.Status != SubscriptionActive {
+					return s, mcpserver.Errorf("invalid_state", "subscription %s is already %s (since %s); nothing to cancel", s.ID, s.Status, s.CancelledAt.Format(time.RFC3339))
+				}
+				now := p.now().UTC()
+				s.Status, s.CancelledAt, s.CancelReason, s.NextBillingDate, s.UpdatedAt = SubscriptionCancelled, now, strings.TrimSpace(in.Reason), "", now
+				return s, p.putSubscription(ctx, c.Organization, s)
+			}),
+	}
+}
