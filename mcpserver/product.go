@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,14 +68,14 @@ type Tool struct {
 // The handler returns a *ToolError (or wraps ErrNotFound) for failures the
 // model should see as a tool result.
 func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, in In) (Out, error)) Tool {
-	in, err := jsonschema.For[In](nil)
+	in, err := jsonschema.For[In](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
 	}
 	if in.Type != "object" {
 		panic(fmt.Sprintf("mcpserver: tool %s input must be an object", spec.Name))
 	}
-	out, err := jsonschema.For[Out](nil)
+	out, err := jsonschema.For[Out](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: tool %s output schema: %v", spec.Name, err))
 	}
@@ -98,6 +99,12 @@ func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, 
 		},
 	}
 }
+
+// schemaOptions describes types whose Go shape is not their JSON shape: a
+// json.RawMessage is any JSON value, not an array of bytes.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"},
+}}
 
 // validate checks raw arguments against the input schema.
 func (t *Tool) validate(args json.RawMessage) error {
