@@ -141,6 +141,7 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 	fmt.Fprintf(w, "  receiver  https://%s playing %s (the ERP) and %s (the chat webhook);\n", rv.addr, demoHosts[0], demoHosts[1])
 	fmt.Fprintln(w, "            the SSRF guard denies loopback, so 127.0.0.1/32 is allowed explicitly, the only exception")
 
+	red := resolve.NewRedactor(secrets)
 	var printed int
 	ex := executor.New(executor.Options{
 		Guard:       g,
@@ -148,7 +149,7 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 		StepTimeout: 10 * time.Second,
 		RunTimeout:  30 * time.Second,
 		OnStep: func(s executor.StepRecord) {
-			fmt.Fprintf(w, "\n%s\n", printable(progressLine(s)))
+			fmt.Fprintf(w, "\n%s\n", red.String(progressLine(s)))
 			for _, got := range rv.since(printed) {
 				got.print(w, wantHash)
 				printed++
@@ -180,6 +181,7 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 	return true, nil
 }
 
+// formatFacts lists the facts as key=value, sorted by key.
 func formatFacts(f resolve.FactMap) string {
 	keys := make([]string, 0, len(f))
 	for k := range f {
