@@ -23,11 +23,15 @@ func ExampleCompile() {
 		return
 	}
 	for _, s := range plan.Steps {
-		fmt.Printf("step %d %s %q: expects %d, depends on %v, %d form fields\n", s.Index, s.Method, s.Label, s.ExpectedStatus, s.DependsOn, len(s.Form))
+		expects := "any 2xx"
+		if s.ExpectedStatus != 0 {
+			expects = fmt.Sprint(s.ExpectedStatus)
+		}
+		fmt.Printf("step %d %s %q: expects %s, depends on %v, %d form fields\n", s.Index, s.Method, s.Label, expects, s.DependsOn, len(s.Form))
 	}
 	// Output:
 	// step 0 POST "": expects 201, depends on [], 0 form fields
-	// step 1 POST "attach": expects 0, depends on [0], 1 form fields
+	// step 1 POST "attach": expects any 2xx, depends on [0], 1 form fields
 }
 
 // An invalid document has no Plan; each diagnostic has a stable code, a
