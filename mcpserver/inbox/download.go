@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -33,6 +34,10 @@ func downloadMAC(secret []byte, ws, id string, exp int64) string {
 
 // signedEMLURL returns a link to download an e-mail's .eml until expiry.
 func (p *Product) signedEMLURL(ctx context.Context, ws, id string) (string, time.Time, error) {
+	if p.opts.PublicURL == "" {
+		return "", time.Time{}, mcpserver.Errorf("download_unavailable",
+			"this server has no HTTP endpoint to download from; run kobana serve with -http (or -public-url)")
+	}
 	k, err := p.opts.Store.SigningKey(ctx, downloadPurpose)
 	if err != nil {
 		return "", time.Time{}, err
