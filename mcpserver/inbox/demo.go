@@ -335,7 +335,8 @@ func invoiceOutput(supplier, number string, amount float64, due, cause string) j
 	return b
 }
 
-// demoSteps builds a redacted run record in the executor's shape.
+// demoSteps builds a redacted run record in the executor's shape
+// (executor.StepRecord: JSON bodies as JSON values, reasons, timings).
 func demoSteps(e Email, run AgentRun, fail bool, n int) (string, json.RawMessage) {
 	var doc struct {
 		Result map[string]any `json:"result"`
@@ -343,35 +344,39 @@ func demoSteps(e Email, run AgentRun, fail bool, n int) (string, json.RawMessage
 	json.Unmarshal(run.Output, &doc)
 	payable := fmt.Sprintf("pay_%05d", 20000+n*11)
 	att := e.Attachments[0]
-	body0, _ := json.Marshal(map[string]any{"supplier": doc.Result["supplier"], "number": doc.Result["invoice_number"], "amount": doc.Result["amount"],
-		"due_date": doc.Result["due_date"], "received_at": run.FinishedAt.Format("2006-01-02T15:04:05.000Z07:00")})
-	auth := map[string]string{"authorization": "Bearer [redacted secrets.ERP_TOKEN]", "content-type": "application/json"}
+	t0 := run.FinishedAt
+	at := func(ms int) string { return t0.Add(time.Duration(ms) * time.Millisecond).Format(time.RFC3339Nano) }
+	body0 := map[string]any{"supplier": doc.Result["supplier"], "number": doc.Result["invoice_number"], "amount": doc.Result["amount"],
+		"due_date": doc.Result["due_date"], "received_at": t0.Format("2006-01-02T15:04:05.000Z07:00")}
+	auth := map[string]string{"authorization": "Bearer [redacted secrets.ERP_TOKEN]", "Content-Type": "application/json"}
+	created := map[string]any{"data": map[string]any{"id": payable}}
 	steps := []map[string]any{{
-		"index": 0, "label": "Create payable", "state": "succeeded",
-		"request":  map[string]any{"method": "POST", "url": "https://erp.example.com/api/payables", "headers": auth, "body": string(body0)},
-		"response": map[string]any{"status": 201, "headers": map[string]string{"content-type": "application/json", "location": "/api/payables/" + payable}, "body": `{"data":{"id":"` + payable + `"}}`},
+		"index": 0, "label": "Create payable", "state": "succeeded", "started_at": at(0), "duration_ms": 412,
+		"request":  map[string]any{"method": "POST", "url": "https://erp.example.com/api/payables", "headers": auth, "body": body0},
+		"response": map[string]any{"status": 201, "headers": map[string]string{"content-type": "application/json", "location": "/api/payables/" + payable}, "body": created, "size": 27},
 	}}
 	if fail {
-		steps[0]["state"] = "failed"
-		steps[0]["error"] = "expected status 201, got 422"
+		steps[0]["state"], steps[0]["reason"] = "failed", "unexpected-status"
+		steps[0]["error"] = "the response status is 422; the step expects status 201"
 		steps[0]["response"] = map[string]any{"status": 422, "headers": map[string]string{"content-type": "application/json"},
-			"body": `{"error":"supplier_unknown","message":"supplier is not registered in the ERP"}`}
-		steps = append(steps,
-			map[string]any{"index": 1, "label": "Attach the invoice PDF", "state": "skipped", "error": "depends on step 0, which failed"},
-			map[string]any{"index": 2, "label": "Notify the finance channel", "state": "skipped", "error": "depends on step 0, which failed"})
+			"body": map[string]any{"error": "supplier_unknown", "message": "supplier is not registered in the ERP"}, "size": 73}
+		for i, label := range []string{"Attach the invoice PDF", "Notify the finance channel"} {
+			steps = append(steps, map[string]any{"index": i + 1, "label": label, "state": "skipped", "reason": "dependency-not-succeeded",
+				"error": "skipped: it uses the response of step 0, which failed", "started_at": at(413 + i), "duration_ms": 0})
+		}
 		b, _ := json.Marshal(steps)
 		return "failed", b
 	}
 	steps = append(steps,
-		map[string]any{"index": 1, "label": "Attach the invoice PDF", "state": "succeeded",
+		map[string]any{"index": 1, "label": "Attach the invoice PDF", "state": "succeeded", "started_at": at(413), "duration_ms": 688,
 			"request": map[string]any{"method": "POST", "url": "https://erp.example.com/api/payables/" + payable + "/attachments",
-				"headers": map[string]string{"authorization": "Bearer [redacted secrets.ERP_TOKEN]", "content-type": "multipart/form-data"},
+				"headers": map[string]string{"authorization": "Bearer [redacted secrets.ERP_TOKEN]", "Content-Type": "multipart/form-data"},
 				"form":    map[string]any{"file": map[string]any{"attachment": 0, "filename": att.Filename, "content_type": att.ContentType, "size": att.Size}, "kind": "invoice"}},
-			"response": map[string]any{"status": 200, "headers": map[string]string{"content-type": "application/json"}, "body": `{"ok":true}`}},
-		map[string]any{"index": 2, "label": "Notify the finance channel", "state": "succeeded",
-			"request": map[string]any{"method": "POST", "url": "[redacted secrets.CHAT_WEBHOOK_URL]", "headers": map[string]string{"content-type": "application/json"},
-				"body": fmt.Sprintf(`{"text":"Payable %s created for %v (%v)"}`, payable, doc.Result["supplier"], doc.Result["invoice_number"])},
-			"response": map[string]any{"status": 200, "headers": map[string]string{"content-type": "text/plain"}, "body": "ok"}})
+			"response": map[string]any{"status": 200, "headers": map[string]string{"content-type": "application/json"}, "body": map[string]any{"ok": true}, "size": 11}},
+		map[string]any{"index": 2, "label": "Notify the finance channel", "state": "succeeded", "started_at": at(1102), "duration_ms": 240,
+			"request": map[string]any{"method": "POST", "url": "[redacted secrets.CHAT_WEBHOOK_URL]", "headers": map[string]string{"Content-Type": "application/json"},
+				"body": map[string]any{"text": fmt.Sprintf("Payable %s created for %v (%v)", payable, doc.Result["supplier"], doc.Result["invoice_number"])}},
+			"response": map[string]any{"status": 200, "headers": map[string]string{"content-type": "text/plain"}, "body": "ok", "size": 2}})
 	b, _ := json.Marshal(steps)
 	return "succeeded", b
 }
