@@ -1,0 +1,320 @@
+package billing_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// testClock is a settable clock shared by the store, the framework and
+// the product.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// demoNow anchors the demo: 2026-11-20 09:00 in Brasília.
+var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// otherOrg is a second organization with its own Billing records.
+const (
+	otherOrg      = "org_other"
+	otherCustomer = "cus_other_only"
+)
+
+type env struct {
+	t      *testing.T
+	st     *store.SQL
+	clock  *testClock
+	srv    *mcpserver.Server
+	url    string
+	tokens map[string]string
+}
+
+type envOptions struct {
+	maxResourceBytes int
+	withInbox        bool
+}
+
+func newEnv(t *testing.T) *env { return newEnvWith(t, envOptions{withInbox: true}) }
+
+func newEnvWith(t *testing.T, o envOptions) *env {
+	t.Helper()
+	ctx := context.Background()
+	clk := &testClock{t: demoNow}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "billing.db"), store.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	demo, err := inbox.Seed(ctx, st, demoNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := billing.SeedDemo(ctx, st, demoNow); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, st: st, clock: clk, tokens: map[string]string{"owner": demo[0].Token, "viewer": demo[1].Token}}
+	mint := func(name, person, ws string, scopes ...string) {
+		tok, err := st.CreateToken(ctx, store.NewToken{Person: person, Workspace: ws, Scopes: scopes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.tokens[name] = tok
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mint("owner-ro", inbox.DemoOwner, inbox.DemoWorkspace, "read")
+	mint("sandbox", inbox.DemoOwner, inbox.DemoSandbox, "read", "write")
+	must(st.PutPerson(ctx, store.Person{ID: "per_carla", Organization: inbox.DemoOrganization, Name: "Carla"}))
+	must(st.SetMembership(ctx, inbox.DemoWorkspace, "per_carla", "owner"))
+	mint("owner2", "per_carla", inbox.DemoWorkspace, "read", "write")
+	must(st.PutPerson(ctx, store.Person{ID: "per_guest", Organization: inbox.DemoOrganization, Name: "Guest"}))
+	must(st.SetMembership(ctx, inbox.DemoWorkspace, "per_guest", "guest"))
+	mint("guest", "per_guest", inbox.DemoWorkspace, "read", "write")
+	// Another organization, with its own owner and one customer.
+	must(st.PutOrganization(ctx, store.Organization{ID: otherOrg, Name: "Other Org"}))
+	must(st.PutWorkspace(ctx, store.Workspace{ID: "ws_other", Organization: otherOrg, Name: "Other"}))
+	must(st.PutPerson(ctx, store.Person{ID: "per_otto", Organization: otherOrg, Name: "Otto"}))
+	must(st.SetMembership(ctx, "ws_other", "per_otto", "owner"))
+	mint("other", "per_otto", "ws_other", "read", "write")
+	b, _ := json.Marshal(billing.Customer{ID: otherCustomer, Name: "Only In Other Org", CreatedAt: demoNow, UpdatedAt: demoNow})
+	must(st.PutRecord(ctx, store.Record{Workspace: otherOrg, Kind: billing.KindCustomer, ID: otherCustomer, Created: demoNow, Data: b}))
+
+	bp, _, err := billing.New(billing.Options{Store: st, Now: clk.Now, MaxResourceBytes: o.maxResourceBytes})
+	must(err)
+	products := []*mcpserver.Product{bp}
+	if o.withInbox {
+		ip, _, err := inbox.New(inbox.Options{Store: st, Now: clk.Now})
+		must(err)
+		products = append(products, ip)
+	}
+	e.srv, err = mcpserver.New(mcpserver.Options{Store: st, Products: products, Now: clk.Now})
+	must(err)
+	hs := httptest.NewServer(e.srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	e.url = hs.URL + "/mcp"
+	return e
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+var eras = []string{"2025-11-25", "2026-07-28"}
+
+type answerFunc func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
+
+func accept(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+}
+
+// connect opens a go-sdk client over Streamable HTTP; a non-nil answer
+// makes the client declare elicitation support.
+func (e *env) connect(who, era string, answer answerFunc) *mcp.ClientSession {
+	e.t.Helper()
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "billing-test", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url,
+		HTTPClient: &http.Client{Transport: bearer{token: e.tokens[who], base: http.DefaultTransport}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		e.t.Fatalf("connect %s %s: %v", who, era, err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// connectStdio opens a client over an in-process connection, as stdio.
+func (e *env) connectStdio(who, era string) *mcp.ClientSession {
+	e.t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := e.srv.Connect(context.Background(), e.tokens[who], st)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "billing-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		e.t.Fatalf("stdio connect %s: %v", era, err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func (e *env) call(cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		e.t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and decodes its structured result.
+func (e *env) ok(cs *mcp.ClientSession, tool string, args map[string]any, out any) {
+	e.t.Helper()
+	r := e.call(cs, tool, args)
+	if r.IsError {
+		e.t.Fatalf("%s %v: %s", tool, args, textOf(r))
+	}
+	if out != nil {
+		// Decode into a zeroed value: omitted fields must not keep old values.
+		reflect.ValueOf(out).Elem().SetZero()
+		b, _ := json.Marshal(r.StructuredContent)
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s: decoding %s: %v", tool, b, err)
+		}
+	}
+}
+
+// fails calls a tool that must fail with the given error code.
+func (e *env) fails(cs *mcp.ClientSession, tool string, args map[string]any, code string) string {
+	e.t.Helper()
+	r := e.call(cs, tool, args)
+	if !r.IsError || !strings.HasPrefix(textOf(r), code+":") {
+		e.t.Fatalf("%s %v: got %s, want error %s", tool, args, textOf(r), code)
+	}
+	return textOf(r)
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func rpcCode(err error) int64 {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je.Code
+	}
+	return 0
+}
+
+// stored reads a record straight from the store.
+func (e *env) stored(org, kind, id string, v any) bool {
+	e.t.Helper()
+	rec, err := e.st.GetRecord(context.Background(), org, kind, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(rec.Data, v); err != nil {
+		e.t.Fatal(err)
+	}
+	return true
+}
+
+func (e *env) invoice(id string) billing.Invoice {
+	e.t.Helper()
+	var inv billing.Invoice
+	if !e.stored(billing.DemoOrganization, billing.KindInvoice, id, &inv) {
+		e.t.Fatalf("invoice %s not in the store", id)
+	}
+	return inv
+}
+
+func (e *env) count(org, kind string, q store.Query) int {
+	e.t.Helper()
+	q.Limit = 1000
+	recs, err := e.st.ListRecords(context.Background(), org, kind, q)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(recs)
+}
+
+// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP.
+func (e *env) rawCall(who, tool string, args, caps map[string]any, state string, responses map[string]any) map[string]any {
+	e.t.Helper()
+	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}}
+	if state != "" {
+		params["requestState"] = state
+	}
+	if responses != nil {
+		params["inputResponses"] = responses
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+	req, _ := http.NewRequest("POST", e.url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.tokens[who])
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		e.t.Fatalf("decoding response (HTTP %d): %v", resp.StatusCode, err)
+	}
+	if out.Error != nil {
+		e.t.Fatalf("%s: JSON-RPC error %v", tool, out.Error)
+	}
+	return out.Result
+}
+
+var formCaps = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+
+var yesAnswer = map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
+
+func resultText(r map[string]any) string {
+	b, _ := json.Marshal(r["content"])
+	return string(b)
+}
+
+func inputRequired(r map[string]any) bool {
+	return r["resultType"] == "input_required" && r["requestState"] != nil && r["inputRequests"] != nil
+}
