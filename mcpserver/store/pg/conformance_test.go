@@ -1,0 +1,54 @@
+package pg_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/pg"
+	ownsuite "github.com/kobana/workflow/mcpserver/store/storetest"
+	"github.com/kobana/workflow/mcpserver/storetest"
+)
+
+// TestConformance runs the store suite against PostgreSQL: a database is a
+// schema of the test database, and handles on the same schema share it.
+func TestConformance(t *testing.T) {
+	pg.BaseDSN(t)
+	var mu sync.Mutex
+	schemas := map[string]string{}
+	storetest.Run(t, func(st *testing.T, name string, opts store.Options) store.Store {
+		mu.Lock()
+		schema, ok := schemas[name]
+		if !ok {
+			sum := sha256.Sum256([]byte(name))
+			schema = pg.FreshSchema(t, "c"+hex.EncodeToString(sum[:4]))
+			schemas[name] = schema
+		}
+		mu.Unlock()
+		dsn := pg.DSN(st, "", 0, map[string]string{"search_path": schema, "application_name": "conformance"})
+		s, err := pg.Open(context.Background(), dsn, pg.Options{Options: opts, PurgeInterval: -1})
+		if err != nil {
+			st.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestStoreSuite runs the store package's own conformance suite (one empty
+// store per behaviour) against PostgreSQL.
+func TestStoreSuite(t *testing.T) {
+	pg.BaseDSN(t)
+	ownsuite.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+		dsn, _ := pg.SchemaDSN(t, "s", "storesuite")
+		s, err := pg.Open(context.Background(), dsn, pg.Options{Options: store.Options{Now: now}, PurgeInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

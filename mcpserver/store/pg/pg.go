@@ -1,0 +1,197 @@
+package pg
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// Options configures Open.
+type Options struct {
+	// SecretKey and Now mean what they mean for the embedded store. Every
+	// replica must be given the same SecretKey (or none: then the first
+	// replica to start generates one and keeps it in the database, where the
+	// others find it, which protects a secrets export but not a database dump).
+	store.Options
+	// LedgerTimeout bounds each operation on the confirmation path (Consume,
+	// SigningKey, VerifyingKey), connection included, so that a destructive
+	// call answers confirmation_unavailable quickly when the database is
+	// unreachable or stuck. Zero means 2 seconds.
+	LedgerTimeout time.Duration
+	// LedgerRetention is how long a consumed nonce is kept, by the database's
+	// clock. It must exceed the confirmation lifetime (5 minutes) plus the
+	// clock skew between replicas. Zero means 24 hours.
+	LedgerRetention time.Duration
+	// PurgeInterval is how often a background loop deletes nonces older than
+	// LedgerRetention. Zero means one minute; negative disables the loop
+	// (PurgeLedger can still be called).
+	PurgeInterval time.Duration
+	// AuthGrace is how long after a token was last authenticated against the
+	// database its principal is still accepted while the database is
+	// unreachable (never when the database answers that the token is unknown,
+	// revoked or expired). It lets a request get as far as the answer that
+	// matters (confirmation_unavailable for a destructive call, a store error
+	// for any other) instead of failing authentication during an outage.
+	// Zero means 2 minutes; negative disables it.
+	AuthGrace time.Duration
+	// Logger receives the background purge's failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store implements store.Store on PostgreSQL. One Store per process; several
+// processes (replicas) share one database.
+type Store struct {
+	pool      *pgxpool.Pool
+	now       func() time.Time
+	secretKey []byte
+	opts      Options
+	log       *slog.Logger
+	grace     graceCache
+
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+var _ store.Store = (*Store)(nil)
+
+const (
+	defaultConnectTimeout  = 5 * time.Second
+	defaultLedgerTimeout   = 2 * time.Second
+	defaultLedgerRetention = 24 * time.Hour
+	defaultPurgeInterval   = time.Minute
+	defaultAuthGrace       = 2 * time.Minute
+)
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// keyword/value string, with pgx's pool_* parameters), brings its schema up
+// to date (safe when several replicas start at once) and starts the ledger's
+// purge loop. The connection is checked before Open returns. A dsn without
+// connect_timeout gets 5 seconds; one without application_name is named
+// "kobana".
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors quote the connection string, password included.
+		return nil, errors.New("store: invalid PostgreSQL connection string (want postgres://user@host:port/database?…)")
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "kobana"
+	}
+	if opts.SecretKey != nil && len(opts.SecretKey) != 32 {
+		return nil, fmt.Errorf("store: secret key must be 32 bytes, got %d", len(opts.SecretKey))
+	}
+	if opts.LedgerTimeout <= 0 {
+		opts.LedgerTimeout = defaultLedgerTimeout
+	}
+	if opts.LedgerRetention <= 0 {
+		opts.LedgerRetention = defaultLedgerRetention
+	}
+	if opts.PurgeInterval == 0 {
+		opts.PurgeInterval = defaultPurgeInterval
+	}
+	if opts.AuthGrace == 0 {
+		opts.AuthGrace = defaultAuthGrace
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	s := &Store{pool: pool, now: opts.Now, opts: opts, log: opts.Logger}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.grace.m = map[string]graceEntry{}
+	if _, err := migrate(ctx, pool, migrations); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if opts.SecretKey != nil {
+		s.secretKey = opts.SecretKey
+	} else {
+		k, err := s.SigningKey(ctx, "secrets")
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		s.secretKey = k.Secret
+	}
+	loopCtx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	if opts.PurgeInterval > 0 {
+		s.wg.Add(1)
+		go s.purgeLoop(loopCtx)
+	}
+	return s, nil
+}
+
+// Close stops the purge loop and closes every connection.
+func (s *Store) Close() error {
+	s.stop()
+	s.wg.Wait()
+	s.pool.Close()
+	return nil
+}
+
+// Pool returns the connection pool (for health checks and tests).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// unavailable reports whether err means the database could not be reached or
+// could not serve (as opposed to answering: a constraint, a syntax error).
+func unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if len(pgErr.Code) < 2 {
+			return false
+		}
+		switch pgErr.Code[:2] {
+		case "08", // connection exception
+			"53", // insufficient resources (too many connections, …)
+			"57": // operator intervention (admin shutdown, cannot connect now, …)
+			return true
+		}
+		return false
+	}
+	// Anything else pgx returns is the client's side of a connection that
+	// failed, timed out or was closed: network errors, EOF, connect errors,
+	// deadlines, a closed pool.
+	return true
+}

@@ -1,0 +1,169 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+// affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
+func affected(tag pgconn.CommandTag) error {
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// GetRecord implements store.Records.
+func (s *Store) GetRecord(ctx context.Context, workspace, kind, id string) (store.Record, error) {
+	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
+	var created int64
+	var data string
+	err := s.pool.QueryRow(ctx, `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
+		workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Record{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, fmt.Errorf("store: get %s %s: %w", kind, id, err)
+	}
+	r.Created = fromMS(created)
+	r.Data = []byte(data)
+	return r, nil
+}
+
+// likePrefix escapes LIKE metacharacters (with ! as the escape character) so
+// that a prefix matches literally.
+func likePrefix(p string) string {
+	return strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(p) + "%"
+}
+
+// ListRecords implements store.Records: most recent first, ties broken by id
+// (descending, bytewise).
+func (s *Store) ListRecords(ctx context.Context, workspace, kind string, q store.Query) ([]store.Record, error) {
+	where := []string{"workspace_id = $1", "kind = $2"}
+	args := []any{workspace, kind}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Parent != "" {
+		add("parent_id = $%d", q.Parent)
+	}
+	if q.Status != "" {
+		add("status = $%d", q.Status)
+	}
+	if q.Prefix != "" {
+		add("id LIKE $%d ESCAPE '!'", likePrefix(q.Prefix))
+	}
+	if !q.Since.IsZero() {
+		add("created_at >= $%d", ms(q.Since))
+	}
+	if !q.Before.IsZero() {
+		add("created_at < $%d", ms(q.Before))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	args = append(args, limit)
+	query := fmt.Sprintf(`SELECT id, parent_id, status, created_at, data FROM records WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d`,
+		strings.Join(where, " AND "), len(args))
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	}
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		r := store.Record{Workspace: workspace, Kind: kind}
+		var created int64
+		var data string
+		if err := rows.Scan(&r.ID, &r.Parent, &r.Status, &created, &data); err != nil {
+			return nil, fmt.Errorf("store: list %s: %w", kind, err)
+		}
+		r.Created = fromMS(created)
+		r.Data = []byte(data)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// PutRecord implements store.Records.
+func (s *Store) PutRecord(ctx context.Context, r store.Record) error {
+	if r.Workspace == "" || r.Kind == "" || r.ID == "" {
+		return errors.New("store: put record: workspace, kind and id are required")
+	}
+	created := r.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, ms(created), string(r.Data))
+	if err != nil {
+		return fmt.Errorf("store: put %s %s: %w", r.Kind, r.ID, err)
+	}
+	return nil
+}
+
+// DeleteRecord implements store.Records.
+func (s *Store) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
+	if err != nil {
+		return fmt.Errorf("store: delete %s %s: %w", kind, id, err)
+	}
+	return affected(tag)
+}
+
+// PutBlob implements store.Blobs.
+func (s *Store) PutBlob(ctx context.Context, workspace, id string, content []byte) error {
+	if content == nil {
+		content = []byte{} // pgx sends a nil slice as NULL
+	}
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
+		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
+	if err != nil {
+		return fmt.Errorf("store: put blob %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetBlob implements store.Blobs.
+func (s *Store) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
+	var b []byte
+	err := s.pool.QueryRow(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get blob %s: %w", id, err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// DeleteBlob implements store.Blobs.
+func (s *Store) DeleteBlob(ctx context.Context, workspace, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
+	if err != nil {
+		return fmt.Errorf("store: delete blob %s: %w", id, err)
+	}
+	return affected(tag)
+}
