@@ -104,7 +104,7 @@ func (p *Product) event(ctx context.Context, c *mcpserver.Caller, typ, subject s
 // Page is the common pagination input of list tools.
 type Page struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20), most recent first"`
-	Before string `json:"before,omitempty" jsonschema:"return records created before this RFC 3339 time: pass next_before of the previous page"`
+	Before string `json:"before,omitempty" jsonschema:"the next_before of the previous page, to get the page after it (an RFC 3339 time also works: records created before it)"`
 }
 
 func (pg Page) query() (store.Query, error) {
@@ -116,22 +116,14 @@ func (pg Page) query() (store.Query, error) {
 		return q, mcpserver.Errorf("invalid_arguments", "limit must be between 1 and 100")
 	}
 	if pg.Before != "" {
-		t, err := time.Parse(time.RFC3339Nano, pg.Before)
+		ts, id, _ := strings.Cut(pg.Before, "|")
+		t, err := time.Parse(time.RFC3339Nano, ts)
 		if err != nil {
-			return q, mcpserver.Errorf("invalid_arguments", "before must be an RFC 3339 time such as 2026-11-01T00:00:00Z")
+			return q, mcpserver.Errorf("invalid_arguments", "before must be the next_before of a previous page, or an RFC 3339 time such as 2026-11-01T00:00:00Z")
 		}
-		q.Before = t
+		q.Before, q.BeforeID = t, id
 	}
 	return q, nil
-}
-
-// nextBefore is the cursor of the page after items (empty when the page
-// was not full).
-func nextBefore(n, limit int, last time.Time) string {
-	if n < limit || n == 0 {
-		return ""
-	}
-	return last.UTC().Format(time.RFC3339Nano)
 }
 
 // IDArg is the input of tools that address one record.

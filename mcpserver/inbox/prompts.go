@@ -169,7 +169,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 	if err != nil {
 		return nil, err
 	}
-	emails, err := list[Email](ctx, p.repo, c.Workspace, KindEmail, store.Query{Parent: ib.ID, Limit: 5})
+	emails, _, err := list[Email](ctx, p.repo, c.Workspace, KindEmail, store.Query{Parent: ib.ID, Limit: 5})
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func describeRules(r AttachmentRules) string {
 }
 
 func (p *Product) webhookHealth(ctx context.Context, c *mcpserver.Caller, _ map[string]string) (*mcp.GetPromptResult, error) {
-	hooks, err := list[Webhook](ctx, p.repo, c.Workspace, KindWebhook, store.Query{Limit: 1000})
+	hooks, _, err := list[Webhook](ctx, p.repo, c.Workspace, KindWebhook, store.Query{Limit: 1000})
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (p *Product) webhookHealth(ctx context.Context, c *mcpserver.Caller, _ map[
 	}
 	var failing []Webhook
 	for _, wh := range hooks {
-		ds, err := list[Delivery](ctx, p.repo, c.Workspace, KindDelivery, store.Query{Parent: wh.ID, Limit: 50})
+		ds, _, err := list[Delivery](ctx, p.repo, c.Workspace, KindDelivery, store.Query{Parent: wh.ID, Limit: 50})
 		if err != nil {
 			return nil, err
 		}

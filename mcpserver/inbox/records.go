@@ -237,19 +237,29 @@ func (r repo) delete(ctx context.Context, ws, kind, id string) error {
 	return err
 }
 
-// list decodes a listing into a slice of T.
-func list[T any](ctx context.Context, r repo, ws, kind string, q store.Query) ([]T, error) {
+// list decodes a listing into a slice of T and returns the cursor of the
+// next page ("" when this page was not full).
+func list[T any](ctx context.Context, r repo, ws, kind string, q store.Query) ([]T, string, error) {
 	recs, err := r.st.ListRecords(ctx, ws, kind, q)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := make([]T, 0, len(recs))
 	for _, rec := range recs {
 		var v T
 		if err := json.Unmarshal(rec.Data, &v); err != nil {
-			return nil, fmt.Errorf("decoding %s %s: %w", kind, rec.ID, err)
+			return nil, "", fmt.Errorf("decoding %s %s: %w", kind, rec.ID, err)
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	next := ""
+	if n := len(recs); n > 0 && n == q.Limit {
+		next = cursor(recs[n-1])
+	}
+	return out, next, nil
+}
+
+// cursor names the position after a record in listing order.
+func cursor(r store.Record) string {
+	return r.Created.UTC().Format(time.RFC3339Nano) + "|" + r.ID
 }

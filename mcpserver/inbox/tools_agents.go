@@ -53,11 +53,9 @@ func (p *Product) agentTools() []mcpserver.Tool {
 				if err != nil {
 					return AgentList{}, err
 				}
-				items, err := list[Agent](ctx, p.repo, c.Workspace, KindAgent, q)
+				items, next, err := list[Agent](ctx, p.repo, c.Workspace, KindAgent, q)
 				out := AgentList{Agents: items}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].CreatedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "agents_get", Title: "Get agent",
@@ -88,7 +86,7 @@ func (p *Product) agentTools() []mcpserver.Tool {
 					return Agent{}, err
 				}
 				if w.Limits.Agents > 0 {
-					n, err := list[Agent](ctx, p.repo, c.Workspace, KindAgent, store.Query{Limit: 1000})
+					n, _, err := list[Agent](ctx, p.repo, c.Workspace, KindAgent, store.Query{Limit: 1000})
 					if err != nil {
 						return Agent{}, err
 					}

@@ -67,14 +67,12 @@ func (p *Product) emailTools() []mcpserver.Tool {
 					return EmailList{}, err
 				}
 				q.Parent, q.Status = in.InboxID, in.Status
-				items, err := list[Email](ctx, p.repo, c.Workspace, KindEmail, q)
+				items, next, err := list[Email](ctx, p.repo, c.Workspace, KindEmail, q)
 				out := EmailList{Emails: make([]EmailSummary, 0, len(items))}
 				for _, e := range items {
 					out.Emails = append(out.Emails, summarize(e))
 				}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].ReceivedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_get", Title: "Get e-mail",

@@ -67,11 +67,9 @@ func (p *Product) inboxTools() []mcpserver.Tool {
 				if err != nil {
 					return InboxList{}, err
 				}
-				items, err := list[Inbox](ctx, p.repo, c.Workspace, KindInbox, q)
+				items, next, err := list[Inbox](ctx, p.repo, c.Workspace, KindInbox, q)
 				out := InboxList{Inboxes: items}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].CreatedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_get", Title: "Get inbox",
@@ -176,7 +174,7 @@ func (p *Product) createInbox(ctx context.Context, c *mcpserver.Caller, in Inbox
 	if err != nil {
 		return Inbox{}, err
 	}
-	existing, err := list[Inbox](ctx, p.repo, c.Workspace, KindInbox, store.Query{Limit: 1000})
+	existing, _, err := list[Inbox](ctx, p.repo, c.Workspace, KindInbox, store.Query{Limit: 1000})
 	if err != nil {
 		return Inbox{}, err
 	}

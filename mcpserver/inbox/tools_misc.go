@@ -115,11 +115,9 @@ func (p *Product) eventTools() []mcpserver.Tool {
 					return EventList{}, err
 				}
 				q.Status = in.Type
-				items, err := list[SystemEvent](ctx, p.repo, c.Workspace, KindEvent, q)
+				items, next, err := list[SystemEvent](ctx, p.repo, c.Workspace, KindEvent, q)
 				out := EventList{Events: items}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].CreatedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "system_events_get", Title: "Get system event",

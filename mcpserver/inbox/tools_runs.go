@@ -84,14 +84,12 @@ func (p *Product) runTools() []mcpserver.Tool {
 					q.Since = t
 				}
 				q.Parent, q.Status = in.AgentID, in.Status
-				items, err := list[AgentRun](ctx, p.repo, c.Workspace, KindAgentRun, q)
+				items, next, err := list[AgentRun](ctx, p.repo, c.Workspace, KindAgentRun, q)
 				out := AgentRunList{Runs: make([]AgentRunSummary, 0, len(items))}
 				for _, r := range items {
 					out.Runs = append(out.Runs, summarizeRun(r))
 				}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].StartedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "agent_runs_get", Title: "Get agent run",
@@ -113,14 +111,12 @@ func (p *Product) runTools() []mcpserver.Tool {
 					return WorkflowRunList{}, err
 				}
 				q.Parent, q.Status = in.AgentRunID, in.Status
-				items, err := list[WorkflowRun](ctx, p.repo, c.Workspace, KindWorkflowRun, q)
+				items, next, err := list[WorkflowRun](ctx, p.repo, c.Workspace, KindWorkflowRun, q)
 				out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items))}
 				for _, r := range items {
 					out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: countSteps(r.Steps), StartedAt: r.StartedAt})
 				}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].StartedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "workflow_runs_get", Title: "Get workflow run",

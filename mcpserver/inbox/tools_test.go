@@ -284,3 +284,38 @@ func TestWorkflowsValidate(t *testing.T) {
 		t.Errorf("invalid document: %+v", v)
 	}
 }
+
+// Records created in the same instant (the test clock is frozen) page
+// without loss or repetition.
+func TestPagingWithEqualTimestamps(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", nil)
+	for _, lp := range []string{"a", "b", "c", "d", "e"} {
+		if r := h.call(cs, "inboxes_create", map[string]any{"name": lp, "local_part": lp}); r.IsError {
+			t.Fatal(textOf(r))
+		}
+	}
+	seen := map[string]bool{}
+	before := ""
+	for range 20 {
+		args := map[string]any{"type": "inbox.created", "limit": 2}
+		if before != "" {
+			args["before"] = before
+		}
+		var page inbox.EventList
+		structured(t, h.call(cs, "system_events_list", args), &page)
+		for _, e := range page.Events {
+			if seen[e.ID] {
+				t.Fatalf("event %s on two pages", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		if page.NextBefore == "" {
+			break
+		}
+		before = page.NextBefore
+	}
+	if len(seen) != 7 {
+		t.Errorf("paged %d inbox.created events, want 7", len(seen))
+	}
+}

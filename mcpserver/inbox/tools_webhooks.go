@@ -122,11 +122,9 @@ func (p *Product) webhookTools() []mcpserver.Tool {
 					return WebhookList{}, err
 				}
 				q.Status = in.Status
-				items, err := list[Webhook](ctx, p.repo, c.Workspace, KindWebhook, q)
+				items, next, err := list[Webhook](ctx, p.repo, c.Workspace, KindWebhook, q)
 				out := WebhookList{Webhooks: items}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].CreatedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "webhooks_get", Title: "Get webhook",
@@ -231,11 +229,9 @@ func (p *Product) webhookTools() []mcpserver.Tool {
 					return DeliveryList{}, err
 				}
 				q.Parent, q.Status = in.WebhookID, in.Status
-				items, err := list[Delivery](ctx, p.repo, c.Workspace, KindDelivery, q)
+				items, next, err := list[Delivery](ctx, p.repo, c.Workspace, KindDelivery, q)
 				out := DeliveryList{Deliveries: items}
-				if len(items) > 0 {
-					out.NextBefore = nextBefore(len(items), q.Limit, items[len(items)-1].AttemptedAt)
-				}
+				out.NextBefore = next
 				return out, err
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "webhooks_deliveries_replay", Title: "Replay delivery",

@@ -134,7 +134,8 @@ func each[T any](ctx context.Context, r repo, ws, kind string, q store.Query, fn
 		if len(recs) < q.Limit {
 			return nil
 		}
-		q.Before = recs[len(recs)-1].Created
+		last := recs[len(recs)-1]
+		q.Before, q.BeforeID = last.Created, last.ID
 	}
 }
 

@@ -168,7 +168,10 @@ func (s *SQL) ListRecords(ctx context.Context, workspace, kind string, q Query) 
 	if !q.Since.IsZero() {
 		add("created_at >= $%d", ms(q.Since))
 	}
-	if !q.Before.IsZero() {
+	if !q.Before.IsZero() && q.BeforeID != "" {
+		args = append(args, ms(q.Before), q.BeforeID)
+		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", len(args)-1, len(args)-1, len(args)))
+	} else if !q.Before.IsZero() {
 		add("created_at < $%d", ms(q.Before))
 	}
 	limit := q.Limit

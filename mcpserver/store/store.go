@@ -50,8 +50,12 @@ type Query struct {
 	Prefix string
 	// Since keeps records created at or after it.
 	Since time.Time
-	// Before keeps records created strictly before it (pagination).
-	Before time.Time
+	// Before keeps records created strictly before it; with BeforeID, the
+	// records that come after (Before, BeforeID) in listing order, i.e.
+	// created before Before, or at Before with an id below BeforeID
+	// (keyset pagination that never skips records sharing a timestamp).
+	Before   time.Time
+	BeforeID string
 	// Limit caps the number of records (default 50, at most 1000).
 	Limit int
 }

@@ -36,7 +36,7 @@ func Run(t *testing.T, open Opener) {
 		name string
 		f    func(*testing.T, store.Store, *clock)
 	}{
-		{"Records", records}, {"Blobs", blobs}, {"Identity", identity},
+		{"Records", records}, {"KeysetPaging", keysetPaging}, {"Blobs", blobs}, {"Identity", identity},
 		{"Secrets", secrets}, {"Keys", keys}, {"Ledger", ledger},
 	} {
 		name, f := tc.name, tc.f
@@ -287,5 +287,33 @@ func ledger(t *testing.T, st store.Store, c *clock) {
 	must(t, st.Consume(ctx, "nonce-4", past))
 	if err := st.Consume(ctx, "nonce-3", past); !errors.Is(err, store.ErrReplayed) {
 		t.Errorf("replay of an entry with a past expiry: %v", err)
+	}
+}
+
+// keysetPaging: records sharing a creation time are neither skipped nor
+// repeated when paging with Before and BeforeID.
+func keysetPaging(t *testing.T, st store.Store, c *clock) {
+	ctx := context.Background()
+	at := c.now()
+	for _, id := range []string{"r1", "r2", "r3", "r4", "r5"} {
+		must(t, st.PutRecord(ctx, store.Record{Workspace: "w1", Kind: "k", ID: id, Created: at, Data: json.RawMessage(`{}`)}))
+	}
+	must(t, st.PutRecord(ctx, store.Record{Workspace: "w1", Kind: "k", ID: "r0", Created: at.Add(-time.Second), Data: json.RawMessage(`{}`)}))
+	var seen []string
+	q := store.Query{Limit: 2}
+	for range 10 {
+		recs, err := st.ListRecords(ctx, "w1", "k", q)
+		must(t, err)
+		for _, r := range recs {
+			seen = append(seen, r.ID)
+		}
+		if len(recs) < q.Limit {
+			break
+		}
+		last := recs[len(recs)-1]
+		q.Before, q.BeforeID = last.Created, last.ID
+	}
+	if got := strings.Join(seen, " "); got != "r5 r4 r3 r2 r1 r0" {
+		t.Errorf("paged %q, want every record once, newest first, ties by id descending", got)
 	}
 }
