@@ -33,7 +33,7 @@ func newPDF(title string, created time.Time) (*fpdf.Fpdf, func(string) string) {
 	f.SetCatalogSort(true)
 	f.SetProducer("Kobana Billing", false)
 	tr := f.UnicodeTranslatorFromDescriptor("")
-	f.SetTitle(title, true)
+	f.SetTitle(tr(title), false)
 	f.SetMargins(12, 12, 12)
 	f.SetAutoPageBreak(true, 15)
 	f.AddPage()
@@ -50,12 +50,17 @@ func output(f *fpdf.Fpdf, what string) ([]byte, error) {
 
 // box draws a labelled field: a small caption over its value.
 func box(f *fpdf.Fpdf, tr func(string) string, x, y, w, h float64, label, value string) {
+	sizedBox(f, tr, x, y, w, h, label, value, 8)
+}
+
+// sizedBox is box with the value in a given font size.
+func sizedBox(f *fpdf.Fpdf, tr func(string) string, x, y, w, h float64, label, value string, size float64) {
 	f.Rect(x, y, w, h, "D")
 	f.SetXY(x+1, y+0.8)
 	f.SetFont("Helvetica", "", 5.5)
 	f.CellFormat(w-2, 2.5, tr(strings.ToUpper(label)), "", 0, "L", false, 0, "")
 	f.SetXY(x+1, y+3.5)
-	f.SetFont("Helvetica", "B", 8)
+	f.SetFont("Helvetica", "B", size)
 	f.CellFormat(w-2, h-4.5, tr(value), "", 0, "L", false, 0, "")
 }
 
@@ -212,7 +217,7 @@ func groupKey(k string) string {
 // danfe renders the DANFE (Documento Auxiliar da NF-e) of an NF-e.
 func (d nfeDoc) danfe() ([]byte, error) {
 	n, inv := d.nfe, d.invoice
-	f, tr := newPDF(fmt.Sprintf("DANFE NF-e %d série %d", n.Number, n.Series), n.IssuedAt)
+	f, tr := newPDF(fmt.Sprintf("DANFE NF-e %d serie %d", n.Number, n.Series), n.IssuedAt)
 	// Receipt strip.
 	y := 12.0
 	box(f, tr, 12, y, 150, 10, "Recebemos de "+n.Issuer.Name+" os produtos/serviços constantes da nota fiscal indicada ao lado", "Data de recebimento / Identificação e assinatura do recebedor")
@@ -238,7 +243,7 @@ func (d nfeDoc) danfe() ([]byte, error) {
 	f.SetFont("Helvetica", "B", 8)
 	f.CellFormat(34, 4, fmt.Sprintf("N. %09d", n.Number), "", 2, "C", false, 0, "")
 	f.CellFormat(34, 4, tr(fmt.Sprintf("Série %03d  Folha 1/1", n.Series)), "", 0, "C", false, 0, "")
-	box(f, tr, 126, y, 72, 10, "Chave de acesso", groupKey(n.AccessKey))
+	sizedBox(f, tr, 126, y, 72, 10, "Chave de acesso", groupKey(n.AccessKey), 6.8)
 	f.Rect(126, y+10, 72, 10, "D")
 	f.SetXY(127, y+11)
 	f.SetFont("Helvetica", "", 6.5)
