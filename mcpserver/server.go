@@ -225,8 +225,8 @@ func (s *Server) match(uri string) (*resourceEntry, map[string]string) {
 
 // validID accepts the characters record ids and template parameters use.
 func validID(s string) bool {
-	if len(s) > 200 {
-		return false
+	if len(s) > 200 || strings.Trim(s, ".") == "" {
+		return false // too long, empty, or a path segment such as ".."
 	}
 	for _, r := range s {
 		switch {
