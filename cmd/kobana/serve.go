@@ -189,6 +189,9 @@ func runServe(c *Command, args []string) int {
 		running++
 		go func() { errc <- hs.Serve(ln) }()
 		fmt.Fprintf(c.Stderr, "serving MCP on %s/mcp\n", "http://"+ln.Addr().String())
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && len(hosts) == 0 {
+			fmt.Fprintln(c.Stderr, "note: only loopback Host names are accepted; pass -allowed-host NAME for the names clients use to reach this address")
+		}
 	}
 	if *stdio {
 		if stdioToken == "" {
