@@ -369,6 +369,3 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 		t.Fatal("the other organization changed demo records")
 	}
 }
-
-
-
