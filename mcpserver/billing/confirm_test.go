@@ -1,0 +1,142 @@
+package billing_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/confirm"
+)
+
+// On 2026-07-28 with form support: a question first, one run on yes.
+func TestConfirmOnModernFormClient(t *testing.T) {
+	e := newEnv(t)
+	args := map[string]any{"id": "inv_1006", "reason": "acordo comercial"}
+	r := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)
+	if !inputRequired(r) {
+		t.Fatalf("first call: %v", r)
+	}
+	q := r["inputRequests"].(map[string]any)["confirm"].(map[string]any)
+	params := q["params"].(map[string]any)
+	if q["method"] != "elicitation/create" || params["mode"] != "form" || !strings.Contains(params["message"].(string), `"id":"inv_1006"`) {
+		t.Errorf("question %v", q)
+	}
+	if e.invoice("inv_1006").Status != billing.InvoiceOpen {
+		t.Fatal("asking ran the tool")
+	}
+	state := r["requestState"].(string)
+	r = e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
+	if r["isError"] == true {
+		t.Fatalf("confirmed call: %v", r)
+	}
+	got := e.invoice("inv_1006")
+	if got.Status != billing.InvoiceCancelled || got.CancelReason != "acordo comercial" {
+		t.Fatalf("stored %+v", got)
+	}
+	// The same confirmed call again is a replay and runs nothing.
+	updated := got.UpdatedAt
+	e.clock.Advance(1)
+	r = e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
+	if r["isError"] != true || !strings.Contains(resultText(r), "confirmation_replayed") {
+		t.Fatalf("replay: %v", r)
+	}
+	if !e.invoice("inv_1006").UpdatedAt.Equal(updated) {
+		t.Fatal("the replay wrote the invoice")
+	}
+}
+
+func TestDeclineAnswersUSER_DECLINED(t *testing.T) {
+	e := newEnv(t)
+	args := map[string]any{"id": "inv_1002", "reason": "cliente desistiu"}
+	for _, answer := range []map[string]any{
+		{"confirm": map[string]any{"action": "decline"}},
+		{"confirm": map[string]any{"action": "cancel"}},
+		{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": false}}},
+	} {
+		r := e.rawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)
+		r = e.rawCall("owner", "billing_invoices_refund", args, formCaps, r["requestState"].(string), answer)
+		if r["isError"] != true || !strings.Contains(resultText(r), "USER_DECLINED") || strings.Contains(resultText(r), "user_declined") {
+			t.Errorf("answer %v: %v", answer, r)
+		}
+	}
+	if e.invoice("inv_1002").Status != billing.InvoicePaid {
+		t.Fatal("a declined refund ran")
+	}
+}
+
+// The confirmation is bound: another invoice, tool or person, an expired
+// or a forged state only asks again.
+func TestConfirmationIsBound(t *testing.T) {
+	e := newEnv(t)
+	args := map[string]any{"id": "inv_1006"}
+	state := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)["requestState"].(string)
+	for name, r := range map[string]map[string]any{
+		"other invoice": e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, formCaps, state, yesAnswer),
+		"other tool":    e.rawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer),
+		"other person":  e.rawCall("owner2", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
+		"other org":     e.rawCall("other", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
+		"forged":        e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state[:len(state)-4]+"AAAA", yesAnswer),
+	} {
+		if !inputRequired(r) {
+			t.Errorf("%s: %v, want the question again", name, r)
+		}
+	}
+	e.clock.Advance(confirm.TTL + 1)
+	if r := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer); !inputRequired(r) {
+		t.Errorf("expired: %v", r)
+	}
+	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.invoice("inv_1011").Status != billing.InvoiceOpen {
+		t.Fatal("a mismatched confirmation ran the tool")
+	}
+}
+
+// Era 2025, or 2026 without form support: Billing runs destructive tools
+// directly (the client confirms on its side).
+func TestLegacyClientsRunDirectly(t *testing.T) {
+	e := newEnv(t)
+	asked := 0
+	count := func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) { asked++; return accept(nil) }
+	cs := e.connect("owner", "2025-11-25", count)
+	e.ok(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, nil)
+	e.ok(e.connectStdio("owner", "2025-11-25"), "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "duplicada"}, nil)
+	// 2026 without elicitation, and 2026 declaring only URL elicitation.
+	e.ok(e.connect("owner", "2026-07-28", nil), "billing_subscriptions_cancel", map[string]any{"id": "sub_maria"}, nil)
+	r := e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "", nil)
+	if r["isError"] == true || inputRequired(r) {
+		t.Fatalf("url-only client: %v", r)
+	}
+	if asked != 0 {
+		t.Errorf("an era-2025 client was asked %d times", asked)
+	}
+	var sub billing.Subscription
+	e.stored(billing.DemoOrganization, billing.KindSubscription, "sub_maria", &sub)
+	if e.invoice("inv_1006").Status != billing.InvoiceCancelled || e.invoice("inv_1002").Status != billing.InvoiceRefunded ||
+		e.invoice("inv_1011").Status != billing.InvoiceCancelled || sub.Status != billing.SubscriptionCancelled {
+		t.Fatal("a direct run did not change the store")
+	}
+}
+
+// Non-destructive writes never ask, and every destructive tool asks.
+func TestWhatIsConfirmed(t *testing.T) {
+	e := newEnv(t)
+	r := e.rawCall("owner", "billing_invoices_send_reminder", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
+	if inputRequired(r) || r["isError"] == true {
+		t.Fatalf("send_reminder: %v", r)
+	}
+	for tool, args := range map[string]map[string]any{
+		"billing_customers_delete":     {"id": "cus_umbrella"},
+		"billing_subscriptions_cancel": {"id": "sub_acme"},
+		"billing_invoices_cancel":      {"id": "inv_1009"},
+		"billing_invoices_refund":      {"id": "inv_1008", "reason": "teste"},
+		"billing_nfes_cancel":          {"id": "nfe_0010", "reason": "emitida por engano"},
+	} {
+		if r := e.rawCall("owner", tool, args, formCaps, "", nil); !inputRequired(r) {
+			t.Errorf("%s was not confirmed: %v", tool, r)
+		}
+	}
+	if !e.stored(billing.DemoOrganization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
+		t.Fatal("a question ran its tool")
+	}
+}
