@@ -243,10 +243,23 @@ func TestTokenCreate(t *testing.T) {
 			t.Errorf("%v = %d, want %d (%s)", tc.args, code, tc.code, stderr.String())
 		}
 		if tc.code == exitOK {
-			if !regexp.MustCompile(`^kbn_[0-9a-f]{64}\n$`).MatchString(stdout.String()) || !strings.Contains(stderr.String(), "scopes read,write, expires ") {
+			if !regexp.MustCompile(`^kbn_[0-9a-f]{64}\n$`).MatchString(stdout.String()) || !regexp.MustCompile(`^tok_[0-9a-f]+: token for per_ana in workspace ws_finance, scopes read,write, expires `).MatchString(stderr.String()) {
 				t.Errorf("token output %q / %q", stdout.String(), stderr.String())
 			}
+			// Revoke it; a second revoke fails.
+			for i, want := range []int{exitOK, exitFailure} {
+				var errOut serveBuffer
+				rc := &Command{Stdin: strings.NewReader(stdout.String()), Stdout: io.Discard, Stderr: &errOut, Context: context.Background()}
+				if code := rc.Main([]string{"token", "revoke", "-db", db}); code != want {
+					t.Errorf("revoke #%d = %d, want %d (%s)", i+1, code, want, errOut.String())
+				}
+			}
 		}
+	}
+	var errOut serveBuffer
+	rc := &Command{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errOut, Context: context.Background()}
+	if code := rc.Main([]string{"token", "revoke", "-db", db}); code != exitUsage {
+		t.Errorf("revoke without a token = %d", code)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -11,10 +12,11 @@ import (
 )
 
 func init() {
-	register("token", "mint an access token for the MCP server (token create …)", runToken)
+	register("token", "mint or revoke an access token for the MCP server (token create|revoke …)", runToken)
 }
 
 const tokenUsage = `usage: kobana token create -person ID -workspace ID -scopes read[,write] [-db PATH] [-expires DURATION] [-label TEXT]
+       kobana token revoke [-db PATH] < TOKEN      (the token on standard input, so it stays out of shell history)
 
 Mints a token for a person in a workspace (the person must be a member; its
 role there bounds what the token may do). The token is printed once on
@@ -24,6 +26,9 @@ flags:
 `
 
 func runToken(c *Command, args []string) int {
+	if len(args) > 0 && args[0] == "revoke" {
+		return revokeToken(c, args[1:])
+	}
 	if len(args) == 0 || args[0] != "create" {
 		fmt.Fprint(c.Stderr, tokenUsage)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
@@ -87,6 +92,52 @@ func runToken(c *Command, args []string) int {
 	if !exp.IsZero() {
 		when = "expires " + exp.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(c.Stderr, "token for %s in workspace %s, scopes %s, %s\n", *person, *workspace, strings.Join(sc, ","), when)
+	id := ""
+	if p, err := st.Authenticate(ctx, tok); err == nil {
+		id = p.TokenID + ": "
+	}
+	fmt.Fprintf(c.Stderr, "%stoken for %s in workspace %s, scopes %s, %s\n", id, *person, *workspace, strings.Join(sc, ","), when)
+	return exitOK
+}
+
+// revokeToken revokes the token read from standard input.
+func revokeToken(c *Command, args []string) int {
+	fs := flag.NewFlagSet("token revoke", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() { fmt.Fprint(c.Stderr, tokenUsage); fs.PrintDefaults() }
+	dbPath := fs.String("db", "kobana.db", "the embedded store")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 || c.Stdin == nil {
+		fmt.Fprintln(c.Stderr, "kobana token revoke: pass the token on standard input")
+		return exitUsage
+	}
+	raw, err := io.ReadAll(io.LimitReader(c.Stdin, 4096))
+	tok := strings.TrimSpace(string(raw))
+	if err != nil || tok == "" {
+		fmt.Fprintln(c.Stderr, "kobana token revoke: pass the token on standard input")
+		return exitUsage
+	}
+	ctx := c.context()
+	st, err := store.Open(ctx, *dbPath, store.Options{})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana token revoke: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	p, err := st.Authenticate(ctx, tok)
+	if err != nil {
+		fmt.Fprintln(c.Stderr, "kobana token revoke: the token is unknown, expired or already revoked")
+		return exitFailure
+	}
+	if err := st.RevokeToken(ctx, p.TokenID); err != nil {
+		fmt.Fprintf(c.Stderr, "kobana token revoke: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(c.Stderr, "revoked %s (%s in workspace %s)\n", p.TokenID, p.Person, p.Workspace)
 	return exitOK
 }
