@@ -319,3 +319,26 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 		t.Errorf("paged %d inbox.created events, want 7", len(seen))
 	}
 }
+
+func TestPlanLimits(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
+	if r := h.call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second inbox: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "A", "model": "gpt-4.1-mini", "system_message": "x"}); r.IsError {
+		t.Fatalf("first agent: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "B", "model": "gpt-4.1-mini", "system_message": "x"}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second agent: %s", textOf(r))
+	}
+	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://a.example/h", "events": []string{"email.failed"}}); r.IsError {
+		t.Fatalf("first webhook: %s", textOf(r))
+	}
+	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://b.example/h", "events": []string{"email.failed"}}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second webhook: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "C", "model": "gpt-5-ultra", "system_message": "x"}); !strings.Contains(textOf(r), "unknown model") {
+		t.Errorf("unknown model: %s", textOf(r))
+	}
+}

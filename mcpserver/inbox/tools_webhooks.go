@@ -143,6 +143,19 @@ func (p *Product) webhookTools() []mcpserver.Tool {
 				if err := checkEvents(in.Events); err != nil {
 					return WebhookSecret{}, err
 				}
+				w, err := p.workspace(ctx, c.Workspace)
+				if err != nil {
+					return WebhookSecret{}, err
+				}
+				if w.Limits.Webhooks > 0 {
+					existing, _, err := list[Webhook](ctx, p.repo, c.Workspace, KindWebhook, store.Query{Limit: 1000})
+					if err != nil {
+						return WebhookSecret{}, err
+					}
+					if len(existing) >= w.Limits.Webhooks {
+						return WebhookSecret{}, mcpserver.Errorf("limit_reached", "the plan allows %d webhooks and the workspace has %d", w.Limits.Webhooks, len(existing))
+					}
+				}
 				now := p.now().UTC()
 				secret := newSigningSecret()
 				wh := Webhook{ID: newID("whk"), URL: in.URL, Description: in.Description, Events: in.Events, Status: "active", SecretHint: "…" + secret[len(secret)-4:], CreatedAt: now, UpdatedAt: now}
