@@ -156,5 +156,27 @@ func TestCompletions(t *testing.T) {
 		if got := complete(cs, tmpl("kobana://inbox/models"), "id", ""); len(got) != 0 {
 			t.Errorf("%s fixed resource completion = %v", era, got)
 		}
+		// Every record template completes its own records, and each
+		// suggestion reads back through resources/read.
+		for tpl, prefix := range map[string]string{
+			"inboxes/{id}": "ibx_", "emails/{id}": "eml_", "emails/{id}/eml": "eml_", "agents/{id}": "agt_",
+			"agent-runs/{id}": "arun_", "workflow-runs/{id}": "wrun_", "webhooks/{id}": "whk_",
+			"system-events/{id}": "evt_", "workspaces/{id}": "ws_",
+		} {
+			got := complete(cs, tmpl("kobana://inbox/"+tpl), "id", "")
+			if len(got) == 0 {
+				t.Errorf("%s %s: no suggestions", era, tpl)
+				continue
+			}
+			for _, id := range got {
+				if !strings.HasPrefix(id, prefix) {
+					t.Errorf("%s %s suggests %s", era, tpl, id)
+				}
+			}
+			uri := "kobana://inbox/" + strings.Replace(tpl, "{id}", got[0], 1)
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+				t.Errorf("%s suggested %s does not read: %v", era, uri, err)
+			}
+		}
 	}
 }
