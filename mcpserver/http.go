@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,9 @@ type HTTPOptions struct {
 	// Extra routes served beside /mcp on the same server (e.g. signed
 	// download URLs), keyed by ServeMux pattern. They do their own auth.
 	Extra map[string]http.Handler
+	// SessionTimeout closes 2025-era sessions idle for this long; zero
+	// means 30 minutes. (2026-07-28 requests hold no session.)
+	SessionTimeout time.Duration
 }
 
 // HTTPHandler serves Streamable HTTP at /mcp for both eras: requests whose
@@ -43,8 +47,12 @@ type HTTPOptions struct {
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+	idle := o.SessionTimeout
+	if idle <= 0 {
+		idle = 30 * time.Minute
+	}
 	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, SessionTimeout: idle})
 	router := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolModern {
 			stateless.ServeHTTP(w, r)
