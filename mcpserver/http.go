@@ -46,7 +46,7 @@ type HTTPOptions struct {
 // the same server. Every /mcp request needs a bearer token.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, PropagateRequestCancellation: true})
 	idle := o.SessionTimeout
 	if idle <= 0 {
 		idle = 30 * time.Minute
