@@ -183,6 +183,8 @@ func (p *Product) reprocess(ctx context.Context, c *mcpserver.Caller, id string)
 		}
 	}
 	run.FinishedAt = p.now().UTC()
+	// The runs happened: record them even if the caller has gone away.
+	ctx = context.WithoutCancel(ctx)
 	if err := p.repo.put(ctx, c.Workspace, KindAgentRun, run.ID, run.AgentID, run.Status, run.StartedAt, run); err != nil {
 		return Reprocessed{}, err
 	}
@@ -280,6 +282,7 @@ func (p *Product) runWorkflow(ctx context.Context, c *mcpserver.Caller, w Worksp
 	if err != nil {
 		return WorkflowRun{}, fmt.Errorf("running workflow: %w", err)
 	}
+	ctx = context.WithoutCancel(ctx)
 	var rec struct {
 		Status string          `json:"status"`
 		Steps  json.RawMessage `json:"steps"`

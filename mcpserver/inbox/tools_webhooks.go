@@ -359,6 +359,8 @@ func (p *Product) deliver(ctx context.Context, c *mcpserver.Caller, wh Webhook, 
 			}
 		}
 	}
+	// What was sent is recorded even if the caller has gone away meanwhile.
+	ctx = context.WithoutCancel(ctx)
 	if err := p.repo.put(ctx, c.Workspace, KindDelivery, d.ID, wh.ID, d.Status, d.AttemptedAt, d); err != nil {
 		return Delivery{}, err
 	}
