@@ -19,6 +19,12 @@
 // are declared in models.go), so a record of another organization is simply
 // not found, whichever workspace the token names.
 //
+// Outside systems: NF-e are issued in the homologation environment (tpAmb
+// 2, no fiscal value) and SEFAZ's checks on the recipient are made in
+// process; no web service is called. Refunds are recorded, and payment
+// reminders are stored as queued e-mails (kind billing_reminder) for a
+// mailer to send: this package sends nothing over the network.
+//
 // Policy: destructive tools (delete, cancel, refund) are confirmed with the
 // user on 2026-07-28 when the client supports elicitation forms; a decline
 // answers USER_DECLINED. On era 2025, or without form support, they run

@@ -44,7 +44,7 @@ const (
 )
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.SQL
 	clock  *testClock
 	srv    *mcpserver.Server
@@ -59,7 +59,7 @@ type envOptions struct {
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, envOptions{withInbox: true}) }
 
-func newEnvWith(t *testing.T, o envOptions) *env {
+func newEnvWith(t testing.TB, o envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	clk := &testClock{t: demoNow}

@@ -241,8 +241,8 @@ func (p *Product) invoiceTools() []mcpserver.Tool {
 				return p.view(inv), nil
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_refund", Title: "Refund an invoice",
-			Description: "Gives a paid invoice's money back to the customer, in full, and marks it refunded. Only paid invoices can be refunded; an open or overdue one is cancelled instead (billing_invoices_cancel).",
-			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
+			Description: "Refunds a paid invoice in full and marks it refunded, with the reason. Only paid invoices can be refunded; an open or overdue one is cancelled instead (billing_invoices_cancel).",
+			Access:      mcpserver.Write, Destructive: true},
 			func(ctx context.Context, c *mcpserver.Caller, in InvoiceRefundArg) (Invoice, error) {
 				if err := required("reason", in.Reason); err != nil {
 					return Invoice{}, err
@@ -267,7 +267,7 @@ func (p *Product) invoiceTools() []mcpserver.Tool {
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_send_reminder", Title: "Send a payment reminder",
 			Description: "Queues a payment reminder e-mail to the customer of an open or overdue invoice (amount, due date, days overdue, an optional personal note) and counts it on the invoice. At most one reminder per invoice every 24 hours; the customer needs an e-mail address.",
-			Access:      mcpserver.Write, OpenWorld: true},
+			Access:      mcpserver.Write},
 			func(ctx context.Context, c *mcpserver.Caller, in ReminderArg) (ReminderResult, error) {
 				return p.sendReminder(ctx, c, in)
 			}),

@@ -130,14 +130,14 @@ func (p *Product) nfeTools() []mcpserver.Tool {
 				return p.withSizes(ctx, c.Organization, n)
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_emit", Title: "Issue an NF-e",
-			Description: "Issues the NF-e of an open, overdue or paid invoice and sends it to SEFAZ (homologation environment): the answer is authorized (with protocol) or rejected (with SEFAZ's code and reason; fix the cause, e.g. the customer's CPF/CNPJ or address with billing_customers_update, and emit again). Refused when the invoice already has an authorized or pending NF-e.",
-			Access:      mcpserver.Write, OpenWorld: true},
+			Description: "Issues the NF-e of an open, overdue or paid invoice in the homologation environment (tpAmb 2, no fiscal value), checking the recipient as SEFAZ does: the answer is authorized (with protocol, DANFE and XML) or rejected (with SEFAZ's code and reason; fix the cause, e.g. the customer's CPF/CNPJ or address with billing_customers_update, and emit again). Refused when the invoice already has an authorized or pending NF-e.",
+			Access:      mcpserver.Write},
 			func(ctx context.Context, c *mcpserver.Caller, in NFeEmitArg) (NFe, error) {
 				return p.emit(ctx, c, in.InvoiceID)
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_cancel", Title: "Cancel an NF-e",
-			Description: "Cancels an authorized NF-e at SEFAZ with a 15-255 character justification. Only within 24 hours of authorization; pending and rejected NF-e cannot be cancelled. The invoice stays as it is.",
-			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
+			Description: "Cancels an authorized NF-e with a 15-255 character justification (SEFAZ's xJust), recording the cancellation protocol. Only within 24 hours of authorization; pending and rejected NF-e cannot be cancelled. The invoice stays as it is.",
+			Access:      mcpserver.Write, Destructive: true},
 			func(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) (NFe, error) {
 				reason := strings.TrimSpace(in.Reason)
 				if n := utf8.RuneCountInString(reason); n < 15 || n > 255 {

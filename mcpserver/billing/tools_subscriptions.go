@@ -113,7 +113,7 @@ func (p *Product) subscriptionTools() []mcpserver.Tool {
 				return p.getSubscription(ctx, c.Organization, in.ID)
 			}),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_create", Title: "Create a subscription",
-			Description: "Starts billing a customer a fixed amount every month or year from start_date; each billing day issues an invoice.",
+			Description: "Records a recurring charge: a fixed amount billed to a customer every month or year from start_date, with its next billing date. Issue each period's invoice with billing_invoices_create and subscription_id.",
 			Access:      mcpserver.Write},
 			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionCreateArg) (Subscription, error) {
 				if err := required("customer_id", in.CustomerID); err != nil {
