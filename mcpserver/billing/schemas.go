@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/kobana/workflow/mcpserver"
@@ -223,5 +222,5 @@ func schemaNames(prefix string) []string {
 			out = append(out, s.Resource)
 		}
 	}
-	return slices.Clip(out)
+	return out
 }

@@ -1,0 +1,33 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/kobana/workflow/mcpserver"
+)
+
+// organization returns the caller's billing profile; an organization that
+// never set one up gets an empty profile that cannot issue NF-e yet.
+func (p *Product) organization(ctx context.Context, org string) (Organization, error) {
+	var o Organization
+	_, err := p.repo.get(ctx, org, KindOrganization, org, &o)
+	if err != nil {
+		if !isNotFound(err) {
+			return o, err
+		}
+		o = Organization{ID: org, Currency: Currency, NFeSeries: 1}
+	}
+	o.FiscalProfileComplete = ValidCNPJ(o.CNPJ) && o.Address.complete() && o.LegalName != ""
+	return o, nil
+}
+
+func (p *Product) organizationTools() []mcpserver.Tool {
+	return []mcpserver.Tool{
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_organization_get", Title: "Get the organization",
+			Description: "Returns the token's organization as issuer: legal name, CNPJ, address, NF-e series, and whether its fiscal profile is complete enough to issue NF-e.",
+			Access:      mcpserver.Read, Idempotent: true},
+			func(ctx context.Context, c *mcpserver.Caller, _ struct{}) (Organization, error) {
+				return p.organization(ctx, c.Organization)
+			}),
+	}
+}
