@@ -2,6 +2,8 @@ package billing_test
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -138,5 +140,34 @@ func TestWhatIsConfirmed(t *testing.T) {
 	}
 	if !e.stored(billing.DemoOrganization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
 		t.Fatal("a question ran its tool")
+	}
+}
+
+// One confirmed refund sent twenty times at once refunds once.
+func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
+	e := newEnv(t)
+	args := map[string]any{"id": "inv_1008", "reason": "licença devolvida"}
+	state := e.rawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)["requestState"].(string)
+	var wg sync.WaitGroup
+	var ok, replayed atomic.Int32
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.rawCall("owner", "billing_invoices_refund", args, formCaps, state, yesAnswer)
+			switch {
+			case r["isError"] != true:
+				ok.Add(1)
+			case strings.Contains(resultText(r), "confirmation_replayed"):
+				replayed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || replayed.Load() != 19 {
+		t.Fatalf("ok=%d replayed=%d, want 1 and 19", ok.Load(), replayed.Load())
+	}
+	if e.invoice("inv_1008").Status != billing.InvoiceRefunded {
+		t.Fatal("not refunded")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,5 +368,38 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 	e.ok(e.connect("sandbox", "2026-07-28", nil), "billing_invoices_get", map[string]any{"id": "inv_1001"}, &inv)
 	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.count(billing.DemoOrganization, billing.KindNFe, store.Query{}) != 10 {
 		t.Fatal("the other organization changed demo records")
+	}
+}
+
+// Numbers stay unique when invoices are created at the same time.
+func TestConcurrentInvoiceNumbers(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect("owner", "2026-07-28", nil)
+	var wg sync.WaitGroup
+	numbers := make(chan string, 12)
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_invoices_create",
+				Arguments: map[string]any{"customer_id": "cus_acme", "description": "Hora extra", "amount_cents": 18000, "due_date": "2026-12-20"}})
+			if err != nil || r.IsError {
+				t.Errorf("create: %v %v", err, r)
+				return
+			}
+			numbers <- r.StructuredContent.(map[string]any)["number"].(string)
+		}()
+	}
+	wg.Wait()
+	close(numbers)
+	seen := map[string]bool{}
+	for n := range numbers {
+		if seen[n] {
+			t.Errorf("number %s given twice", n)
+		}
+		seen[n] = true
+	}
+	if len(seen) != 12 || !seen["FAT-001015"] || !seen["FAT-001026"] {
+		t.Errorf("numbers %v", seen)
 	}
 }
