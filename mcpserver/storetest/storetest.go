@@ -230,6 +230,10 @@ func testRecordsListing(t *testing.T, e *env) {
 		{store.Query{Since: h(1), Before: h(3)}, `ab3 a%2`},
 		{store.Query{Limit: 2}, `a\5 a!6`},
 		{store.Query{Before: h(4), Limit: 1}, `a_4`},
+		// Keyset pagination: after (h(4), "a\5") in listing order.
+		{store.Query{Before: h(4), BeforeID: `a\5`}, `a!6 B7 a_4 ab3 a%2 a_1`},
+		{store.Query{Before: h(4), BeforeID: "B7", Limit: 2}, `a_4 ab3`},
+		{store.Query{Before: h(4), BeforeID: "a!6", Parent: "p2"}, `B7 a_4 ab3`},
 	} {
 		if got := ids(c.q); got != c.want {
 			t.Errorf("list %+v = %q, want %q", c.q, got, c.want)

@@ -18,7 +18,7 @@ import (
 
 // PutOrganization implements store.Identity.
 func (s *Store) PutOrganization(ctx context.Context, o store.Organization) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO organizations (id, name) VALUES ($1, $2)
+	err := s.exec(ctx, true, `INSERT INTO organizations (id, name) VALUES ($1, $2)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name`, o.ID, o.Name)
 	if err != nil {
 		return fmt.Errorf("store: put organization %s: %w", o.ID, err)
@@ -28,7 +28,7 @@ func (s *Store) PutOrganization(ctx context.Context, o store.Organization) error
 
 // PutPerson implements store.Identity.
 func (s *Store) PutPerson(ctx context.Context, p store.Person) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO people (id, organization_id, name, email) VALUES ($1, $2, $3, $4)
+	err := s.exec(ctx, true, `INSERT INTO people (id, organization_id, name, email) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, email = excluded.email`,
 		p.ID, p.Organization, p.Name, p.Email)
 	if err != nil {
@@ -39,7 +39,7 @@ func (s *Store) PutPerson(ctx context.Context, p store.Person) error {
 
 // PutWorkspace implements store.Identity.
 func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO workspaces (id, organization_id, name, slug) VALUES ($1, $2, $3, $4)
+	err := s.exec(ctx, true, `INSERT INTO workspaces (id, organization_id, name, slug) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, slug = excluded.slug`,
 		w.ID, w.Organization, w.Name, w.Slug)
 	if err != nil {
@@ -51,8 +51,10 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 // GetWorkspace implements store.Identity.
 func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
 	w := store.Workspace{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
-		Scan(&w.Organization, &w.Name, &w.Slug)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
+			Scan(&w.Organization, &w.Name, &w.Slug)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Workspace{}, store.ErrNotFound
 	}
@@ -65,8 +67,10 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 // GetPerson implements store.Identity.
 func (s *Store) GetPerson(ctx context.Context, id string) (store.Person, error) {
 	p := store.Person{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
-		Scan(&p.Organization, &p.Name, &p.Email)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
+			Scan(&p.Organization, &p.Name, &p.Email)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Person{}, store.ErrNotFound
 	}
@@ -89,7 +93,7 @@ func (s *Store) SetMembership(ctx context.Context, workspace, person string, rol
 	if w.Organization != p.Organization {
 		return fmt.Errorf("store: membership: person %s is not in organization %s", person, w.Organization)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, $3)
+	err = s.exec(ctx, true, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, $3)
 		ON CONFLICT (workspace_id, person_id) DO UPDATE SET role = excluded.role`, workspace, person, string(role))
 	if err != nil {
 		return fmt.Errorf("store: membership %s/%s: %w", workspace, person, err)
@@ -116,7 +120,9 @@ func (s *Store) CreateToken(ctx context.Context, t store.NewToken) (string, erro
 		scopes = "read,write"
 	}
 	var role string
-	err := s.pool.QueryRow(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("store: create token: person %q is not a member of workspace %q", t.Person, t.Workspace)
 	}
@@ -125,7 +131,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.NewToken) (string, erro
 	}
 	token := store.TokenPrefix + randomHex(32)
 	id := "tok_" + randomHex(8)
-	_, err = s.pool.Exec(ctx, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
+	err = s.exec(ctx, false, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
 		id, store.HashToken(token), t.Person, t.Workspace, scopes, t.Label, ms(s.now()), ms(t.Expires))
 	if err != nil {
@@ -143,13 +149,15 @@ func (s *Store) Authenticate(ctx context.Context, token string) (store.Principal
 	var p store.Principal
 	var scopes string
 	var expires, revoked int64
-	err := s.pool.QueryRow(ctx, `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
-		FROM tokens t
-		JOIN people p ON p.id = t.person_id
-		JOIN workspaces w ON w.id = t.workspace_id
-		JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
-		WHERE t.hash = $1`, hash).
-		Scan(&p.TokenID, &p.Person, &p.PersonName, &p.Organization, &p.Workspace, &p.Role, &scopes, &expires, &revoked)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
+			FROM tokens t
+			JOIN people p ON p.id = t.person_id
+			JOIN workspaces w ON w.id = t.workspace_id
+			JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
+			WHERE t.hash = $1`, hash).
+			Scan(&p.TokenID, &p.Person, &p.PersonName, &p.Organization, &p.Workspace, &p.Role, &scopes, &expires, &revoked)
+	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		s.grace.forget(hash)
@@ -176,7 +184,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (store.Principal
 
 // RevokeToken implements store.Identity.
 func (s *Store) RevokeToken(ctx context.Context, tokenID string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0`, ms(s.now()), tokenID)
+	tag, err := s.execTag(ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0`, ms(s.now()), tokenID)
 	if err != nil {
 		return fmt.Errorf("store: revoke token %s: %w", tokenID, err)
 	}
@@ -247,7 +255,7 @@ func (s *Store) SetSecret(ctx context.Context, workspace, name, value string) er
 	nonce := make([]byte, g.NonceSize())
 	rand.Read(nonce)
 	sealed := g.Seal(nonce, nonce, []byte(value), []byte(workspace+"\x00"+name))
-	_, err = s.pool.Exec(ctx, `INSERT INTO secrets (workspace_id, name, sealed, updated_at) VALUES ($1, $2, $3, $4)
+	err = s.exec(ctx, true, `INSERT INTO secrets (workspace_id, name, sealed, updated_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
 		workspace, name, sealed, ms(s.now()))
 	if err != nil {
@@ -258,22 +266,26 @@ func (s *Store) SetSecret(ctx context.Context, workspace, name, value string) er
 
 // ListSecrets implements store.Secrets: names in bytewise order, no values.
 func (s *Store) ListSecrets(ctx context.Context, workspace string) ([]store.SecretInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
-	if err != nil {
-		return nil, fmt.Errorf("store: list secrets: %w", err)
-	}
-	defer rows.Close()
 	var out []store.SecretInfo
-	for rows.Next() {
-		var si store.SecretInfo
-		var upd int64
-		if err := rows.Scan(&si.Name, &upd); err != nil {
-			return nil, fmt.Errorf("store: list secrets: %w", err)
+	err := retry(ctx, true, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
+		if err != nil {
+			return err
 		}
-		si.Updated = fromMS(upd)
-		out = append(out, si)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var si store.SecretInfo
+			var upd int64
+			if err := rows.Scan(&si.Name, &upd); err != nil {
+				return err
+			}
+			si.Updated = fromMS(upd)
+			out = append(out, si)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: list secrets: %w", err)
 	}
 	return out, nil
@@ -281,7 +293,7 @@ func (s *Store) ListSecrets(ctx context.Context, workspace string) ([]store.Secr
 
 // DeleteSecret implements store.Secrets.
 func (s *Store) DeleteSecret(ctx context.Context, workspace, name string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM secrets WHERE workspace_id = $1 AND name = $2`, workspace, name)
+	tag, err := s.execTag(ctx, `DELETE FROM secrets WHERE workspace_id = $1 AND name = $2`, workspace, name)
 	if err != nil {
 		return fmt.Errorf("store: delete secret %s: %w", name, err)
 	}
@@ -294,29 +306,37 @@ func (s *Store) RevealSecrets(ctx context.Context, workspace string) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("store: reveal secrets: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
+	sealed := map[string][]byte{}
+	err = retry(ctx, true, func() error {
+		clear(sealed)
+		rows, err := s.pool.Query(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var b []byte
+			if err := rows.Scan(&name, &b); err != nil {
+				return err
+			}
+			sealed[name] = b
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: reveal secrets: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var name string
-		var sealed []byte
-		if err := rows.Scan(&name, &sealed); err != nil {
-			return nil, fmt.Errorf("store: reveal secrets: %w", err)
-		}
-		if len(sealed) < g.NonceSize() {
+	out := make(map[string]string, len(sealed))
+	for name, b := range sealed {
+		if len(b) < g.NonceSize() {
 			return nil, fmt.Errorf("store: secret %s: sealed value too short", name)
 		}
-		plain, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], []byte(workspace+"\x00"+name))
+		plain, err := g.Open(nil, b[:g.NonceSize()], b[g.NonceSize():], []byte(workspace+"\x00"+name))
 		if err != nil {
 			return nil, fmt.Errorf("store: secret %s: cannot open (wrong secret key?)", name)
 		}
 		out[name] = string(plain)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reveal secrets: %w", err)
 	}
 	return out, nil
 }

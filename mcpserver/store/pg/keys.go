@@ -40,7 +40,7 @@ func (s *Store) SigningKey(ctx context.Context, purpose string) (store.Key, erro
 		return k, err
 	}
 	k = newKey(purpose, s.now())
-	if _, err := s.pool.Exec(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)
+	if err := s.exec(ctx, true, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)
 		ON CONFLICT (purpose) WHERE retired_at = 0 DO NOTHING`, k.ID, purpose, k.Secret, ms(k.Created)); err != nil {
 		return store.Key{}, fmt.Errorf("store: signing key %s: %w", purpose, err)
 	}
@@ -50,8 +50,10 @@ func (s *Store) SigningKey(ctx context.Context, purpose string) (store.Key, erro
 func (s *Store) activeKey(ctx context.Context, purpose string) (store.Key, error) {
 	k := store.Key{Purpose: purpose}
 	var created int64
-	err := s.pool.QueryRow(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0`, purpose).
-		Scan(&k.ID, &k.Secret, &created)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0`, purpose).
+			Scan(&k.ID, &k.Secret, &created)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Key{}, store.ErrNotFound
 	}
@@ -68,8 +70,10 @@ func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key
 	defer cancel()
 	k := store.Key{ID: id, Purpose: purpose}
 	var created, retired int64
-	err := s.pool.QueryRow(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
-		Scan(&k.Secret, &created, &retired)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
+			Scan(&k.Secret, &created, &retired)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Key{}, store.ErrNotFound
 	}
@@ -84,28 +88,31 @@ func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key
 // lock per purpose (concurrent rotations queue up), the active key is retired
 // and a new one inserted.
 func (s *Store) RotateKey(ctx context.Context, purpose string) (store.Key, error) {
-	now := s.now()
-	k := newKey(purpose, now)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, keysLockClass, purpose); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE signing_keys SET retired_at = $1 WHERE purpose = $2 AND retired_at = 0`, ms(now), purpose); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
-			k.ID, purpose, k.Secret, ms(now))
-		return err
-	})
+	k := newKey(purpose, s.now())
+	err := retry(ctx, false, func() error { return s.rotate(ctx, purpose, k) })
 	if err != nil {
 		return store.Key{}, fmt.Errorf("store: rotate key %s: %w", purpose, err)
 	}
 	return k, nil
 }
 
+func (s *Store) rotate(ctx context.Context, purpose string, k store.Key) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, keysLockClass, purpose); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE signing_keys SET retired_at = $1 WHERE purpose = $2 AND retired_at = 0`, ms(k.Created), purpose); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
+			k.ID, purpose, k.Secret, ms(k.Created))
+		return err
+	})
+}
+
 // PruneKeys implements store.Keys.
 func (s *Store) PruneKeys(ctx context.Context, purpose string, retiredBefore time.Time) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, ms(retiredBefore))
+	err := s.exec(ctx, true, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, ms(retiredBefore))
 	if err != nil {
 		return fmt.Errorf("store: prune keys %s: %w", purpose, err)
 	}
@@ -161,7 +168,9 @@ func retryable(err error) bool {
 // ConsumedNonce implements store.Ledger.
 func (s *Store) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
 	var used bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM confirmation_ledger WHERE nonce = $1)`, nonce).Scan(&used)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM confirmation_ledger WHERE nonce = $1)`, nonce).Scan(&used)
+	})
 	if err != nil {
 		return false, fmt.Errorf("store: ledger: %w", err)
 	}
@@ -179,9 +188,13 @@ const purgeBatch = 1000
 func (s *Store) PurgeLedger(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		tag, err := s.pool.Exec(ctx, `DELETE FROM confirmation_ledger WHERE nonce IN (
+		var tag pgconn.CommandTag
+		err := retry(ctx, true, func() (err error) {
+			tag, err = s.pool.Exec(ctx, `DELETE FROM confirmation_ledger WHERE nonce IN (
 			SELECT nonce FROM confirmation_ledger WHERE consumed_at < `+dbNowMS+` - $1
 			ORDER BY consumed_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, s.opts.LedgerRetention.Milliseconds(), purgeBatch)
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("store: ledger purge: %w", err)
 		}

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -172,7 +174,8 @@ func randomHex(n int) string {
 }
 
 // unavailable reports whether err means the database could not be reached or
-// could not serve (as opposed to answering: a constraint, a syntax error).
+// could not serve, as opposed to an answer (no rows, a constraint, a syntax
+// error) or the caller giving up.
 func unavailable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
@@ -190,8 +193,31 @@ func unavailable(err error) bool {
 		}
 		return false
 	}
-	// Anything else pgx returns is the client's side of a connection that
-	// failed, timed out or was closed: network errors, EOF, connect errors,
-	// deadlines, a closed pool.
-	return true
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	return errors.As(err, &netErr) || errors.As(err, &connectErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, pgconn.ErrConnClosed)
+}
+
+// retry runs f, and once more on a fresh connection when the first attempt
+// died with the connection it was given (backends terminated, server
+// restarted): after any such failure for reads and idempotent upserts, only
+// when nothing was sent otherwise. pgxpool replaces the dead connection by
+// itself. A failure to connect, or a timeout, is not retried: the server is
+// unreachable and a second wait would only double the delay.
+func retry(ctx context.Context, idempotent bool, f func() error) error {
+	err := f()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if pgconn.SafeToRetry(err) || (idempotent && unavailable(err)) {
+		return f()
+	}
+	return err
 }

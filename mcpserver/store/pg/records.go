@@ -12,6 +12,25 @@ import (
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
+// exec runs a statement that returns no rows (see retry for idempotent).
+func (s *Store) exec(ctx context.Context, idempotent bool, sql string, args ...any) error {
+	return retry(ctx, idempotent, func() error {
+		_, err := s.pool.Exec(ctx, sql, args...)
+		return err
+	})
+}
+
+// execTag runs a statement whose row count matters (a DELETE, an UPDATE):
+// it is sent again only if the first attempt never reached the server.
+func (s *Store) execTag(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	err := retry(ctx, false, func() (err error) {
+		tag, err = s.pool.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
 // affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
 func affected(tag pgconn.CommandTag) error {
 	if tag.RowsAffected() == 0 {
@@ -25,8 +44,10 @@ func (s *Store) GetRecord(ctx context.Context, workspace, kind, id string) (stor
 	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
 	var created int64
 	var data string
-	err := s.pool.QueryRow(ctx, `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
-		workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
+			workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Record{}, store.ErrNotFound
 	}
@@ -65,7 +86,12 @@ func (s *Store) ListRecords(ctx context.Context, workspace, kind string, q store
 	if !q.Since.IsZero() {
 		add("created_at >= $%d", ms(q.Since))
 	}
-	if !q.Before.IsZero() {
+	switch {
+	case !q.Before.IsZero() && q.BeforeID != "":
+		// Keyset pagination: after (Before, BeforeID) in listing order.
+		args = append(args, ms(q.Before), q.BeforeID)
+		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+	case !q.Before.IsZero():
 		add("created_at < $%d", ms(q.Before))
 	}
 	limit := q.Limit
@@ -78,24 +104,28 @@ func (s *Store) ListRecords(ctx context.Context, workspace, kind string, q store
 	args = append(args, limit)
 	query := fmt.Sprintf(`SELECT id, parent_id, status, created_at, data FROM records WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d`,
 		strings.Join(where, " AND "), len(args))
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: list %s: %w", kind, err)
-	}
-	defer rows.Close()
 	var out []store.Record
-	for rows.Next() {
-		r := store.Record{Workspace: workspace, Kind: kind}
-		var created int64
-		var data string
-		if err := rows.Scan(&r.ID, &r.Parent, &r.Status, &created, &data); err != nil {
-			return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	err := retry(ctx, true, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
 		}
-		r.Created = fromMS(created)
-		r.Data = []byte(data)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			r := store.Record{Workspace: workspace, Kind: kind}
+			var created int64
+			var data string
+			if err := rows.Scan(&r.ID, &r.Parent, &r.Status, &created, &data); err != nil {
+				return err
+			}
+			r.Created = fromMS(created)
+			r.Data = []byte(data)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: list %s: %w", kind, err)
 	}
 	return out, nil
@@ -110,7 +140,7 @@ func (s *Store) PutRecord(ctx context.Context, r store.Record) error {
 	if created.IsZero() {
 		created = s.now()
 	}
-	_, err := s.pool.Exec(ctx,
+	err := s.exec(ctx, true,
 		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
 		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, ms(created), string(r.Data))
@@ -122,7 +152,7 @@ func (s *Store) PutRecord(ctx context.Context, r store.Record) error {
 
 // DeleteRecord implements store.Records.
 func (s *Store) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
+	tag, err := s.execTag(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
 	if err != nil {
 		return fmt.Errorf("store: delete %s %s: %w", kind, id, err)
 	}
@@ -134,7 +164,7 @@ func (s *Store) PutBlob(ctx context.Context, workspace, id string, content []byt
 	if content == nil {
 		content = []byte{} // pgx sends a nil slice as NULL
 	}
-	_, err := s.pool.Exec(ctx,
+	err := s.exec(ctx, true,
 		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
 		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
 	if err != nil {
@@ -146,7 +176,9 @@ func (s *Store) PutBlob(ctx context.Context, workspace, id string, content []byt
 // GetBlob implements store.Blobs.
 func (s *Store) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
 	var b []byte
-	err := s.pool.QueryRow(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
+	err := retry(ctx, true, func() error {
+		return s.pool.QueryRow(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -161,7 +193,7 @@ func (s *Store) GetBlob(ctx context.Context, workspace, id string) ([]byte, erro
 
 // DeleteBlob implements store.Blobs.
 func (s *Store) DeleteBlob(ctx context.Context, workspace, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
+	tag, err := s.execTag(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
 	if err != nil {
 		return fmt.Errorf("store: delete blob %s: %w", id, err)
 	}
