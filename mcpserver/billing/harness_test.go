@@ -318,5 +318,3 @@ func resultText(r map[string]any) string {
 func inputRequired(r map[string]any) bool {
 	return r["resultType"] == "input_required" && r["requestState"] != nil && r["inputRequests"] != nil
 }
-
-func storeQuery() store.Query { return store.Query{} }

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 func promptNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -142,7 +145,7 @@ func TestReviewPendingNFes(t *testing.T) {
 			t.Errorf("%s should not be pending:\n%s", no, text)
 		}
 	}
-	if n := e.count("org_demo", "billing_nfe", storeQuery()); n != 10 {
+	if n := e.count(billing.DemoOrganization, billing.KindNFe, store.Query{}); n != 10 {
 		t.Fatalf("the review issued something: %d NF-e", n)
 	}
 }
