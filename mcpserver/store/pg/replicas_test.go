@@ -35,6 +35,7 @@ type replicas struct {
 	stores []*pg.Store
 	urls   []string
 	owner  string // the demo owner's token
+	viewer string // the demo viewer's token, never used before an outage
 	hits   atomic.Int64
 }
 
@@ -49,7 +50,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.owner = demo[0].Token
+	r.owner, r.viewer = demo[0].Token, demo[1].Token
 	// The webhook receiver: every delivery lands here.
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		io.Copy(io.Discard, req.Body)
@@ -480,6 +481,16 @@ func TestReplicasThroughADatabaseOutage(t *testing.T) {
 		}
 		if p := r.call(0, "webhooks_list", map[string]any{}, ""); p.ok() || p.code() != "internal_error" {
 			t.Errorf("%s: read call: %v, want an internal_error result", name, p)
+		}
+		if mode == proxyRefuse {
+			read := benchTarget{url: r.urls[1], token: r.owner}
+			if _, err := rpc(http.DefaultClient, read, "resources/read", map[string]any{"uri": "kobana://inbox/emails/eml_inv_00"}); err == nil || !strings.Contains(err.Error(), "try again later") {
+				t.Errorf("%s: resources/read: %v, want a JSON-RPC error saying to try again later", name, err)
+			}
+			unseen := benchTarget{url: r.urls[1], token: r.viewer}
+			if _, err := rpc(http.DefaultClient, unseen, "resources/read", map[string]any{"uri": "kobana://inbox/emails/eml_inv_00"}); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
+				t.Errorf("%s: a token not seen before the outage: %v, want HTTP 500", name, err)
+			}
 		}
 		if !r.hasSecret("OUTAGE") || r.ledgerRows(nonce(t, state)) != 0 {
 			t.Fatalf("%s: half-written: secret present=%v, ledger rows %d", name, r.hasSecret("OUTAGE"), r.ledgerRows(nonce(t, state)))
