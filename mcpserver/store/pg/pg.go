@@ -150,9 +150,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Pool returns the connection pool (for health checks and tests).
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 func ms(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
