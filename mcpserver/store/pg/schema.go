@@ -95,6 +95,16 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX confirmation_ledger_consumed ON confirmation_ledger (consumed_at)`,
 	},
+	// Version 2: counters that hand out unique numbers across replicas
+	// (Store.NextNumber).
+	{
+		`CREATE TABLE counters (
+			workspace_id TEXT COLLATE "C" NOT NULL,
+			name         TEXT COLLATE "C" NOT NULL,
+			value        BIGINT NOT NULL,
+			PRIMARY KEY (workspace_id, name)
+		)`,
+	},
 }
 
 // migrationLock is the advisory-lock key that serialises migrations of one
