@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,3 +190,43 @@ func BenchmarkConfirmRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConsume is the ledger alone: recording fresh nonces from
+// concurrent callers, embedded store and PostgreSQL side by side.
+func BenchmarkConsume(b *testing.B) {
+	ctx := context.Background()
+	lite, err := store.Open(ctx, filepath.Join(b.TempDir(), "ledger.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lite.Close() })
+	dsn, _ := pg.SchemaDSN(b, "ledger", "bench")
+	pgs, err := pg.Open(ctx, dsn, pg.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pgs.Close() })
+	exp := time.Now().Add(5 * time.Minute)
+	var seq atomicCounter // across the runs of each sub-benchmark: every nonce is fresh
+	for _, t := range []struct {
+		name string
+		st   store.Ledger
+	}{{"sqlite", lite}, {"postgres", pgs}} {
+		b.Run(t.name+"/parallel", func(b *testing.B) {
+			b.SetParallelism(4)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := t.st.Consume(ctx, fmt.Sprintf("nonce-%d", seq.next()), exp); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "nonces/s")
+		})
+	}
+}
+
+type atomicCounter struct{ n atomic.Int64 }
+
+func (c *atomicCounter) next() int64 { return c.n.Add(1) }
