@@ -25,7 +25,9 @@
 //   - Consume is one INSERT … ON CONFLICT DO NOTHING: the row count says who
 //     won. It is bounded by Options.LedgerTimeout, so an unreachable or stuck
 //     database makes a destructive call answer confirmation_unavailable
-//     quickly instead of hanging; the pool reconnects by itself.
+//     quickly instead of hanging, and it commits only while the caller still
+//     waits, so an abandoned insert is never recorded later; the pool
+//     reconnects by itself.
 //   - Consumed nonces are purged by a background loop in bounded batches that
 //     skip locked rows (FOR UPDATE SKIP LOCKED), by the database's clock.
 //   - One active signing key per purpose (a partial unique index): the first

@@ -131,8 +131,18 @@ const dbNowMS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 // once, exactly one inserts the row. It is bounded by Options.LedgerTimeout;
 // any error other than ErrReplayed means nothing may run.
 //
-// A statement that failed because its connection had died (a restarted
-// server, terminated backends) is sent once more on a fresh connection. That
+// The insert runs in an explicit transaction whose COMMIT is sent only while
+// the caller is still waiting. A bare INSERT would commit on the server
+// whenever it got there, even after Consume had given up on it (a statement
+// queued behind a lock, a slow server): the caller would have answered
+// confirmation_unavailable, and the user's retry would then be refused as a
+// replay. Abandoned before COMMIT, the transaction is rolled back when its
+// connection closes. Once COMMIT is sent its answer is awaited a little past
+// the deadline (commitGrace), so that only a server dying at that very moment
+// leaves the outcome unknown (reported as an error: nothing runs).
+//
+// An attempt that failed because its connection had died (a restarted
+// server, terminated backends) is made once more on a fresh connection. That
 // can never run a confirmed call twice: if the first attempt did commit
 // before its answer was lost, the second finds the row and reports
 // ErrReplayed, and nothing runs.
@@ -140,10 +150,9 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 	ctx, cancel := s.quick(ctx)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
-		tag, err := s.pool.Exec(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, `+dbNowMS+`, $2)
-			ON CONFLICT (nonce) DO NOTHING`, nonce, ms(expires))
+		inserted, err := s.consume(ctx, nonce, expires)
 		if err == nil {
-			if tag.RowsAffected() == 0 {
+			if !inserted {
 				return store.ErrReplayed
 			}
 			return nil
@@ -153,6 +162,37 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 		}
 		return fmt.Errorf("store: ledger: %w", err)
 	}
+}
+
+// commitGrace is how long the answer to a ledger COMMIT already sent is
+// awaited after the caller's deadline.
+const commitGrace = time.Second
+
+func (s *Store) consume(ctx context.Context, nonce string, expires time.Time) (bool, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		// A no-op after COMMIT; bounded, for a connection that hangs.
+		rbCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitGrace)
+		tx.Rollback(rbCtx)
+		cancel()
+	}()
+	tag, err := tx.Exec(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, `+dbNowMS+`, $2)
+		ON CONFLICT (nonce) DO NOTHING`, nonce, ms(expires))
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitGrace)
+	defer cancel()
+	if err := tx.Commit(commitCtx); err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // retryable reports a statement that died with its connection: never sent,

@@ -272,6 +272,13 @@ func TestConsumeIsBoundedWhenTheLedgerIsStuck(t *testing.T) {
 	dsn, schema := pg.SchemaDSN(t, "stuck", "stuck")
 	s := open(t, dsn, pg.Options{LedgerTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
+	// Warm up, so that the statement is prepared on the connection and the
+	// stuck attempt below is an execution, not a preparation.
+	for i := range 5 {
+		if err := s.Consume(ctx, fmt.Sprintf("warm-%d", i), time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tx, err := pg.Admin(t).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +294,11 @@ func TestConsumeIsBoundedWhenTheLedgerIsStuck(t *testing.T) {
 		t.Fatalf("consume on a locked ledger: %v after %v, want a non-replay error within ~300ms", err, took)
 	}
 	tx.Rollback(ctx)
+	// The abandoned statement may still be queued behind the lock on the
+	// server: give it time to (not) commit.
+	time.Sleep(300 * time.Millisecond)
 	if used, _ := s.ConsumedNonce(ctx, "n1"); used {
-		t.Error("a timed-out consume recorded the nonce")
+		t.Error("a timed-out consume recorded the nonce after it had reported failure")
 	}
 	if err := s.Consume(ctx, "n1", time.Now().Add(time.Minute)); err != nil {
 		t.Errorf("consume after the lock is gone: %v", err)
