@@ -23,6 +23,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/resolve"
@@ -39,7 +40,7 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-db PATH] [-demo] [-products inbox] [flags]
+const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-db PATH] [-demo] [-products inbox,billing] [flags]
 
 Serves the Kobana MCP products on one endpoint for both protocol eras:
 Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
@@ -59,7 +60,7 @@ func runServe(c *Command, args []string) int {
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
 	dbPath := fs.String("db", "kobana.db", "the embedded store (a single SQLite file, created if missing)")
 	demo := fs.Bool("demo", false, "seed the demo organization if missing and print demo tokens")
-	products := fs.String("products", "inbox", "comma-separated products to serve (inbox)")
+	products := fs.String("products", "inbox,billing", "comma-separated products to serve: inbox, billing")
 	publicURL := fs.String("public-url", "", "base URL clients reach this server at, for signed download links (default http://ADDR)")
 	var allow, hosts, origins listFlag
 	fs.Var(&allow, "allow", "CIDR the outbound guard allows despite its deny-list, e.g. 127.0.0.0/8 (repeatable; for local receivers)")
@@ -89,11 +90,14 @@ func runServe(c *Command, args []string) int {
 		}
 		g.Allow = append(g.Allow, p)
 	}
+	serveProducts := map[string]bool{}
 	for _, p := range strings.Split(*products, ",") {
-		if p = strings.TrimSpace(p); p != "inbox" {
-			fmt.Fprintf(c.Stderr, "kobana serve: unknown product %q (available: inbox)\n", p)
+		p = strings.TrimSpace(p)
+		if p != "inbox" && p != "billing" {
+			fmt.Fprintf(c.Stderr, "kobana serve: unknown product %q (available: inbox, billing)\n", p)
 			return exitUsage
 		}
+		serveProducts[p] = true
 	}
 
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
@@ -122,7 +126,13 @@ func runServe(c *Command, args []string) int {
 	}
 	stdioToken := c.getenv("KOBANA_TOKEN")
 	if *demo {
-		tokens, err := inbox.Seed(ctx, st, time.Now())
+		// The demo organization, its people and tokens come with Inbox's
+		// seed; Billing adds its records to the same organization.
+		now := time.Now()
+		tokens, err := inbox.Seed(ctx, st, now)
+		if err == nil && serveProducts["billing"] {
+			err = billing.SeedDemo(ctx, st, now)
+		}
 		if err != nil {
 			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 			return exitFailure
@@ -153,22 +163,39 @@ func runServe(c *Command, args []string) int {
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
 	}
-	ibx, ip, err := inbox.New(inbox.Options{
-		Store:      st,
-		Lint:       lintWorkflow,
-		Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: &g}), now: time.Now},
-		HTTPClient: g.Client(),
-		PublicURL:  base,
-	})
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
-		return exitFailure
+	var served []*mcpserver.Product
+	var instructions []string
+	extra := map[string]http.Handler{}
+	if serveProducts["inbox"] {
+		ibx, ip, err := inbox.New(inbox.Options{
+			Store:      st,
+			Lint:       lintWorkflow,
+			Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: &g}), now: time.Now},
+			HTTPClient: g.Client(),
+			PublicURL:  base,
+		})
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+			return exitFailure
+		}
+		served = append(served, ibx)
+		extra[inbox.DownloadPath] = ip.DownloadHandler()
+		instructions = append(instructions, "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow; resources under kobana://inbox/.")
+	}
+	if serveProducts["billing"] {
+		bp, _, err := billing.New(billing.Options{Store: st})
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+			return exitFailure
+		}
+		served = append(served, bp)
+		instructions = append(instructions, "Kobana Billing: customers, subscriptions, invoices and NF-e of the organization; resources under kobana://billing/.")
 	}
 	srv, err := mcpserver.New(mcpserver.Options{
 		Store:        st,
-		Products:     []*mcpserver.Product{ibx},
+		Products:     served,
 		Name:         "kobana",
-		Instructions: "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow. Resources live under kobana://inbox/. Destructive tools ask the user to confirm.",
+		Instructions: strings.Join(append(instructions, "Destructive tools ask the user to confirm."), " "),
 		Logger:       logger,
 	})
 	if err != nil {
@@ -183,7 +210,7 @@ func runServe(c *Command, args []string) int {
 		handler := srv.HTTPHandler(mcpserver.HTTPOptions{
 			AllowedHosts:   hosts,
 			AllowedOrigins: origins,
-			Extra:          map[string]http.Handler{inbox.DownloadPath: ip.DownloadHandler()},
+			Extra:          extra,
 		})
 		hs = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		running++

@@ -38,7 +38,7 @@ func (s *serveBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return
 func TestServeUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
-		{"-http", "127.0.0.1:0", "-products", "billing"},
+		{"-http", "127.0.0.1:0", "-products", "inbox,payroll"},
 		{"-http", "127.0.0.1:0", "-allow", "not-a-cidr"},
 		{"-http", "127.0.0.1:0", "extra"},
 		{"-nope"},
@@ -110,8 +110,17 @@ func TestServeDemoOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	tpls, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(tpls.ResourceTemplates) != 9 {
-		t.Fatalf("templates: %v %v", tpls, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboxTemplates := 0
+	for _, tp := range tpls.ResourceTemplates {
+		if strings.HasPrefix(tp.URITemplate, "kobana://inbox/") {
+			inboxTemplates++
+		}
+	}
+	if inboxTemplates != 9 {
+		t.Fatalf("%d inbox templates, want 9", inboxTemplates)
 	}
 	comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "kobana://inbox/emails/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "eml_inv"}})
 	if err != nil || len(comp.Completion.Values) == 0 {
@@ -123,6 +132,10 @@ func TestServeDemoOverHTTP(t *testing.T) {
 	}
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "webhook_health"}); err != nil {
 		t.Fatal(err)
+	}
+	// Both products are served by default, Billing with its demo records.
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kobana://billing/organization"}); err != nil {
+		t.Fatalf("billing organization: %v", err)
 	}
 	call, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "webhooks_test", Arguments: map[string]any{"id": "whk_chat"}})
 	if err != nil || call.RequestState == "" || call.InputRequests["confirm"] == nil {
