@@ -26,6 +26,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/pg"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -58,7 +59,7 @@ func runServe(c *Command, args []string) int {
 	fs.Usage = func() { fmt.Fprint(c.Stderr, serveUsage); fs.PrintDefaults() }
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address, e.g. 127.0.0.1:8080")
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
-	dbPath := fs.String("db", "kobana.db", "the embedded store (a single SQLite file, created if missing)")
+	dbPath := fs.String("db", "kobana.db", "the store: a SQLite file (created if missing), or a postgres:// URL shared by replicas")
 	demo := fs.Bool("demo", false, "seed the demo organization if missing and print demo tokens")
 	products := fs.String("products", "inbox,billing", "comma-separated products to serve: inbox, billing")
 	publicURL := fs.String("public-url", "", "base URL clients reach this server at, for signed download links (default http://ADDR)")
@@ -102,19 +103,9 @@ func runServe(c *Command, args []string) int {
 
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var storeOpts store.Options
-	if k := c.getenv("KOBANA_SECRET_KEY"); k != "" {
-		key, err := hex.DecodeString(k)
-		if err != nil || len(key) != 32 {
-			fmt.Fprintln(c.Stderr, "kobana serve: KOBANA_SECRET_KEY must be 64 hex digits (32 bytes)")
-			return exitUsage
-		}
-		storeOpts.SecretKey = key
-	}
-	st, err := store.Open(ctx, *dbPath, storeOpts)
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
-		return exitFailure
+	st, code := c.openStore(ctx, "kobana serve", *dbPath)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 
@@ -149,6 +140,7 @@ func runServe(c *Command, args []string) int {
 	var ln net.Listener
 	base := *publicURL
 	if *httpAddr != "" {
+		var err error
 		ln, err = net.Listen("tcp", *httpAddr)
 		if err != nil {
 			fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
@@ -307,4 +299,33 @@ func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput)
 	}
 	rec := w.ex.Run(ctx, plan, executor.Env{Secrets: resolve.SecretMap(in.Secrets), Facts: resolve.FactMap(in.Facts), Attachments: attachments})
 	return json.Marshal(rec)
+}
+
+// openStore opens the store named by -db: a postgres:// or postgresql://
+// URL selects PostgreSQL (replicas share it), anything else is the path of
+// the embedded SQLite file. KOBANA_SECRET_KEY (64 hex digits), when set, is
+// the key that encrypts workspace secrets. On failure it reports to
+// standard error and returns the exit code.
+func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, int) {
+	var opts store.Options
+	if k := c.getenv("KOBANA_SECRET_KEY"); k != "" {
+		key, err := hex.DecodeString(k)
+		if err != nil || len(key) != 32 {
+			fmt.Fprintf(c.Stderr, "%s: KOBANA_SECRET_KEY must be 64 hex digits (32 bytes)\n", who)
+			return nil, exitUsage
+		}
+		opts.SecretKey = key
+	}
+	var st store.Store
+	var err error
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		st, err = pg.Open(ctx, db, pg.Options{Options: opts})
+	} else {
+		st, err = store.Open(ctx, db, opts)
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "%s: %v\n", who, err)
+		return nil, exitFailure
+	}
+	return st, exitOK
 }

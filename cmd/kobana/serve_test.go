@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -315,5 +316,41 @@ func TestServeWorkflowRunner(t *testing.T) {
 	raw, _ = wr.RunWorkflow(context.Background(), inbox.WorkflowInput{Document: json.RawMessage(`{"result":{},"workflow":[{"type":"email"}]}`)})
 	if !bytes.Contains(raw, []byte(`"status":"failed"`)) || !bytes.Contains(raw, []byte(`"diagnostics"`)) || len(got) != 2 {
 		t.Errorf("invalid workflow record %s", raw)
+	}
+}
+
+func TestServeStoreSelection(t *testing.T) {
+	var stderr serveBuffer
+	c := &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background()}
+	if code := c.Main([]string{"serve", "-http", "127.0.0.1:0", "-db", "postgres://kobana:hunter2@%zz/db"}); code != exitFailure ||
+		strings.Contains(stderr.String(), "hunter2") || !strings.Contains(stderr.String(), "PostgreSQL") {
+		t.Errorf("bad postgres URL: %d %q", code, stderr.String())
+	}
+	stderr = serveBuffer{}
+	c = &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background(), Getenv: func(k string) string {
+		if k == "KOBANA_SECRET_KEY" {
+			return "not-hex"
+		}
+		return ""
+	}}
+	if code := c.Main([]string{"serve", "-http", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "x.db")}); code != exitUsage || !strings.Contains(stderr.String(), "KOBANA_SECRET_KEY") {
+		t.Errorf("bad secret key: %d %q", code, stderr.String())
+	}
+	// With a PostgreSQL server (source .ci/postgres), the demo runs on it.
+	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("KOBANA_TEST_POSTGRES is not set; the PostgreSQL half of this test needs a server")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out serveBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Command{Stdout: &out, Stderr: io.Discard, Context: ctx}).Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", dsn})
+	}()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && strings.Count(out.String(), "\n") < 2; time.Sleep(50 * time.Millisecond) {
+	}
+	cancel()
+	if code := <-done; code != exitOK || strings.Count(out.String(), "token for") != 2 {
+		t.Errorf("serve -demo on PostgreSQL: %d %q", code, out.String())
 	}
 }

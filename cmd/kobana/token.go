@@ -42,7 +42,7 @@ func runToken(c *Command, args []string) int {
 	person := fs.String("person", "", "the person the token speaks for (required)")
 	workspace := fs.String("workspace", "", "the workspace the token opens (required)")
 	scopes := fs.String("scopes", "read", "read, or read,write")
-	dbPath := fs.String("db", "kobana.db", "the embedded store")
+	dbPath := fs.String("db", "kobana.db", "the store: a SQLite file or a postgres:// URL")
 	expires := fs.Duration("expires", 0, "lifetime, e.g. 720h; 0 never expires")
 	label := fs.String("label", "", "a note stored with the token")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -72,10 +72,9 @@ func runToken(c *Command, args []string) int {
 		return exitUsage
 	}
 	ctx := c.context()
-	st, err := store.Open(ctx, *dbPath, store.Options{})
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "kobana token create: %v\n", err)
-		return exitFailure
+	st, code := c.openStore(ctx, "kobana token create", *dbPath)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	var exp time.Time
@@ -105,7 +104,7 @@ func revokeToken(c *Command, args []string) int {
 	fs := flag.NewFlagSet("token revoke", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() { fmt.Fprint(c.Stderr, tokenUsage); fs.PrintDefaults() }
-	dbPath := fs.String("db", "kobana.db", "the embedded store")
+	dbPath := fs.String("db", "kobana.db", "the store: a SQLite file or a postgres:// URL")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -123,10 +122,9 @@ func revokeToken(c *Command, args []string) int {
 		return exitUsage
 	}
 	ctx := c.context()
-	st, err := store.Open(ctx, *dbPath, store.Options{})
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "kobana token revoke: %v\n", err)
-		return exitFailure
+	st, code := c.openStore(ctx, "kobana token revoke", *dbPath)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	p, err := st.Authenticate(ctx, tok)
