@@ -95,6 +95,7 @@ func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
 }
 
 type env struct {
+	path    string
 	st      *store.SQL
 	toy     *toy
 	srv     *mcpserver.Server
@@ -106,7 +107,8 @@ type env struct {
 func newEnv(t *testing.T, policy mcpserver.Policy) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "t.db"), store.Options{})
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := store.Open(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func newEnv(t *testing.T, policy mcpserver.Policy) *env {
 	must(err)
 	hs := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPOptions{}))
 	t.Cleanup(hs.Close)
-	return &env{st: st, toy: ty, srv: srv, url: hs.URL + "/mcp", tokens: tokens}
+	return &env{path: path, st: st, toy: ty, srv: srv, url: hs.URL + "/mcp", tokens: tokens}
 }
 
 // connect opens a go-sdk client session over HTTP with a token, speaking
@@ -552,5 +554,65 @@ func TestLegacySessionIgnoresModernMeta(t *testing.T) {
 		}})
 	if err != nil || !strings.Contains(textOf(res), "confirmation_required") || e.toy.runs.Load() != 0 {
 		t.Fatalf("legacy session with modern _meta: %s %v runs=%d", textOf(res), err, e.toy.runs.Load())
+	}
+}
+
+// Two replicas (two servers, each with its own handle on the shared store)
+// receive the same confirmed call 25 times each: it runs exactly once.
+func TestConfirmationSingleUseAcrossReplicas(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	ctx := context.Background()
+	st2, err := store.Open(ctx, e.path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	srv2, err := mcpserver.New(mcpserver.Options{Store: st2, Products: []*mcpserver.Product{e.toy.product(mcpserver.Policy{DeclineCode: "user_declined"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs2 := httptest.NewServer(srv2.HTTPHandler(mcpserver.HTTPOptions{}))
+	defer hs2.Close()
+	session := func(url string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(e.tokens["owner"])}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	replicas := []*mcp.ClientSession{session(e.url), session(hs2.URL + "/mcp")}
+	// Asked by one replica, answered to both.
+	first, err := replicas[1].CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}})
+	if err != nil || first.RequestState == "" {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	yes := mcp.InputResponseMap{mcpserver.ConfirmKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
+	var ok, replayed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := replicas[i%2].CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}, RequestState: first.RequestState, InputResponses: yes})
+			switch {
+			case err != nil:
+				t.Error(err)
+			case !res.IsError:
+				ok.Add(1)
+			case strings.Contains(textOf(res), "confirmation_replayed"):
+				replayed.Add(1)
+			default:
+				t.Errorf("unexpected %s", textOf(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || replayed.Load() != 49 || e.toy.runs.Load() != 1 {
+		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok.Load(), replayed.Load(), e.toy.runs.Load())
 	}
 }
