@@ -13,6 +13,7 @@
 //   - Ledger: single-use nonces (Consume), the confirmation ledger.
 //
 // The SQL is written to be accepted by PostgreSQL as well ($n placeholders,
-// ON CONFLICT, BIGINT millisecond timestamps, LIKE … ESCAPE), so a pgx
-// implementation can reuse the statements and only swap the DDL.
+// ON CONFLICT, BIGINT millisecond timestamps, LIKE … ESCAPE), so the pgx
+// implementation (package store/pg) reuses the statements and only swaps the
+// DDL. Package storetest is the conformance suite every implementation runs.
 package store
