@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/kobana/workflow/mcpserver/confirm"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
@@ -405,5 +407,23 @@ func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
 	}
 	if len(h.runner.inputs) != 2 {
 		t.Errorf("workflow ran %d times, want 2", len(h.runner.inputs))
+	}
+}
+
+// Over stdio, a 2026-07-28 client with form support is asked and its yes
+// runs the tool once; a 2025 client with the same handler is refused.
+func TestConfirmationOverStdio(t *testing.T) {
+	h := newHarness(t)
+	asked := 0
+	cs := h.connectStdioAnswering("owner", "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	})
+	if r := h.call(cs, "webhooks_test", map[string]any{"id": "whk_erp"}); r.IsError || asked != 1 || h.recv.count() != 1 {
+		t.Fatalf("stdio 2026: %s asked=%d sent=%d", textOf(r), asked, h.recv.count())
+	}
+	legacy := h.connectStdioAnswering("owner", "2025-11-25", yes)
+	if r := h.call(legacy, "webhooks_test", map[string]any{"id": "whk_erp"}); !strings.Contains(textOf(r), "confirmation_required") || h.recv.count() != 1 {
+		t.Fatalf("stdio 2025: %s sent=%d", textOf(r), h.recv.count())
 	}
 }

@@ -219,6 +219,11 @@ func (h *harness) connect(who, era string, answer answerFunc) *mcp.ClientSession
 
 // connectStdio opens a go-sdk client over an in-process stdio-like pipe.
 func (h *harness) connectStdio(who, era string) *mcp.ClientSession {
+	return h.connectStdioAnswering(who, era, nil)
+}
+
+// connectStdioAnswering is connectStdio with an elicitation handler.
+func (h *harness) connectStdioAnswering(who, era string, answer answerFunc) *mcp.ClientSession {
 	h.t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := h.srv.Connect(context.Background(), h.tokens[who], st)
@@ -226,7 +231,11 @@ func (h *harness) connectStdio(who, era string) *mcp.ClientSession {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "inbox-test", Version: "1"}, nil)
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "inbox-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		h.t.Fatalf("stdio connect %s: %v", era, err)
