@@ -250,8 +250,7 @@ func TestLedgerPurge(t *testing.T) {
 		t.Errorf("second purge deleted %d (%v), want 3", n, err)
 	}
 	// The background loop purges by itself.
-	looping := open(t, dsn, pg.Options{LedgerRetention: time.Hour, PurgeInterval: 20 * time.Millisecond})
-	_ = looping
+	open(t, dsn, pg.Options{LedgerRetention: time.Hour, PurgeInterval: 20 * time.Millisecond})
 	if _, err := admin.Exec(ctx, `INSERT INTO `+schema+`.confirmation_ledger
 		VALUES ('loop', floor(extract(epoch FROM now() - interval '2 hours') * 1000)::bigint, 0)`); err != nil {
 		t.Fatal(err)
