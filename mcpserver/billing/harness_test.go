@@ -1,7 +1,6 @@
 package billing_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -267,54 +267,23 @@ func (e *env) count(org, kind string, q store.Query) int {
 	return len(recs)
 }
 
-// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP.
+// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP, with
+// the given client capabilities, requestState and inputResponses.
 func (e *env) rawCall(who, tool string, args, caps map[string]any, state string, responses map[string]any) map[string]any {
 	e.t.Helper()
-	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": caps,
-	}}
-	if state != "" {
-		params["requestState"] = state
-	}
-	if responses != nil {
-		params["inputResponses"] = responses
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", e.url, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+e.tokens[who])
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
+	r, err := mcptest.ToolCall{URL: e.url, Token: e.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Send(nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
+	if r.Error != nil || r.Result == nil {
+		e.t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", tool, r.Error, r.Status, r.Body)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		e.t.Fatalf("decoding response (HTTP %d): %v", resp.StatusCode, err)
-	}
-	if out.Error != nil {
-		e.t.Fatalf("%s: JSON-RPC error %v", tool, out.Error)
-	}
-	return out.Result
+	return r.Result
 }
 
-var formCaps = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
-
-var yesAnswer = map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-
-func resultText(r map[string]any) string {
-	b, _ := json.Marshal(r["content"])
-	return string(b)
-}
-
-func inputRequired(r map[string]any) bool {
-	return r["resultType"] == "input_required" && r["requestState"] != nil && r["inputRequests"] != nil
-}
+var (
+	formCaps      = mcptest.FormCaps
+	yesAnswer     = mcptest.YesAnswer
+	resultText    = mcptest.ResultText
+	inputRequired = mcptest.InputRequired
+)
