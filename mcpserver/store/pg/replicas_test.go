@@ -16,13 +16,14 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
 )
 
 // replicas is a deployment in one process: n `kobana serve`-like servers
-// (mcpserver.New over the Inbox product), each on its own pg.Store handle and
+// (mcpserver.New over the Inbox and Billing products), each on its own pg.Store handle and
 // httptest.Server, sharing one database, which they reach through a proxy
 // the test can cut. direct is a handle that bypasses the proxy, for seeding
 // and for looking at what is really in the database.
@@ -51,6 +52,9 @@ func newReplicas(t *testing.T, n int) *replicas {
 		t.Fatal(err)
 	}
 	r.owner, r.viewer = demo[0].Token, demo[1].Token
+	if err := billing.SeedDemo(ctx, r.direct, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	// The webhook receiver: every delivery lands here.
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		io.Copy(io.Discard, req.Body)
@@ -82,7 +86,11 @@ func newReplicas(t *testing.T, n int) *replicas {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ibx}})
+		bp, _, err := billing.New(billing.Options{Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ibx, bp}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,6 +363,48 @@ func TestReplicasRunAConfirmedCallOnce(t *testing.T) {
 	wg.Wait()
 	if ok.Load() != 50 || r.deliveries()-before != 51 || r.hits.Load() != 51 {
 		t.Errorf("ok=%d, deliveries +%d, receiver %d; want 50, 51, 51", ok.Load(), r.deliveries()-before, r.hits.Load())
+	}
+}
+
+// TestReplicasServeBilling: Billing's records live in the same database,
+// and its confirmed refund runs once across the replicas.
+func TestReplicasServeBilling(t *testing.T) {
+	r := newReplicas(t, 3)
+	ctx := context.Background()
+	for i := range 3 {
+		if p := r.call(i, "billing_invoices_get", map[string]any{"id": "inv_1008"}, ""); !p.ok() {
+			t.Fatalf("replica %d: billing_invoices_get: %v", i, p)
+		}
+	}
+	args := map[string]any{"id": "inv_1008", "reason": "licença devolvida"}
+	state := r.ask(0, "billing_invoices_refund", args)
+	var ok, replayed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch p := r.call(i, "billing_invoices_refund", args, state); {
+			case p.ok():
+				ok.Add(1)
+			case p.code() == mcpserver.CodeConfirmationReplayed:
+				replayed.Add(1)
+			default:
+				t.Errorf("unexpected answer: %v", p)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || replayed.Load() != 29 || r.ledgerRows(nonce(t, state)) != 1 {
+		t.Fatalf("ok=%d replayed=%d ledger rows %d, want 1, 29, 1", ok.Load(), replayed.Load(), r.ledgerRows(nonce(t, state)))
+	}
+	rec, err := r.direct.GetRecord(ctx, billing.DemoOrganization, billing.KindInvoice, "inv_1008")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv billing.Invoice
+	if err := json.Unmarshal(rec.Data, &inv); err != nil || inv.Status != billing.InvoiceRefunded {
+		t.Errorf("invoice after the refund: %+v %v", inv.Status, err)
 	}
 }
 
