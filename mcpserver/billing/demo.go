@@ -29,7 +29,7 @@ func withCheckDigits(base string) string {
 // without NF-e, and NF-e authorized, rejected, pending and cancelled. now
 // anchors every date. It seeds once: when the organization already has a
 // billing profile it changes nothing. Tokens come from inbox.Seed.
-func SeedDemo(ctx context.Context, st store.Records, now time.Time) error {
+func SeedDemo(ctx context.Context, st Store, now time.Time) error {
 	r := repo{st: st}
 	var existing Organization
 	if _, err := r.get(ctx, DemoOrganization, KindOrganization, DemoOrganization, &existing); err == nil {
@@ -37,7 +37,7 @@ func SeedDemo(ctx context.Context, st store.Records, now time.Time) error {
 	} else if !errors.Is(err, mcpserver.ErrNotFound) {
 		return fmt.Errorf("seeding billing demo: %w", err)
 	}
-	s := &demoSeeder{ctx: ctx, r: r, now: now.UTC().Truncate(time.Second)}
+	s := &demoSeeder{ctx: ctx, r: r, counters: st, now: now.UTC().Truncate(time.Second)}
 	s.seed()
 	if s.err != nil {
 		return fmt.Errorf("seeding billing demo: %w", s.err)
@@ -48,6 +48,7 @@ func SeedDemo(ctx context.Context, st store.Records, now time.Time) error {
 type demoSeeder struct {
 	ctx       context.Context
 	r         repo
+	counters  store.Counters
 	now       time.Time
 	err       error
 	org       Organization
@@ -196,8 +197,17 @@ func (s *demoSeeder) seed() {
 	for _, inv := range s.invoices {
 		s.put(KindInvoice, inv.ID, inv.CustomerID, storedStatus(inv.Status), inv.CreatedAt, inv)
 	}
-	s.put(KindCounter, "invoice", "", "", s.now, map[string]int{"value": 1014})
-	s.put(KindCounter, "nfe_series_1", "", "", s.now, map[string]int{"value": s.nfeNumber})
+	// The counters continue after the seeded documents.
+	s.number("invoice", 1014)
+	s.number("nfe_series_1", int64(s.nfeNumber))
+}
+
+// number makes last the last number handed out by a counter that has not
+// been used yet.
+func (s *demoSeeder) number(name string, last int64) {
+	if s.err == nil {
+		_, s.err = s.counters.NextNumber(s.ctx, DemoOrganization, name, last)
+	}
 }
 
 func (s *demoSeeder) reminder(invID string, days int) {

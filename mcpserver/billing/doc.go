@@ -17,7 +17,9 @@
 // Billing data belongs to an organization, not to a workspace: every record
 // is kept in store.Records under the caller's organization id (the kinds
 // are declared in models.go), so a record of another organization is simply
-// not found, whichever workspace the token names.
+// not found, whichever workspace the token names. Invoice and NF-e numbers
+// come from the store's counters (store.Counters), so replicas sharing a
+// database never hand out the same number.
 //
 // Outside systems: NF-e are issued in the homologation environment (tpAmb
 // 2, no fiscal value) and SEFAZ's checks on the recipient are made in

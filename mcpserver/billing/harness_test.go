@@ -46,6 +46,7 @@ const (
 type env struct {
 	t      testing.TB
 	st     *store.SQL
+	path   string // the store's file
 	clock  *testClock
 	srv    *mcpserver.Server
 	url    string
@@ -63,7 +64,8 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	clk := &testClock{t: demoNow}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "billing.db"), store.Options{Now: clk.Now})
+	path := filepath.Join(t.TempDir(), "billing.db")
+	st, err := store.Open(ctx, path, store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	if err := billing.SeedDemo(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, st: st, clock: clk, tokens: map[string]string{"owner": demo[0].Token, "viewer": demo[1].Token}}
+	e := &env{t: t, st: st, path: path, clock: clk, tokens: map[string]string{"owner": demo[0].Token, "viewer": demo[1].Token}}
 	mint := func(name, person, ws string, scopes ...string) {
 		tok, err := st.CreateToken(ctx, store.NewToken{Person: person, Workspace: ws, Scopes: scopes})
 		if err != nil {
@@ -120,6 +122,30 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	t.Cleanup(hs.Close)
 	e.url = hs.URL + "/mcp"
 	return e
+}
+
+// replica returns an env whose server runs over another handle on the same
+// store file, with its own Billing product, as a second replica would.
+func (e *env) replica() *env {
+	e.t.Helper()
+	st, err := store.Open(context.Background(), e.path, store.Options{Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { st.Close() })
+	bp, _, err := billing.New(billing.Options{Store: st, Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{bp}, Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	e.t.Cleanup(hs.Close)
+	r := *e
+	r.st, r.srv, r.url = st, srv, hs.URL+"/mcp"
+	return &r
 }
 
 type bearer struct {

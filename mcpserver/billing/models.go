@@ -13,7 +13,10 @@ const (
 	KindInvoice      = "billing_invoice"
 	KindNFe          = "billing_nfe"
 	KindReminder     = "billing_reminder"
-	KindCounter      = "billing_counter"
+	// KindCounter is where earlier versions kept the invoice and NF-e
+	// counters; such records are only read now, so that numbering continues
+	// from them (the store's counters hand out the numbers).
+	KindCounter = "billing_counter"
 )
 
 // Currency is the only currency Billing charges in.

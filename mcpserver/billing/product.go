@@ -24,10 +24,17 @@ const DeclineCode = "USER_DECLINED"
 // MaxResourceBytes is the largest document a resource returns (10 MB).
 const MaxResourceBytes = 10 << 20
 
+// Store is what Billing persists through: its records, partitioned by
+// organization id, and the counters that number invoices and NF-e.
+type Store interface {
+	store.Records
+	store.Counters
+}
+
 // Options are the Billing product's dependencies.
 type Options struct {
-	// Store keeps Billing's records, partitioned by organization id.
-	Store store.Records
+	// Store keeps Billing's records and numbers its documents.
+	Store Store
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// MaxResourceBytes caps a resource's document; zero means
@@ -41,9 +48,10 @@ type Product struct {
 	repo repo
 	now  func() time.Time
 	max  int
-	// seq serializes number assignment (invoice and NF-e numbers) within
-	// this process.
-	seq sync.Mutex
+	// nfeMu serializes, within this process, the check that an invoice has
+	// no live NF-e with the issue of a new one. Numbers do not depend on it:
+	// they come from the store's counters.
+	nfeMu sync.Mutex
 }
 
 // Policy is Billing's confirmation policy: USER_DECLINED on decline, and
@@ -179,28 +187,22 @@ func byTime(a, b time.Time) int { return a.Compare(b) }
 
 func byString(a, b string) int { return cmp.Compare(a, b) }
 
-// lock serializes a read-modify-write of numbered records.
-func (p *Product) lock() func() {
-	p.seq.Lock()
-	return p.seq.Unlock
-}
-
-// nextNumber returns the next value of an organization's counter.
-func (p *Product) nextNumber(ctx context.Context, org, name string, start int) (int, error) {
-	var c struct {
-		Value int `json:"value"`
+// nextNumber returns the next number of an organization's counter (start
+// the first time), unique across every replica sharing the store. A counter
+// that earlier versions kept as a record of KindCounter is continued from
+// its last value, never restarted.
+func (p *Product) nextNumber(ctx context.Context, org, name string, start int64) (int64, error) {
+	var legacy struct {
+		Value int64 `json:"value"`
 	}
-	_, err := p.repo.get(ctx, org, KindCounter, name, &c)
-	if err != nil && !errors.Is(err, mcpserver.ErrNotFound) {
+	if _, err := p.repo.get(ctx, org, KindCounter, name, &legacy); err == nil {
+		start = max(start, legacy.Value+1)
+	} else if !errors.Is(err, mcpserver.ErrNotFound) {
 		return 0, err
 	}
-	if c.Value < start {
-		c.Value = start
-	} else {
-		c.Value++
+	n, err := p.opts.Store.NextNumber(ctx, org, name, start)
+	if err != nil {
+		return 0, fmt.Errorf("numbering %s: %w", name, err)
 	}
-	if err := p.repo.put(ctx, org, KindCounter, name, "", "", p.now(), c); err != nil {
-		return 0, err
-	}
-	return c.Value, nil
+	return n, nil
 }

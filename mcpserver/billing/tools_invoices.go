@@ -341,7 +341,6 @@ func (p *Product) createInvoice(ctx context.Context, c *mcpserver.Caller, in Inv
 			return Invoice{}, mcpserver.Errorf("invalid_state", "subscription %s is %s and issues no more invoices", s.ID, s.Status)
 		}
 	}
-	defer p.lock()()
 	n, err := p.nextNumber(ctx, c.Organization, "invoice", 1001)
 	if err != nil {
 		return Invoice{}, err

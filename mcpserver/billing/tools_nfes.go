@@ -223,7 +223,8 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 	if cu.Document == "" {
 		return NFe{}, mcpserver.Errorf("customer_without_document", "customer %s (%s) has no CPF or CNPJ; add one with billing_customers_update before issuing the NF-e", cu.ID, cu.Name)
 	}
-	defer p.lock()()
+	p.nfeMu.Lock()
+	defer p.nfeMu.Unlock()
 	live, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: inv.ID})
 	if err != nil {
 		return NFe{}, err
@@ -238,7 +239,7 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 		return NFe{}, err
 	}
 	now := p.now().UTC()
-	n := NFe{ID: newID("nfe"), InvoiceID: inv.ID, CustomerID: cu.ID, Number: num, Series: org.NFeSeries, AmountCents: inv.AmountCents,
+	n := NFe{ID: newID("nfe"), InvoiceID: inv.ID, CustomerID: cu.ID, Number: int(num), Series: org.NFeSeries, AmountCents: inv.AmountCents,
 		Issuer: issuerParty(org), Recipient: recipientParty(cu), IssuedAt: now, CreatedAt: now, UpdatedAt: now}
 	if n.AccessKey, err = AccessKey(org.Address.State, now.In(brt), org.CNPJ, n.Series, n.Number, numericCode(n.ID)); err != nil {
 		return NFe{}, err

@@ -2,6 +2,8 @@ package billing_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -401,5 +403,59 @@ func TestConcurrentInvoiceNumbers(t *testing.T) {
 	}
 	if len(seen) != 12 || !seen["FAT-001015"] || !seen["FAT-001026"] {
 		t.Errorf("numbers %v", seen)
+	}
+}
+
+// Two replicas (two store handles on one file, each with its own Billing
+// product) creating invoices at the same time never hand out a number twice.
+func TestInvoiceNumbersAcrossReplicas(t *testing.T) {
+	e := newEnv(t)
+	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
+	var wg sync.WaitGroup
+	numbers := make(chan string, 24)
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := sessions[i%2].CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_invoices_create",
+				Arguments: map[string]any{"customer_id": "cus_acme", "description": "Hora extra", "amount_cents": 18000, "due_date": "2026-12-20"}})
+			if err != nil || r.IsError {
+				t.Errorf("create: %v %v", err, r)
+				return
+			}
+			numbers <- r.StructuredContent.(map[string]any)["number"].(string)
+		}()
+	}
+	wg.Wait()
+	close(numbers)
+	seen := map[string]bool{}
+	for n := range numbers {
+		if seen[n] {
+			t.Errorf("number %s given twice", n)
+		}
+		seen[n] = true
+	}
+	for i := 1015; i < 1015+24; i++ {
+		if n := fmt.Sprintf("FAT-%06d", i); !seen[n] {
+			t.Errorf("number %s not handed out (got %d numbers: %v)", n, len(seen), seen)
+		}
+	}
+}
+
+// A counter that an earlier version kept as a record is continued, not
+// restarted at the first number.
+func TestLegacyCounterRecordIsContinued(t *testing.T) {
+	e := newEnv(t)
+	if err := e.st.PutRecord(context.Background(), store.Record{Workspace: otherOrg, Kind: billing.KindCounter, ID: "invoice",
+		Created: demoNow, Data: json.RawMessage(`{"value":1500}`)}); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.connect("other", "2026-07-28", nil)
+	for _, want := range []string{"FAT-001501", "FAT-001502"} {
+		var inv billing.Invoice
+		e.ok(cs, "billing_invoices_create", map[string]any{"customer_id": otherCustomer, "description": "Consultoria", "amount_cents": 5000, "due_date": "2026-12-20"}, &inv)
+		if inv.Number != want {
+			t.Errorf("invoice number %s, want %s", inv.Number, want)
+		}
 	}
 }

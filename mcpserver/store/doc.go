@@ -11,6 +11,8 @@
 //   - Secrets: workspace secrets, encrypted at rest; listing returns names only.
 //   - Keys: HMAC signing keys with rotation (confirmations, download URLs).
 //   - Ledger: single-use nonces (Consume), the confirmation ledger.
+//   - Counters: per-workspace numbers (invoice, NF-e) unique across every
+//     handle on the database (NextNumber).
 //
 // The SQL is written to be accepted by PostgreSQL as well ($n placeholders,
 // ON CONFLICT, BIGINT millisecond timestamps, LIKE … ESCAPE), so the pgx

@@ -1,7 +1,10 @@
 package store
 
-// schema is the DDL of the embedded store. Column types are chosen so that
-// the PostgreSQL schema differs only in BLOB → BYTEA.
+// schema is the DDL of the embedded store, applied in order at every Open.
+// Every statement is idempotent (IF NOT EXISTS), so a file created by an
+// earlier version is brought up to date by the statements appended since:
+// statements are only ever appended, never edited. Column types are chosen so
+// that the PostgreSQL schema differs only in BLOB → BYTEA.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS organizations (
 		id   TEXT PRIMARY KEY,
@@ -71,5 +74,13 @@ var schema = []string{
 		nonce       TEXT PRIMARY KEY,
 		consumed_at BIGINT NOT NULL,
 		expires_at  BIGINT NOT NULL
+	)`,
+	// Appended for Counters.NextNumber: a file created before it gets the
+	// table at its next Open.
+	`CREATE TABLE IF NOT EXISTS counters (
+		workspace_id TEXT NOT NULL,
+		name         TEXT NOT NULL,
+		value        BIGINT NOT NULL,
+		PRIMARY KEY (workspace_id, name)
 	)`,
 }

@@ -646,3 +646,19 @@ func (s *SQL) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// ---- Counters ----
+
+// NextNumber implements Counters in one statement: SQLite runs it under the
+// database's write lock, so numbers are unique across every handle (and
+// process) sharing the file.
+func (s *SQL) NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO counters (workspace_id, name, value) VALUES ($1, $2, $3)
+		ON CONFLICT (workspace_id, name) DO UPDATE SET value = MAX(counters.value + 1, excluded.value)
+		RETURNING value`, workspace, name, start).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: counter %s: %w", name, err)
+	}
+	return n, nil
+}

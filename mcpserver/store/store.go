@@ -25,6 +25,7 @@ type Store interface {
 	Secrets
 	Keys
 	Ledger
+	Counters
 	Close() error
 }
 
@@ -190,4 +191,14 @@ type Ledger interface {
 	Consume(ctx context.Context, nonce string, expires time.Time) error
 	// ConsumedNonce reports whether a nonce was recorded (for audits and tests).
 	ConsumedNonce(ctx context.Context, nonce string) (bool, error)
+}
+
+// Counters hands out numbers (invoice numbers, NF-e numbers) that are unique
+// across every handle on the same database, as replicas are.
+type Counters interface {
+	// NextNumber returns the next number of a workspace's named counter:
+	// start the first time (or whenever start is above the last number
+	// handed out), one more than the last number otherwise. Concurrent
+	// callers never get the same number.
+	NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error)
 }

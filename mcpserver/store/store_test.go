@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -130,5 +131,27 @@ func TestLedgerAcrossHandles(t *testing.T) {
 	wg.Wait()
 	if ok.Load() != 1 || replayed.Load() != 39 {
 		t.Fatalf("ok=%d replayed=%d", ok.Load(), replayed.Load())
+	}
+}
+
+// A file created before the counters table existed gets it at its next Open.
+func TestOpenAddsCountersToAnOlderFile(t *testing.T) {
+	st, path := open(t, nil)
+	st.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TABLE counters`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err = store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, err := st.NextNumber(context.Background(), "w1", "invoice", 7); err != nil || n != 7 {
+		t.Errorf("NextNumber on a migrated file = %d %v, want 7", n, err)
 	}
 }

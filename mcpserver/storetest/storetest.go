@@ -60,6 +60,8 @@ func Run(t *testing.T, open Open, opts ...Option) {
 		{"KeysAcrossHandles", testKeysAcrossHandles},
 		{"Ledger", testLedger},
 		{"LedgerAcrossHandles", testLedgerAcrossHandles},
+		{"Counters", testCounters},
+		{"CountersAcrossHandles", testCountersAcrossHandles},
 	} {
 		reason, skip := cfg.skip[tc.name]
 		delete(cfg.skip, tc.name)
@@ -681,5 +683,114 @@ func testLedgerAcrossHandles(t *testing.T, e *env) {
 		if used, _ := b.ConsumedNonce(ctx, nonce); !used {
 			t.Errorf("%s not seen by the other handle", nonce)
 		}
+	}
+}
+
+func testCounters(t *testing.T, e *env) {
+	s := e.fresh(t, store.Options{SecretKey: bytes.Repeat([]byte{5}, 32)})
+	ctx := context.Background()
+	next := func(ws, name string, start int64) int64 {
+		t.Helper()
+		n, err := s.NextNumber(ctx, ws, name, start)
+		must(t, err)
+		return n
+	}
+	for i, want := range []int64{1001, 1002, 1003} {
+		if n := next("w1", "invoice", 1001); n != want {
+			t.Errorf("call %d: %d, want %d (start, then one more each time)", i+1, n, want)
+		}
+	}
+	// Counters are per workspace and per name.
+	if n := next("w2", "invoice", 1001); n != 1001 {
+		t.Errorf("another workspace's first number = %d, want 1001", n)
+	}
+	if n := next("w1", "nfe_series_1", 1); n != 1 {
+		t.Errorf("another counter's first number = %d, want 1", n)
+	}
+	// A start above the last number moves the counter; one below does not.
+	if n := next("w1", "invoice", 5000); n != 5000 {
+		t.Errorf("raised start = %d, want 5000", n)
+	}
+	if n := next("w1", "invoice", 1); n != 5001 {
+		t.Errorf("lower start = %d, want 5001", n)
+	}
+	// Concurrent callers get distinct numbers, each caller's increasing, and
+	// together every number from 5002 on exactly once.
+	const callers, each = 20, 10
+	var mu sync.Mutex
+	var got []int64
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last int64
+			for range each {
+				n, err := s.NextNumber(ctx, "w1", "invoice", 1001)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n <= last {
+					t.Errorf("a caller got %d after %d", n, last)
+				}
+				last = n
+				mu.Lock()
+				got = append(got, n)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	checkRun(t, got, 5002, callers*each)
+}
+
+// checkRun fails unless got holds each of the n numbers from first on once.
+func checkRun(t *testing.T, got []int64, first int64, n int) {
+	t.Helper()
+	slices.Sort(got)
+	if len(got) != n {
+		t.Fatalf("%d numbers handed out, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if v != first+int64(i) {
+			t.Fatalf("numbers %v: want %d…%d, each once", got, first, first+int64(n)-1)
+		}
+	}
+}
+
+func testCountersAcrossHandles(t *testing.T, e *env) {
+	ctx := context.Background()
+	name := e.db(t)
+	key := store.Options{SecretKey: bytes.Repeat([]byte{6}, 32)}
+	handles := []store.Store{e.handle(t, name, key), e.handle(t, name, key), e.handle(t, name, key)}
+	if n, err := handles[0].NextNumber(ctx, "w1", "invoice", 1); err != nil || n != 1 {
+		t.Fatalf("first number = %d %v, want 1", n, err)
+	}
+	// Another handle continues the same sequence.
+	if n, err := handles[1].NextNumber(ctx, "w1", "invoice", 1); err != nil || n != 2 {
+		t.Fatalf("second handle's number = %d %v, want 2", n, err)
+	}
+	var mu sync.Mutex
+	var got []int64
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := handles[i%len(handles)].NextNumber(ctx, "w1", "invoice", 1)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			got = append(got, n)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	checkRun(t, got, 3, 60)
+	if n, err := handles[2].NextNumber(ctx, "w1", "invoice", 1); err != nil || n != 63 {
+		t.Errorf("number after the burst = %d %v, want 63", n, err)
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// NextNumber returns the next number of a workspace's counter: start the
-// first time (or whenever start is above the last number handed out), one
-// more than the last number otherwise. It is one statement, so numbers are
+// NextNumber implements store.Counters: the next number of a workspace's
+// counter is start the first time (or whenever start is above the last
+// number handed out), one more than the last number otherwise. It is one
+// statement, so numbers are
 // unique across every replica sharing the database, with no lock held by
 // the caller (a product's in-process mutex does not span replicas). A
 // statement that may have reached the server is not sent again, since a

@@ -9,9 +9,9 @@
 //   - Open(ctx, dsn, Options) (*Store, error) connects (pgx pool), migrates
 //     the schema and starts the ledger purge; Store implements store.Store.
 //   - Store.PurgeLedger deletes expired ledger entries on demand.
-//   - Store.NextNumber hands out per-workspace numbers (invoice, NF-e) that
-//     are unique across replicas, for products whose in-process locks do not
-//     span them (not yet part of the store interfaces).
+//   - Store.NextNumber (store.Counters) hands out per-workspace numbers
+//     (invoice, NF-e) that are unique across replicas, where a product's
+//     in-process lock would not span them.
 //
 // Semantics are the embedded store's (package storetest checks both against
 // the same suite): listings most recent first with ties by id, bytewise;
