@@ -74,13 +74,26 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	return guardOrigin(o, mux)
 }
 
-func (s *Server) verifyToken(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+// errTokenCheck is what a client is told when its token could not be
+// checked (the store failed): the go-sdk writes it into the HTTP 500 body,
+// which anyone can read, token or not.
+var errTokenCheck = errors.New("cannot check tokens right now")
+
+// verifyToken resolves a bearer token to its principal. A store failure is
+// logged and answered with errTokenCheck: its text (host names, addresses,
+// SQL) is for the operator, not for an unauthenticated client.
+func (s *Server) verifyToken(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	p, err := s.opts.Store.Authenticate(ctx, token)
 	if err != nil {
 		if authFailure(err) == http.StatusUnauthorized {
 			return nil, auth.ErrInvalidToken
 		}
-		return nil, fmt.Errorf("authenticating: %w", err)
+		remote := ""
+		if r != nil {
+			remote = r.RemoteAddr
+		}
+		s.log.ErrorContext(ctx, "token check failed", "remote", remote, "error", err)
+		return nil, errTokenCheck
 	}
 	return &auth.TokenInfo{
 		Scopes:     p.Scopes,

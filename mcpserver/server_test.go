@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -426,6 +427,67 @@ func TestLedgerUnavailableRunsNothing(t *testing.T) {
 	}
 	if _, err := e.st.GetRecord(context.Background(), "ws1", "note", "n3"); err != nil {
 		t.Fatalf("n3 was deleted: %v", err)
+	}
+}
+
+// brokenAuth is a store whose token lookups fail the way a lost database
+// connection does, naming the database's host.
+type brokenAuth struct{ *store.SQL }
+
+const dbHost = "db-primary.internal.example"
+
+func (brokenAuth) Authenticate(context.Context, string) (store.Principal, error) {
+	return store.Principal{}, errors.New("store: authenticate: dial tcp " + dbHost + ":5432: connect: connection refused")
+}
+
+// lockedBuffer is a log destination safe for concurrent writes and reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// A store failure while checking a token is logged, and the client (who may
+// hold no valid token at all) is told only that tokens cannot be checked.
+func TestTokenCheckFailureHidesStoreError(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	var logs lockedBuffer
+	srv, err := mcpserver.New(mcpserver.Options{Store: brokenAuth{e.st}, Products: []*mcpserver.Product{e.toy.product(mcpserver.Policy{DeclineCode: "user_declined"})},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	defer hs.Close()
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + era + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", era)
+		req.Header.Set("Authorization", "Bearer kbn_anything")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(got), "cannot check tokens right now") {
+			t.Errorf("%s: HTTP %d %q, want 500 saying tokens cannot be checked", era, resp.StatusCode, got)
+		}
+		if strings.Contains(string(got), dbHost) || strings.Contains(string(got), "5432") {
+			t.Errorf("%s: the response leaks the store's error: %q", era, got)
+		}
+	}
+	if l := logs.String(); !strings.Contains(l, dbHost) || !strings.Contains(l, "token check failed") {
+		t.Errorf("the store's error was not logged: %q", l)
 	}
 }
 
