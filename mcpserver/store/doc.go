@@ -14,8 +14,9 @@
 //   - Counters: per-workspace numbers (invoice, NF-e) unique across every
 //     handle on the database (NextNumber).
 //
-// The SQL is written to be accepted by PostgreSQL as well ($n placeholders,
-// ON CONFLICT, BIGINT millisecond timestamps, LIKE … ESCAPE), so the pgx
-// implementation (package store/pg) reuses the statements and only swaps the
-// DDL. Package storetest is the conformance suite every implementation runs.
+// The PostgreSQL implementation (package store/pg) has statements and a
+// schema of its own with the same semantics: listings ordered bytewise, id
+// prefixes matched bytewise (here as a byte range, which also uses the
+// primary key). Package storetest is the conformance suite every
+// implementation runs.
 package store

@@ -142,10 +142,20 @@ func (s *SQL) GetRecord(ctx context.Context, workspace, kind, id string) (Record
 	return r, nil
 }
 
-// likePrefix escapes LIKE metacharacters so that prefix matches literally.
-func likePrefix(p string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(p) + "%"
+// prefixEnd returns the smallest string above every string that starts with
+// p (bytewise), and false when there is none (p is empty or all 0xff bytes).
+// With it a prefix match is the range id >= p AND id < prefixEnd(p), which
+// compares bytes as PostgreSQL's COLLATE "C" does (SQLite's LIKE would ignore
+// ASCII case) and is answered from the primary key.
+func prefixEnd(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
 }
 
 // ListRecords implements Records.
@@ -163,7 +173,11 @@ func (s *SQL) ListRecords(ctx context.Context, workspace, kind string, q Query) 
 		add("status = $%d", q.Status)
 	}
 	if q.Prefix != "" {
-		add(`id LIKE $%d ESCAPE '\'`, likePrefix(q.Prefix))
+		// Bytewise: TEXT compares with SQLite's BINARY collation (memcmp).
+		add("id >= $%d", q.Prefix)
+		if end, ok := prefixEnd(q.Prefix); ok {
+			add("id < $%d", end)
+		}
 	}
 	if !q.Since.IsZero() {
 		add("created_at >= $%d", ms(q.Since))

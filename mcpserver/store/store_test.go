@@ -155,3 +155,22 @@ func TestOpenAddsCountersToAnOlderFile(t *testing.T) {
 		t.Errorf("NextNumber on a migrated file = %d %v, want 7", n, err)
 	}
 }
+
+// Prefixes match bytes, also at the edges of the byte range (SQLite keeps
+// any bytes in TEXT; PostgreSQL, which refuses invalid UTF-8, cannot be
+// asked this in the shared suite).
+func TestPrefixMatchesBytes(t *testing.T) {
+	st, _ := open(t, nil)
+	ctx := context.Background()
+	for _, id := range []string{"a", "a\xff", "a\xff\xffz", "b", "\xff", "\xff\xffq"} {
+		if err := st.PutRecord(ctx, store.Record{Workspace: "w1", Kind: "k", ID: id, Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for prefix, want := range map[string]int{"a": 3, "a\xff": 2, "a\xff\xff": 1, "\xff": 2, "\xff\xff": 1, "\xff\xff\xff": 0, "b": 1} {
+		recs, err := st.ListRecords(ctx, "w1", "k", store.Query{Prefix: prefix})
+		if err != nil || len(recs) != want {
+			t.Errorf("prefix %q: %d records %v, want %d", prefix, len(recs), err, want)
+		}
+	}
+}

@@ -260,10 +260,10 @@ func testRecordsListing(t *testing.T, e *env) {
 func testRecordsPrefixCase(t *testing.T, e *env) {
 	s := e.fresh(t, store.Options{})
 	ctx := context.Background()
-	for _, id := range []string{"Eml_1", "eml_2", "EML_3"} {
+	for _, id := range []string{"Eml_1", "eml_2", "EML_3", "é", "émile", "Émile", "f"} {
 		must(t, s.PutRecord(ctx, store.Record{Workspace: "w1", Kind: "k", ID: id, Data: json.RawMessage(`{}`)}))
 	}
-	for prefix, want := range map[string]int{"eml": 1, "Eml": 1, "EML": 1, "e": 1, "E": 2} {
+	for prefix, want := range map[string]int{"eml": 1, "Eml": 1, "EML": 1, "e": 1, "E": 2, "é": 2, "ém": 1, "É": 1, "émile": 1, "émilex": 0, "f": 1} {
 		if recs, err := s.ListRecords(ctx, "w1", "k", store.Query{Prefix: prefix}); err != nil || len(recs) != want {
 			t.Errorf("prefix %q: %d records (%v), want %d", prefix, len(recs), err, want)
 		}
