@@ -550,19 +550,52 @@ func (s *SQL) RevealSecrets(ctx context.Context, workspace string) (map[string]s
 
 // ---- Keys ----
 
-// SigningKey implements Keys.
+// SigningKey implements Keys. The first key of a purpose is created in a
+// transaction that takes the database's write lock before it looks again
+// (BEGIN IMMEDIATE: Open sets _txlock), so handles and processes asking at
+// once on one file all get the same key.
 func (s *SQL) SigningKey(ctx context.Context, purpose string) (Key, error) {
-	k, err := s.activeKey(ctx, purpose)
-	if errors.Is(err, ErrNotFound) {
-		return s.RotateKey(ctx, purpose)
+	k, err := activeKey(ctx, s.db, purpose)
+	if !errors.Is(err, ErrNotFound) {
+		return k, err
 	}
-	return k, err
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Key{}, fmt.Errorf("store: signing key %s: %w", purpose, err)
+	}
+	defer tx.Rollback()
+	k, err = activeKey(ctx, tx, purpose)
+	if !errors.Is(err, ErrNotFound) {
+		// Another handle created it while this one waited for the lock.
+		return k, err
+	}
+	k = s.newKey(purpose)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
+		k.ID, purpose, k.Secret, ms(k.Created)); err != nil {
+		return Key{}, fmt.Errorf("store: signing key %s: %w", purpose, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Key{}, fmt.Errorf("store: signing key %s: %w", purpose, err)
+	}
+	return k, nil
 }
 
-func (s *SQL) activeKey(ctx context.Context, purpose string) (Key, error) {
+// newKey returns a new key with a random secret, created now.
+func (s *SQL) newKey(purpose string) Key {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	return Key{ID: "key_" + randomHex(6), Purpose: purpose, Secret: secret, Created: s.now()}
+}
+
+// queryRower is a *sql.DB or a *sql.Tx.
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func activeKey(ctx context.Context, db queryRower, purpose string) (Key, error) {
 	k := Key{Purpose: purpose}
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0
+	err := db.QueryRowContext(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0
 		ORDER BY created_at DESC, id DESC LIMIT 1`, purpose).Scan(&k.ID, &k.Secret, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, ErrNotFound
@@ -592,10 +625,8 @@ func (s *SQL) VerifyingKey(ctx context.Context, purpose, id string) (Key, error)
 
 // RotateKey implements Keys.
 func (s *SQL) RotateKey(ctx context.Context, purpose string) (Key, error) {
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	now := s.now()
-	k := Key{ID: "key_" + randomHex(6), Purpose: purpose, Secret: secret, Created: now}
+	k := s.newKey(purpose)
+	now := k.Created
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Key{}, fmt.Errorf("store: rotate key: %w", err)
@@ -605,7 +636,7 @@ func (s *SQL) RotateKey(ctx context.Context, purpose string) (Key, error) {
 		return Key{}, fmt.Errorf("store: rotate key: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
-		k.ID, purpose, secret, ms(now)); err != nil {
+		k.ID, purpose, k.Secret, ms(now)); err != nil {
 		return Key{}, fmt.Errorf("store: rotate key: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

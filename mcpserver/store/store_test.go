@@ -174,3 +174,38 @@ func TestPrefixMatchesBytes(t *testing.T) {
 		}
 	}
 }
+
+// Handles opened at once on a new file without a configured secret key
+// (each creates the "secrets" signing key if there is none) end up with one
+// key: a secret set through one handle is revealed by every other.
+func TestConcurrentOpenSharesSecretKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	ctx := context.Background()
+	handles := make([]*store.SQL, 6)
+	errs := make([]error, len(handles))
+	var wg sync.WaitGroup
+	for i := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			handles[i], errs[i] = store.Open(ctx, path, store.Options{})
+		}()
+	}
+	wg.Wait()
+	for i, h := range handles {
+		if errs[i] != nil {
+			t.Fatalf("open %d: %v", i, errs[i])
+		}
+		t.Cleanup(func() { h.Close() })
+	}
+	for i, h := range handles {
+		if err := h.SetSecret(ctx, "w1", "K", "v"); err != nil {
+			t.Fatal(err)
+		}
+		for j, o := range handles {
+			if got, err := o.RevealSecrets(ctx, "w1"); err != nil || got["K"] != "v" {
+				t.Errorf("secret set through handle %d, revealed by handle %d: %q %v", i, j, got, err)
+			}
+		}
+	}
+}

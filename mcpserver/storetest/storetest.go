@@ -563,6 +563,8 @@ func testKeys(t *testing.T, e *env) {
 	}
 }
 
+// testKeysAcrossHandles: handles asking at once for the first key of a
+// purpose all get one and the same key; rotations are seen by every handle.
 func testKeysAcrossHandles(t *testing.T, e *env) {
 	ctx := context.Background()
 	name := e.db(t)
@@ -587,6 +589,12 @@ func testKeysAcrossHandles(t *testing.T, e *env) {
 		}()
 	}
 	wg.Wait()
+	// One key was created: every caller got it.
+	for _, k := range got {
+		if k.ID != got[0].ID || !bytes.Equal(k.Secret, got[0].Secret) {
+			t.Fatalf("concurrent first SigningKey created several keys: %s and %s", got[0].ID, k.ID)
+		}
+	}
 	// Every key handed out verifies on every handle, and afterwards all
 	// handles sign with one key.
 	for _, k := range got {
