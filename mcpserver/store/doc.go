@@ -17,6 +17,6 @@
 // The PostgreSQL implementation (package store/pg) has statements and a
 // schema of its own with the same semantics: listings ordered bytewise, id
 // prefixes matched bytewise (here as a byte range, which also uses the
-// primary key). Package storetest is the conformance suite every
-// implementation runs.
+// primary key). Package mcpserver/storetest is the conformance
+// suite every implementation runs.
 package store

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver/store"
-	"github.com/kobana/workflow/mcpserver/store/storetest"
 )
+
+// The conformance suite runs against this store in package storetest's
+// tests (mcpserver/storetest); these are the SQLite store's own.
 
 func open(t testing.TB, now func() time.Time) (*store.SQL, string) {
 	t.Helper()
@@ -25,13 +27,6 @@ func open(t testing.TB, now func() time.Time) (*store.SQL, string) {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st, path
-}
-
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
-		st, _ := open(t, now)
-		return st
-	})
 }
 
 func seedIdentity(t testing.TB, st *store.SQL) {

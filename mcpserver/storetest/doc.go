@@ -1,7 +1,8 @@
 // Package storetest is the conformance suite of the MCP server's store: Run
 // exercises every method of the store interfaces (Records, Blobs, Identity,
-// Secrets, Keys, Ledger) against its documented contract, including what
-// must hold when several handles share one database, as server replicas do.
+// Secrets, Keys, Ledger, Counters) against its documented contract,
+// including what must hold when several handles share one database, as
+// server replicas do.
 //
 // Each implementation runs it from its own tests:
 //

@@ -6,11 +6,9 @@ import (
 	"encoding/hex"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
-	ownsuite "github.com/kobana/workflow/mcpserver/store/storetest"
 	"github.com/kobana/workflow/mcpserver/storetest"
 )
 
@@ -34,21 +32,6 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			st.Fatal(err)
 		}
-		return s
-	})
-}
-
-// TestStoreSuite runs the store package's own conformance suite (one empty
-// store per behaviour) against PostgreSQL.
-func TestStoreSuite(t *testing.T) {
-	pg.BaseDSN(t)
-	ownsuite.Run(t, func(t *testing.T, now func() time.Time) store.Store {
-		dsn, _ := pg.SchemaDSN(t, "s", "storesuite")
-		s, err := pg.Open(context.Background(), dsn, pg.Options{Options: store.Options{Now: now}, PurgeInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
 		return s
 	})
 }
