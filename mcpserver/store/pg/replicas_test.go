@@ -559,3 +559,38 @@ func TestReplicasThroughADatabaseOutage(t *testing.T) {
 		t.Errorf("replay after the outage: %v", p)
 	}
 }
+
+// TestReplicasNumberInvoicesOnce: invoices created at once on three
+// replicas get every number from the demo's next one on, each once.
+func TestReplicasNumberInvoicesOnce(t *testing.T) {
+	r := newReplicas(t, 3)
+	const n = 30
+	// The replicas run on the real clock: a due date a month ahead.
+	due := time.Now().AddDate(0, 1, 0).Format("2006-01-02")
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := r.call(i, "billing_invoices_create", map[string]any{"customer_id": "cus_acme", "description": "Hora extra",
+				"amount_cents": 18000, "due_date": due}, "")
+			sc, _ := p.result["structuredContent"].(map[string]any)
+			num, _ := sc["number"].(string)
+			if !p.ok() || num == "" {
+				t.Errorf("replica %d: billing_invoices_create: %v", i%3, p)
+				return
+			}
+			mu.Lock()
+			seen[num]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i := 1015; i < 1015+n; i++ {
+		if num := fmt.Sprintf("FAT-%06d", i); seen[num] != 1 {
+			t.Errorf("%s handed out %d times, want once (all: %v)", num, seen[num], seen)
+		}
+	}
+}
