@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -156,23 +156,17 @@ func newEnv(t *testing.T, policy mcpserver.Policy) *env {
 
 // connect opens a go-sdk client session over HTTP with a token, speaking
 // version, optionally answering elicitations with answer.
-func (e *env) connect(t *testing.T, token, version string, answer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+func (e *env) connect(t *testing.T, token, version string, answer mcptest.Answer) *mcp.ClientSession {
 	t.Helper()
-	opts := &mcp.ClientOptions{}
-	if answer != nil {
-		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	tr := &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: httpClient(token)}
-	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect %s: %v", version, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(t, mcptest.HTTP(e.url, token), version, answer)
 }
 
-var eras = []string{"2025-11-25", "2026-07-28"}
+var (
+	eras       = mcptest.Eras
+	textOf     = mcptest.TextOf
+	rpcCode    = mcptest.RPCCode
+	httpClient = mcptest.BearerClient
+)
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
@@ -244,27 +238,6 @@ func sameSet(a, b string) bool {
 		}
 	}
 	return true
-}
-
-func textOf(r *mcp.CallToolResult) string {
-	if r == nil {
-		return "<nil>"
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func rpcCode(err error) int64 {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return je.Code
-	}
-	return 0
 }
 
 func TestResourceNotFoundCodePerEra(t *testing.T) {

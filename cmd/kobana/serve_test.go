@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
 // serveBuffer is a goroutine-safe output for a running serve.
@@ -53,14 +54,6 @@ func TestServeUsageErrors(t *testing.T) {
 }
 
 var tokenLine = regexp.MustCompile(`^token for (.+) <(.+)>, (owner|viewer) of workspace (\S+), scopes (read,write|read): (kbn_[0-9a-f]{64})$`)
-
-type tokenTransportMain struct{ token string }
-
-func (t tokenTransportMain) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // The newcomer's path of the issue: serve -demo, connect a real client with
 // the printed token, list and read resources, get prompts, complete ids,
@@ -106,7 +99,7 @@ func TestServeDemoOverHTTP(t *testing.T) {
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: addr, HTTPClient: &http.Client{Transport: tokenTransportMain{rw[6]}}}, nil)
+	cs, err := client.Connect(ctx, mcptest.HTTP(addr, rw[6]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
@@ -148,60 +146,26 @@ func (e *env) replica() *env {
 	return &r
 }
 
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
+var (
+	eras    = mcptest.Eras
+	accept  = mcptest.Yes
+	textOf  = mcptest.TextOf
+	rpcCode = mcptest.RPCCode
+)
 
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-var eras = []string{"2025-11-25", "2026-07-28"}
-
-type answerFunc func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
-
-func accept(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-}
+type answerFunc = mcptest.Answer
 
 // connect opens a go-sdk client over Streamable HTTP; a non-nil answer
 // makes the client declare elicitation support.
 func (e *env) connect(who, era string, answer answerFunc) *mcp.ClientSession {
 	e.t.Helper()
-	opts := &mcp.ClientOptions{}
-	if answer != nil {
-		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "billing-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url,
-		HTTPClient: &http.Client{Transport: bearer{token: e.tokens[who], base: http.DefaultTransport}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		e.t.Fatalf("connect %s %s: %v", who, era, err)
-	}
-	e.t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(e.t, mcptest.HTTP(e.url, e.tokens[who]), era, answer)
 }
 
 // connectStdio opens a client over an in-process connection, as stdio.
 func (e *env) connectStdio(who, era string) *mcp.ClientSession {
 	e.t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := e.srv.Connect(context.Background(), e.tokens[who], st)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "billing-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		e.t.Fatalf("stdio connect %s: %v", era, err)
-	}
-	e.t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(e.t, mcptest.Stdio(e.t, e.srv, e.tokens[who]), era, nil)
 }
 
 func (e *env) call(cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
@@ -240,24 +204,6 @@ func (e *env) fails(cs *mcp.ClientSession, tool string, args map[string]any, cod
 	return textOf(r)
 }
 
-func textOf(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func rpcCode(err error) int64 {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return je.Code
-	}
-	return 0
-}
-
 // stored reads a record straight from the store.
 func (e *env) stored(org, kind, id string, v any) bool {
 	e.t.Helper()
@@ -293,18 +239,10 @@ func (e *env) count(org, kind string, q store.Query) int {
 	return len(recs)
 }
 
-// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP, with
-// the given client capabilities, requestState and inputResponses.
+// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP.
 func (e *env) rawCall(who, tool string, args, caps map[string]any, state string, responses map[string]any) map[string]any {
 	e.t.Helper()
-	r, err := mcptest.ToolCall{URL: e.url, Token: e.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Send(nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if r.Error != nil || r.Result == nil {
-		e.t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", tool, r.Error, r.Status, r.Body)
-	}
-	return r.Result
+	return mcptest.ToolCall{URL: e.url, Token: e.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Must(e.t)
 }
 
 var (

@@ -21,14 +21,7 @@ import (
 // the given client capabilities, requestState and inputResponses.
 func (h *harness) rawCall(who, tool string, args, caps map[string]any, state string, responses map[string]any) map[string]any {
 	h.t.Helper()
-	r, err := mcptest.ToolCall{URL: h.url, Token: h.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Send(nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if r.Error != nil || r.Result == nil {
-		h.t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", tool, r.Error, r.Status, r.Body)
-	}
-	return r.Result
+	return mcptest.ToolCall{URL: h.url, Token: h.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Must(h.t)
 }
 
 var (

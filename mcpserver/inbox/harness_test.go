@@ -3,21 +3,19 @@ package inbox_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -177,44 +175,20 @@ func newHarness(t testing.TB) *harness {
 	return h
 }
 
-type tokenTransport struct {
-	token string
-	base  http.RoundTripper
-}
+var (
+	httpClient = mcptest.BearerClient
+	eras       = mcptest.Eras
+	yes        = mcptest.Yes
+	textOf     = mcptest.TextOf
+	rpcCode    = mcptest.RPCCode
+)
 
-func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
-}
-
-func httpClient(token string) *http.Client {
-	return &http.Client{Transport: tokenTransport{token: token, base: http.DefaultTransport}}
-}
-
-var eras = []string{"2025-11-25", "2026-07-28"}
-
-type answerFunc func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
-
-func yes(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-}
+type answerFunc = mcptest.Answer
 
 // connect opens a go-sdk client over Streamable HTTP.
 func (h *harness) connect(who, era string, answer answerFunc) *mcp.ClientSession {
 	h.t.Helper()
-	opts := &mcp.ClientOptions{}
-	if answer != nil {
-		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "inbox-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: httpClient(h.tokens[who])},
-		&mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		h.t.Fatalf("connect %s %s: %v", who, era, err)
-	}
-	h.t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(h.t, mcptest.HTTP(h.url, h.tokens[who]), era, answer)
 }
 
 // connectStdio opens a go-sdk client over an in-process stdio-like pipe.
@@ -225,44 +199,7 @@ func (h *harness) connectStdio(who, era string) *mcp.ClientSession {
 // connectStdioAnswering is connectStdio with an elicitation handler.
 func (h *harness) connectStdioAnswering(who, era string, answer answerFunc) *mcp.ClientSession {
 	h.t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := h.srv.Connect(context.Background(), h.tokens[who], st)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { ss.Close() })
-	opts := &mcp.ClientOptions{}
-	if answer != nil {
-		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "inbox-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		h.t.Fatalf("stdio connect %s: %v", era, err)
-	}
-	h.t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func textOf(r *mcp.CallToolResult) string {
-	if r == nil {
-		return "<nil>"
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func rpcCode(err error) int64 {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		return je.Code
-	}
-	return 0
+	return mcptest.Connect(h.t, mcptest.Stdio(h.t, h.srv, h.tokens[who]), era, answer)
 }
 
 func (h *harness) call(cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {

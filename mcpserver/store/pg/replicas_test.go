@@ -18,6 +18,7 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
 )
@@ -137,53 +138,26 @@ func (p reply) String() string {
 }
 
 var (
-	formCaps  = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
-	yesAnswer = map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
+	formCaps  = mcptest.FormCaps
+	yesAnswer = mcptest.YesAnswer
 )
 
 // call sends one 2026-07-28 tools/call to replica i as raw JSON-RPC over
 // HTTP, declaring elicitation-form support, with an optional requestState
 // and the user's yes.
 func (r *replicas) call(i int, tool string, args map[string]any, state string) reply {
-	params := map[string]any{
-		"name":      tool,
-		"arguments": args,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": formCaps,
-		},
-	}
+	c := mcptest.ToolCall{URL: r.urls[i%len(r.urls)], Token: r.owner, Tool: tool, Args: args, Caps: formCaps}
 	if state != "" {
-		params["requestState"] = state
-		params["inputResponses"] = yesAnswer
+		c.State, c.Responses = state, yesAnswer
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", r.urls[i%len(r.urls)], bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+r.owner)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
+	got, err := c.Send(nil)
 	if err != nil {
 		r.t.Errorf("%s on replica %d: %v", tool, i%len(r.urls), err)
 		return reply{}
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if json.Unmarshal(raw, &out) != nil {
-		return reply{status: resp.StatusCode, body: string(raw)}
-	}
-	return reply{status: resp.StatusCode, result: out.Result, err: out.Error}
+	return reply{status: got.Status, result: got.Result, err: got.Error, body: got.Body}
 }
 
-// ask makes the first call of a destructive tool on replica i and returns
-// the requestState of its question.
 func (r *replicas) ask(i int, tool string, args map[string]any) string {
 	r.t.Helper()
 	p := r.call(i, tool, args, "")

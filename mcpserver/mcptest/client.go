@@ -1,0 +1,116 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver"
+)
+
+// Eras lists one protocol version of each era, for tests that run on both.
+var Eras = []string{"2025-11-25", Modern}
+
+// Answer is how a test client answers an elicitation; a client given one
+// declares elicitation support.
+type Answer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
+
+// Yes accepts the confirmation form.
+func Yes(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// BearerClient returns an HTTP client that sends token as a bearer token.
+func BearerClient(token string) *http.Client {
+	return &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
+}
+
+// HTTP is the Streamable HTTP transport to url, authenticated with token.
+func HTTP(url, token string) mcp.Transport {
+	return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: BearerClient(token)}
+}
+
+// Stdio connects srv in process for token, as a stdio connection would, and
+// returns the client's end; the server side is closed when the test ends.
+func Stdio(t testing.TB, srv *mcpserver.Server, token string) mcp.Transport {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), token, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	return ct
+}
+
+// Connect opens a go-sdk client session over transport speaking era,
+// answering elicitations with answer when it is not nil. The session is
+// closed when the test ends.
+func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "kobana-test", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		t.Fatalf("connect %s: %v", era, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TextOf joins the text contents of a tool result.
+func TextOf(r *mcp.CallToolResult) string {
+	if r == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// RPCCode returns the JSON-RPC error code of err, or 0.
+func RPCCode(err error) int64 {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je.Code
+	}
+	return 0
+}
+
+// Must sends the call and returns its result, failing the test on a
+// transport or JSON-RPC error.
+func (c ToolCall) Must(t testing.TB) map[string]any {
+	t.Helper()
+	r, err := c.Send(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil || r.Result == nil {
+		t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", c.Tool, r.Error, r.Status, r.Body)
+	}
+	return r.Result
+}
