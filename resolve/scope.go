@@ -71,6 +71,9 @@ func (r *Response) IsJSON() bool {
 }
 
 func isJSONType(ct string) bool {
+	if !strings.Contains(strings.ToLower(ct), "json") {
+		return false // the common case, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
