@@ -72,14 +72,19 @@ func (r *Request) Body() io.ReadCloser {
 // HTTPRequest returns the request ready for an http.Client, with an exact
 // ContentLength and a GetBody that replays the body.
 func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, r.Method, "", nil)
-	if err != nil {
-		return nil, err
+	if ctx == nil {
+		return nil, errors.New("emit: nil context")
 	}
 	u := *r.URL
-	req.URL = &u
-	req.Host = u.Host
-	req.Header = r.Header // net/http does not modify a client request's headers
+	req := (&http.Request{
+		Method:     r.Method,
+		URL:        &u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     r.Header, // net/http does not modify a client request's headers
+		Host:       u.Host,
+	}).WithContext(ctx)
 	switch {
 	case r.body == nil:
 	case r.body.length == 0:
@@ -168,7 +173,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 	}
 
 	// Body
-	var b builder
+	b := builder{buf: make([]byte, 0, 512)}
 	switch {
 	case step.Body != nil && step.Body.Kind == compile.BodyText:
 		recText, err := rd.stream(&b, step.Body.Text, "body", nil)
@@ -177,8 +182,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		}
 		rec.Body = mustJSONString(red.String(recText))
 	case step.Body != nil:
-		var recBuf []byte
-		recBuf, err = rd.jsonValue(&b, step.Body.JSON, recBuf)
+		recBuf, err := rd.jsonValue(&b, step.Body.JSON, make([]byte, 0, 256))
 		if err != nil {
 			return nil, err
 		}
@@ -245,34 +249,37 @@ func describeAttachment(v resolve.Value) string {
 }
 
 // inline renders a template that must be built in memory (URL, header).
+// Both renderings are built in stack buffers, so each costs one allocation
+// (its string) up to 256 bytes.
 func (rd *renderer) inline(t lang.Template, field string) (live, record string, err error) {
 	if t.IsLiteral() {
 		return t.Source, t.Source, nil
 	}
-	var lb, rb strings.Builder
+	var lstack, rstack [256]byte
+	lb, rb := lstack[:0], rstack[:0]
 	for _, seg := range t.Segments {
 		if seg.Ref == nil {
-			lb.WriteString(seg.Literal)
-			rb.WriteString(seg.Literal)
+			lb = append(lb, seg.Literal...)
+			rb = append(rb, seg.Literal...)
 			continue
 		}
 		v, err := rd.scope.Resolve(seg.Ref)
 		if err != nil {
 			return "", "", err
 		}
-		rb.WriteString(recordOf(seg.Ref, v))
+		rb = append(rb, recordOf(seg.Ref, v)...)
 		switch v.Kind {
 		case resolve.File, resolve.Base64:
 			enc, err := rd.inlineBase64(v, field)
 			if err != nil {
 				return "", "", err
 			}
-			lb.WriteString(enc)
+			lb = append(lb, enc...)
 		default:
-			lb.WriteString(v.Text)
+			lb = append(lb, v.Text...)
 		}
 	}
-	return lb.String(), rb.String(), nil
+	return string(lb), string(rb), nil
 }
 
 func (rd *renderer) inlineBase64(v resolve.Value, field string) (string, error) {
