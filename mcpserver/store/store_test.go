@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,43 +91,6 @@ func TestSecretKeyOption(t *testing.T) {
 	}
 }
 
-// Two handles on one file stand in for two replicas sharing the ledger.
-func TestLedgerAcrossHandles(t *testing.T) {
-	st, path := open(t, nil)
-	other, err := store.Open(context.Background(), path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	ctx := context.Background()
-	exp := time.Now().Add(5 * time.Minute)
-	var ok, replayed atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := st
-			if i%2 == 1 {
-				s = other
-			}
-			switch err := s.Consume(ctx, "nonce-1", exp); {
-			case err == nil:
-				ok.Add(1)
-			case errors.Is(err, store.ErrReplayed):
-				replayed.Add(1)
-			default:
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 39 {
-		t.Fatalf("ok=%d replayed=%d", ok.Load(), replayed.Load())
-	}
-}
-
-// A file created before the counters table existed gets it at its next Open.
 func TestOpenAddsCountersToAnOlderFile(t *testing.T) {
 	st, path := open(t, nil)
 	st.Close()

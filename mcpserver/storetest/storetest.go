@@ -681,29 +681,8 @@ func testLedgerAcrossHandles(t *testing.T, e *env) {
 	exp := time.Now().Add(5 * time.Minute)
 	for round := range 3 {
 		nonce := fmt.Sprintf("nonce-%d", round)
-		var ok, replayed atomic.Int64
-		var wg sync.WaitGroup
-		for i := range 40 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := a
-				if i%2 == 1 {
-					s = b
-				}
-				switch err := s.Consume(ctx, nonce, exp); {
-				case err == nil:
-					ok.Add(1)
-				case errors.Is(err, store.ErrReplayed):
-					replayed.Add(1)
-				default:
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		if ok.Load() != 1 || replayed.Load() != 39 {
-			t.Errorf("%s: ok=%d replayed=%d, want 1 and 39", nonce, ok.Load(), replayed.Load())
+		if ok, replayed := consumeConcurrently(t, []store.Ledger{a, b}, nonce, exp, 40); ok != 1 || replayed != 39 {
+			t.Errorf("%s: ok=%d replayed=%d, want 1 and 39", nonce, ok, replayed)
 		}
 		if used, _ := b.ConsumedNonce(ctx, nonce); !used {
 			t.Errorf("%s not seen by the other handle", nonce)
@@ -1016,25 +995,8 @@ func testLedgerConcurrent(t *testing.T, e *env) {
 	st, c := e.clocked(t)
 	ctx := context.Background()
 	exp := c.Now().Add(5 * time.Minute)
-	var ok, replayed atomic.Int64
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch err := st.Consume(ctx, "nonce-1", exp); {
-			case err == nil:
-				ok.Add(1)
-			case errors.Is(err, store.ErrReplayed):
-				replayed.Add(1)
-			default:
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 49 {
-		t.Fatalf("50 concurrent Consume: ok=%d replayed=%d, want 1 and 49", ok.Load(), replayed.Load())
+	if ok, replayed := consumeConcurrently(t, []store.Ledger{st}, "nonce-1", exp, 50); ok != 1 || replayed != 49 {
+		t.Fatalf("50 concurrent Consume: ok=%d replayed=%d, want 1 and 49", ok, replayed)
 	}
 	if used, err := st.ConsumedNonce(ctx, "nonce-1"); err != nil || !used {
 		t.Errorf("ConsumedNonce = %v %v", used, err)
@@ -1050,6 +1012,31 @@ func testLedgerConcurrent(t *testing.T, e *env) {
 	if err := st.Consume(ctx, "nonce-3", past); !errors.Is(err, store.ErrReplayed) {
 		t.Errorf("replay of an entry with a past expiry: %v", err)
 	}
+}
+
+// consumeConcurrently records nonce n times at once, spread over the
+// handles, and counts the calls that recorded it and those told it was a
+// replay; any other answer fails the test.
+func consumeConcurrently(t *testing.T, handles []store.Ledger, nonce string, exp time.Time, n int) (ok, replayed int64) {
+	t.Helper()
+	var okN, replayedN atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch err := handles[i%len(handles)].Consume(context.Background(), nonce, exp); {
+			case err == nil:
+				okN.Add(1)
+			case errors.Is(err, store.ErrReplayed):
+				replayedN.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return okN.Load(), replayedN.Load()
 }
 
 // testKeysetPaging: records sharing a creation time are neither skipped nor
