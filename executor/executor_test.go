@@ -79,13 +79,8 @@ func newReceiver(t *testing.T, h func(w http.ResponseWriter, r *http.Request, go
 // to returns a transport that sends every request, whatever its host, to
 // the receiver — dialling through the guard, so the guard still decides.
 func to(g *guard.Guard, rv *receiver) http.RoundTripper {
-	tr := g.Transport()
+	tr := g.TransportTo(rv.Listener.Addr().String())
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test server's own certificate, any host name
-	d := g.Dialer()
-	addr := rv.Listener.Addr().String()
-	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, network, addr)
-	}
 	return tr
 }
 

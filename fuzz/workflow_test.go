@@ -156,11 +156,8 @@ var loopbackOnly = &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127
 // through the guard.
 var transport = sync.OnceValue(func() http.RoundTripper {
 	plain, secure := receivers()
-	tr := loopbackOnly.Transport()
+	tr := loopbackOnly.TransportTo(plain.Listener.Addr().String())
 	d := loopbackOnly.Dialer()
-	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, network, plain.Listener.Addr().String())
-	}
 	tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, secure.Listener.Addr().String())
 		if err != nil {

@@ -272,12 +272,8 @@ func (rv *demoReceiver) close() { rv.srv.Close() }
 // still decides) and trusts the receiver's certificate, which names the
 // demo's hosts.
 func (rv *demoReceiver) transport(g *guard.Guard) http.RoundTripper {
-	tr := g.Transport()
+	tr := g.TransportTo(rv.addr)
 	tr.TLSClientConfig = &tls.Config{RootCAs: rv.pool}
-	d := g.Dialer()
-	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, network, rv.addr)
-	}
 	return tr
 }
 

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"time"
@@ -62,4 +63,18 @@ func (g *Guard) Client() *http.Client {
 
 func refuseRedirect(*http.Request, []*http.Request) error {
 	return http.ErrUseLastResponse
+}
+
+// TransportTo returns a transport like [Guard.Transport] that connects to
+// addr ("host:port") whatever host a request names, still through the
+// guard's dialer, so the guard still decides whether addr may be reached.
+// Demos and tests use it to play remote hosts (erp.example.com) on a local
+// receiver; TLS still verifies the certificate against the request's host.
+func (g *Guard) TransportTo(addr string) *http.Transport {
+	tr := g.Transport()
+	d := g.Dialer()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	}
+	return tr
 }
