@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
@@ -48,10 +47,6 @@ type Product struct {
 	repo repo
 	now  func() time.Time
 	max  int
-	// nfeMu serializes, within this process, the check that an invoice has
-	// no live NF-e with the issue of a new one. Numbers do not depend on it:
-	// they come from the store's counters.
-	nfeMu sync.Mutex
 }
 
 // Policy is Billing's confirmation policy: USER_DECLINED on decline, and

@@ -64,6 +64,19 @@ func (r repo) put(ctx context.Context, org, kind, id, parent, status string, cre
 	return nil
 }
 
+// create stores a new record and fails with store.ErrConflict when one with
+// the same id exists: the claim concurrent callers (and replicas) race on.
+func (r repo) create(ctx context.Context, org, kind, id, parent, status string, created time.Time, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding %s %s: %w", kindNames[kind], id, err)
+	}
+	if err := r.st.CreateRecord(ctx, store.Record{Workspace: org, Kind: kind, ID: id, Parent: parent, Status: status, Created: created, Data: b}); err != nil {
+		return fmt.Errorf("storing %s %s: %w", kindNames[kind], id, err)
+	}
+	return nil
+}
+
 func (r repo) delete(ctx context.Context, org, kind, id string) error {
 	err := r.st.DeleteRecord(ctx, org, kind, id)
 	if errors.Is(err, store.ErrNotFound) {

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -223,24 +224,33 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 	if cu.Document == "" {
 		return NFe{}, mcpserver.Errorf("customer_without_document", "customer %s (%s) has no CPF or CNPJ; add one with billing_customers_update before issuing the NF-e", cu.ID, cu.Name)
 	}
-	p.nfeMu.Lock()
-	defer p.nfeMu.Unlock()
-	live, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: inv.ID})
+	all, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: inv.ID})
 	if err != nil {
 		return NFe{}, err
 	}
-	for _, n := range live {
+	for _, n := range all {
 		if n.Status == NFeAuthorized || n.Status == NFePending {
 			return NFe{}, mcpserver.Errorf("nfe_exists", "invoice %s already has NF-e %s (%s, number %d); cancel it first to issue another", inv.ID, n.ID, n.Status, n.Number)
 		}
+	}
+	// Claim the invoice's next NF-e by creating it, pending, under an id
+	// that says which attempt it is: of callers (or replicas) that saw the
+	// same NF-e history, exactly one creates it. The number is taken only
+	// after the claim, so a lost race burns none.
+	now := p.now().UTC()
+	n := NFe{ID: fmt.Sprintf("nfe_%s_%d", strings.TrimPrefix(inv.ID, "inv_"), len(all)+1), InvoiceID: inv.ID, CustomerID: cu.ID,
+		Status: NFePending, Series: org.NFeSeries, AmountCents: inv.AmountCents, CreatedAt: now, UpdatedAt: now}
+	if err := p.repo.create(ctx, c.Organization, KindNFe, n.ID, n.InvoiceID, n.Status, n.CreatedAt, n); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return NFe{}, mcpserver.Errorf("nfe_exists", "another NF-e for invoice %s is being issued right now; list the invoice's NF-e (billing_nfes_list) before trying again", inv.ID)
+		}
+		return NFe{}, err
 	}
 	num, err := p.nextNumber(ctx, c.Organization, fmt.Sprintf("nfe_series_%d", org.NFeSeries), 1)
 	if err != nil {
 		return NFe{}, err
 	}
-	now := p.now().UTC()
-	n := NFe{ID: newID("nfe"), InvoiceID: inv.ID, CustomerID: cu.ID, Number: int(num), Series: org.NFeSeries, AmountCents: inv.AmountCents,
-		Issuer: issuerParty(org), Recipient: recipientParty(cu), IssuedAt: now, CreatedAt: now, UpdatedAt: now}
+	n.Number, n.Issuer, n.Recipient, n.IssuedAt = int(num), issuerParty(org), recipientParty(cu), now
 	if n.AccessKey, err = AccessKey(org.Address.State, now.In(brt), org.CNPJ, n.Series, n.Number, numericCode(n.ID)); err != nil {
 		return NFe{}, err
 	}

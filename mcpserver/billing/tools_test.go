@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -457,5 +458,52 @@ func TestLegacyCounterRecordIsContinued(t *testing.T) {
 		if inv.Number != want {
 			t.Errorf("invoice number %s, want %s", inv.Number, want)
 		}
+	}
+}
+
+// Concurrent emissions for one invoice, spread over two replicas sharing the
+// store, issue one NF-e: the others are told one exists or is being issued,
+// and no number is burnt by the losers.
+func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
+	e := newEnv(t)
+	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
+	var issued, refused atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := sessions[i%2].CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_nfes_emit", Arguments: map[string]any{"invoice_id": "inv_1011"}})
+			switch {
+			case err != nil:
+				t.Error(err)
+			case !r.IsError:
+				issued.Add(1)
+			case strings.Contains(textOf(r), "nfe_exists"):
+				refused.Add(1)
+			default:
+				t.Errorf("emit: %s", textOf(r))
+			}
+		}()
+	}
+	wg.Wait()
+	if issued.Load() != 1 || refused.Load() != 19 {
+		t.Fatalf("%d issued, %d refused; want 1 and 19", issued.Load(), refused.Load())
+	}
+	recs, err := e.st.ListRecords(context.Background(), billing.DemoOrganization, billing.KindNFe, store.Query{Parent: "inv_1011"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Status != string(billing.NFeAuthorized) {
+		t.Fatalf("NF-e of inv_1011 in the store: %+v", recs)
+	}
+	// The next NF-e of the series follows without a gap.
+	var first, next billing.NFe
+	if err := json.Unmarshal(recs[0].Data, &first); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(sessions[0], "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &next)
+	if next.Number != first.Number+1 {
+		t.Errorf("numbers %d then %d: the refused emissions burnt numbers", first.Number, next.Number)
 	}
 }

@@ -240,6 +240,30 @@ func (s *SQL) PutRecord(ctx context.Context, r Record) error {
 	return nil
 }
 
+// CreateRecord implements Records.
+func (s *SQL) CreateRecord(ctx context.Context, r Record) error {
+	if r.Workspace == "" || r.Kind == "" || r.ID == "" {
+		return fmt.Errorf("store: create record: workspace, kind and id are required")
+	}
+	created := r.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	res, err := s.db.ExecContext(ctx,
+		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, ms(created), string(r.Data))
+	if err != nil {
+		return fmt.Errorf("store: create %s %s: %w", r.Kind, r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: create %s %s: %w", r.Kind, r.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: create %s %s: %w", r.Kind, r.ID, ErrConflict)
+	}
+	return nil
+}
+
 // DeleteRecord implements Records.
 func (s *SQL) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)

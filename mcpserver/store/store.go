@@ -68,6 +68,10 @@ type Records interface {
 	// PutRecord inserts the record or replaces the one with the same
 	// workspace, kind and id (keeping its creation time when Created is zero).
 	PutRecord(ctx context.Context, r Record) error
+	// CreateRecord inserts the record only if none has the same workspace,
+	// kind and id; ErrConflict otherwise. It is one atomic statement, so
+	// replicas racing to create the same record get one winner.
+	CreateRecord(ctx context.Context, r Record) error
 	// DeleteRecord removes a record; ErrNotFound when there was none.
 	DeleteRecord(ctx context.Context, workspace, kind, id string) error
 }

@@ -60,6 +60,8 @@ func Run(t *testing.T, open Open, opts ...Option) {
 		{"KeysAcrossHandles", testKeysAcrossHandles},
 		{"Ledger", testLedger},
 		{"LedgerAcrossHandles", testLedgerAcrossHandles},
+		{"CreateRecord", testCreateRecord},
+		{"CreateRecordAcrossHandles", testCreateRecordAcrossHandles},
 		{"Counters", testCounters},
 		{"CountersAcrossHandles", testCountersAcrossHandles},
 		// From the store package's former suite: one behaviour each, on a
@@ -1011,6 +1013,71 @@ func testLedgerConcurrent(t *testing.T, e *env) {
 	must(t, st.Consume(ctx, "nonce-4", past))
 	if err := st.Consume(ctx, "nonce-3", past); !errors.Is(err, store.ErrReplayed) {
 		t.Errorf("replay of an entry with a past expiry: %v", err)
+	}
+}
+
+// testCreateRecord: CreateRecord inserts once and never replaces.
+func testCreateRecord(t *testing.T, e *env) {
+	s := e.fresh(t, store.Options{})
+	ctx := context.Background()
+	first := store.Record{Workspace: "w1", Kind: "nfe", ID: "nfe_1", Parent: "inv_1", Status: "pending", Data: json.RawMessage(`{"n":1}`)}
+	must(t, s.CreateRecord(ctx, first))
+	second := first
+	second.Data = json.RawMessage(`{"n":2}`)
+	if err := s.CreateRecord(ctx, second); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second create: %v, want ErrConflict", err)
+	}
+	r, err := s.GetRecord(ctx, "w1", "nfe", "nfe_1")
+	must(t, err)
+	if string(r.Data) != `{"n":1}` || r.Parent != "inv_1" || r.Status != "pending" {
+		t.Errorf("the first record was changed: %+v %s", r, r.Data)
+	}
+	// The same id in another workspace or kind is another record.
+	other := first
+	other.Workspace = "w2"
+	must(t, s.CreateRecord(ctx, other))
+	other.Workspace, other.Kind = "w1", "invoice"
+	must(t, s.CreateRecord(ctx, other))
+	// PutRecord still replaces what CreateRecord made.
+	must(t, s.PutRecord(ctx, second))
+	if r, _ := s.GetRecord(ctx, "w1", "nfe", "nfe_1"); string(r.Data) != `{"n":2}` {
+		t.Errorf("PutRecord after CreateRecord: %s", r.Data)
+	}
+	if err := s.CreateRecord(ctx, store.Record{Workspace: "w1", Kind: "nfe"}); err == nil || errors.Is(err, store.ErrConflict) {
+		t.Errorf("a record without an id: %v", err)
+	}
+}
+
+// testCreateRecordAcrossHandles: handles racing to create one record get
+// exactly one winner.
+func testCreateRecordAcrossHandles(t *testing.T, e *env) {
+	ctx := context.Background()
+	name := e.db(t)
+	key := store.Options{SecretKey: bytes.Repeat([]byte{5}, 32)}
+	handles := []store.Store{e.handle(t, name, key), e.handle(t, name, key)}
+	for round := range 3 {
+		id := fmt.Sprintf("nfe_%d", round)
+		var won, lost atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := store.Record{Workspace: "w1", Kind: "nfe", ID: id, Data: json.RawMessage(fmt.Sprintf(`{"by":%d}`, i))}
+				switch err := handles[i%2].CreateRecord(ctx, r); {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, store.ErrConflict):
+					lost.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won.Load() != 1 || lost.Load() != 29 {
+			t.Errorf("%s: %d created, %d conflicts; want 1 and 29", id, won.Load(), lost.Load())
+		}
 	}
 }
 

@@ -150,6 +150,30 @@ func (s *Store) PutRecord(ctx context.Context, r store.Record) error {
 	return nil
 }
 
+// CreateRecord implements store.Records. It is not retried on a dead
+// connection: a retry after an insert whose commit went unseen would report
+// a false conflict.
+func (s *Store) CreateRecord(ctx context.Context, r store.Record) error {
+	if r.Workspace == "" || r.Kind == "" || r.ID == "" {
+		return errors.New("store: create record: workspace, kind and id are required")
+	}
+	created := r.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	tag, err := s.execTag(ctx,
+		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, ms(created), string(r.Data))
+	if err != nil {
+		return fmt.Errorf("store: create %s %s: %w", r.Kind, r.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: create %s %s: %w", r.Kind, r.ID, store.ErrConflict)
+	}
+	return nil
+}
+
 // DeleteRecord implements store.Records.
 func (s *Store) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
 	tag, err := s.execTag(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
