@@ -36,6 +36,12 @@ func (e *Error) Error() string { return e.Field + ": " + e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// MaxScrubbedAttachment is the largest attachment whose bytes (raw and
+// base64) are also removed from the rest of the run's record, should a
+// receiver echo them back: a response is recorded up to 64 KiB, so larger
+// files cannot appear there whole.
+const MaxScrubbedAttachment = 64 << 10
+
 // MaxInlineAttachment is the largest attachment that may be inlined as
 // base64 into a URL or a header value, which are built in memory.
 const MaxInlineAttachment = 64 << 10
@@ -275,6 +281,7 @@ func (rd *renderer) inline(t lang.Template, field string) (live, record string, 
 				return "", "", err
 			}
 			lb = append(lb, enc...)
+			rd.scrubEchoes(v)
 		default:
 			lb = append(lb, v.Text...)
 		}
@@ -332,6 +339,7 @@ func (rd *renderer) stream(b *builder, t lang.Template, field string, esc func([
 		case resolve.File, resolve.Base64:
 			// Base64 needs no escaping in JSON or anywhere else.
 			b.stream(v.Attachment.Index, v.Attachment.Size, true)
+			rd.scrubEchoes(v)
 		default:
 			b.buf = esc(b.buf, v.Text)
 		}
@@ -400,6 +408,33 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 	}
 }
 
+// scrubEchoes teaches the redactor the bytes of an attachment this step
+// sends, raw and in base64, so that a receiver echoing them back does not
+// put them into the record. Larger attachments than MaxScrubbedAttachment
+// are left out (see there); a read failure here is left to the send.
+func (rd *renderer) scrubEchoes(v resolve.Value) {
+	a := v.Attachment
+	if a.Size > MaxScrubbedAttachment || a.Size < resolve.MinReplaced {
+		return
+	}
+	atts, err := rd.scope.Email()
+	if err != nil {
+		return
+	}
+	rc, err := atts.Open(a.Index)
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(rc, MaxScrubbedAttachment+1))
+	if err != nil || int64(len(raw)) != a.Size {
+		return
+	}
+	desc := describeAttachment(v)
+	rd.red.Replace(string(raw), desc)
+	rd.red.Replace(base64.StdEncoding.EncodeToString(raw), desc)
+}
+
 var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 // safeFilename keeps a filename from the e-mail fit for a part header.
@@ -452,6 +487,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			}
 			take()
 			b.stream(a.Index, a.Size, false)
+			rd.scrubEchoes(v)
 			rec = append(rec, `{"attachment":`...)
 			rec = strconv.AppendInt(rec, int64(a.Index), 10)
 			rec = append(rec, `,"filename":"`...)

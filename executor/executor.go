@@ -264,22 +264,34 @@ func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *R
 	if r.Truncated || len(r.Body) == 0 {
 		return rr
 	}
-	body := r.Body
-	if int64(len(body)) > e.opts.RecordBodyLimit {
-		body = body[:e.opts.RecordBodyLimit]
-		rr.BodyClipped = true
-	}
-	if !rr.BodyClipped && r.IsJSON() {
-		if v, ok := redactJSON(body, red); ok {
-			rr.Body = v
-			return rr
+	// Redaction sees the whole captured body before it is clipped for the
+	// record, so a secret or an echoed attachment cut by the clip cannot
+	// leave a piece behind.
+	var text string
+	if r.IsJSON() {
+		if v, ok := redactJSON(r.Body, red); ok {
+			if int64(len(v)) <= e.opts.RecordBodyLimit {
+				rr.Body = v
+				return rr
+			}
+			text = string(v)
 		}
 	}
-	text := string(body)
+	if text == "" {
+		text = red.String(string(r.Body))
+	}
+	if int64(len(text)) > e.opts.RecordBodyLimit {
+		cut := int(e.opts.RecordBodyLimit)
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+		rr.BodyClipped = true
+	}
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	b, _ := json.Marshal(red.String(text))
+	b, _ := json.Marshal(text)
 	rr.Body = b
 	return rr
 }

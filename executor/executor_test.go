@@ -1,8 +1,10 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -468,5 +470,52 @@ func TestOnStepProgress(t *testing.T) {
 	ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"},{"type":"request","url":"https://x.example/"}]}`), env(nil))
 	if fmt.Sprint(seen) != "[0 1]" {
 		t.Errorf("progress %v", seen)
+	}
+}
+
+// A receiver that echoes what it got back — the uploaded file raw, its
+// base64 in JSON (with escaped slashes, as some encoders write), or a long
+// body with the secret past the record's clip — does not put the file or the
+// secret into the record.
+func TestEchoedAttachmentsAndSecretsStayOutOfTheRecord(t *testing.T) {
+	file := bytes.Repeat([]byte("%PDF-1.7 binary \x00\xff\x10 stream/endstream "), 40) // ~1.4 KiB, '/' in base64 likely
+	b64 := base64.StdEncoding.EncodeToString(file)
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		switch r.URL.Path {
+		case "/raw":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(got.Files["f"])
+		case "/json":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"echo":"%s"}`, strings.ReplaceAll(b64, "/", `\/`))
+		case "/long":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, strings.Repeat("x", 2000)+"s3cr3t-echoed-9 was the token") // the clip at 2010 cuts the secret
+		}
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), RecordBodyLimit: 2010})
+	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: file}}}
+	env := executor.Env{Secrets: resolve.SecretMap{"T": "s3cr3t-echoed-9"},
+		Attachments: func() (resolve.Attachments, error) { return atts, nil }}
+	p := compilePlan(t, `{"result":1,"workflow":[
+		{"type":"request","url":"https://x.example/raw","form":{"f":"${{email.attachments.0}}"}},
+		{"type":"request","url":"https://x.example/json","body":{"f":"${{email.attachments.0.base64}}"}},
+		{"type":"request","url":"https://x.example/long","headers":{"Authorization":"${{secrets.T}}"}}]}`)
+	rec := ex.Run(t.Context(), p, env)
+	if rec.Status != executor.RunSucceeded {
+		t.Fatalf("%s", recordJSON(t, rec))
+	}
+	js := recordJSON(t, rec)
+	for _, leak := range []string{b64[:64], strings.ReplaceAll(b64, "/", `\/`)[:64], "binary \\u0000", "s3cr3t-echoed-9", "s3cr3t-ech"} {
+		if strings.Contains(js, leak) {
+			t.Errorf("record holds %q: %s", leak, js)
+		}
+	}
+	if !strings.Contains(string(rec.Steps[1].Response.Body), `[attachment 0: nota.pdf, application/pdf, `) {
+		t.Errorf("the echoed base64 is not described: %s", rec.Steps[1].Response.Body)
+	}
+	if !rec.Steps[2].Response.BodyClipped {
+		t.Errorf("the long body was not clipped")
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"sync"
 )
 
-// Redactor replaces secret values with "[redacted secrets.KEY]" in anything
-// that is persisted or logged. It is safe for concurrent use.
+// Redactor replaces secret values with "[redacted secrets.KEY]" — and the
+// bytes of attachments a run sent with their description — in anything that
+// is persisted or logged. It is safe for concurrent use.
 type Redactor struct {
 	mu       sync.Mutex
-	keys     map[string]string // value → key
+	keys     map[string]string // value → its replacement
 	values   []string          // the keys of keys, longest first
 	replacer *strings.Replacer
 }
@@ -33,6 +34,26 @@ func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
 // Add makes value redacted as the secret key from now on. Empty values are
 // ignored.
 func (r *Redactor) Add(key, value string) {
+	r.set(value, Placeholder(key))
+}
+
+// MinReplaced is the shortest content Replace accepts: shorter text (a
+// three-byte attachment) is too likely to occur by chance to be removed
+// from everything recorded.
+const MinReplaced = 16
+
+// Replace makes value replaced by replacement from now on, for content that
+// must not be persisted but is not a secret, such as the bytes of an
+// attachment the run sent, should a receiver echo them. Values shorter than
+// MinReplaced are ignored.
+func (r *Redactor) Replace(value, replacement string) {
+	if len(value) < MinReplaced {
+		return
+	}
+	r.set(value, replacement)
+}
+
+func (r *Redactor) set(value, replacement string) {
 	if value == "" {
 		return
 	}
@@ -41,7 +62,7 @@ func (r *Redactor) Add(key, value string) {
 	if r.keys == nil {
 		r.keys = map[string]string{}
 	}
-	if old, ok := r.keys[value]; ok && old <= key {
+	if old, ok := r.keys[value]; ok && old <= replacement {
 		return
 	}
 	if _, ok := r.keys[value]; !ok {
@@ -53,7 +74,7 @@ func (r *Redactor) Add(key, value string) {
 			return r.values[i] < r.values[j]
 		})
 	}
-	r.keys[value] = key
+	r.keys[value] = replacement
 	r.replacer = nil
 }
 
@@ -80,7 +101,7 @@ func (r *Redactor) get() *strings.Replacer {
 		// redacted whole.
 		pairs := make([]string, 0, 2*len(r.values))
 		for _, v := range r.values {
-			pairs = append(pairs, v, Placeholder(r.keys[v]))
+			pairs = append(pairs, v, r.keys[v])
 		}
 		r.replacer = strings.NewReplacer(pairs...)
 	}
