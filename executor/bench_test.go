@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/kobana/workflow/executor"
@@ -56,4 +57,28 @@ func BenchmarkRunOneStep(b *testing.B) {
 	// The same bare request through the guarded client, to tell the
 	// guard's share of the cost from the executor's.
 	b.Run("bare-guarded-client", bare(allowLoopback().Client()))
+}
+
+// cannedTransport answers every request at once with a small JSON body.
+type cannedTransport struct{}
+
+func (cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	io.Copy(io.Discard, r.Body)
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"data":{"id":"pay_1"}}`)), ContentLength: 23, Request: r}, nil
+}
+
+// BenchmarkRunOneStepOverhead runs the same one-step workflow against a
+// transport that answers in memory: what the executor itself costs per step
+// (rendering, record, redaction, deadlines), without any network.
+func BenchmarkRunOneStepOverhead(b *testing.B) {
+	ex := executor.New(executor.Options{Guard: allowLoopback(), Transport: cannedTransport{}})
+	p := compilePlan(b, `{"result":1,"workflow":[{"type":"request","url":"http://127.0.0.1:1/payables","headers":{"Authorization":"Bearer ${{secrets.T}}"},"body":{"supplier":"ACME","amount":1250.5,"source_email_id":"${{kobana.email_id}}"}}]}`)
+	env := executor.Env{Secrets: resolve.SecretMap{"T": "tok"}, Facts: resolve.FactMap{"email_id": "em_42"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := ex.Run(b.Context(), p, env); rec.Status != executor.RunSucceeded {
+			b.Fatal(rec.Steps[0].Error)
+		}
+	}
 }

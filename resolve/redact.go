@@ -1,10 +1,20 @@
 package resolve
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"sync"
 )
+
+// longestFirst orders values so that a secret containing another is
+// replaced whole; equal lengths go in byte order.
+func longestFirst(a, b string) int {
+	if c := cmp.Compare(len(b), len(a)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
 
 // Redactor replaces secret values with "[redacted secrets.KEY]" — and the
 // bytes of attachments a run sent with their description — in anything that
@@ -67,12 +77,7 @@ func (r *Redactor) set(value, replacement string) {
 	}
 	if _, ok := r.keys[value]; !ok {
 		r.values = append(r.values, value)
-		sort.Slice(r.values, func(i, j int) bool {
-			if len(r.values[i]) != len(r.values[j]) {
-				return len(r.values[i]) > len(r.values[j])
-			}
-			return r.values[i] < r.values[j]
-		})
+		slices.SortFunc(r.values, longestFirst)
 	}
 	r.keys[value] = replacement
 	r.replacer = nil
