@@ -340,28 +340,9 @@ func TestConfirmedCallRunsOnceUnderConcurrency(t *testing.T) {
 		t.Fatalf("first call = %+v %v", first, err)
 	}
 	yes := mcp.InputResponseMap{mcpserver.ConfirmKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
-	var wg sync.WaitGroup
-	var ok, replayed atomic.Int64
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n2"}, RequestState: first.RequestState, InputResponses: yes})
-			switch {
-			case err != nil:
-				t.Error(err)
-			case !res.IsError:
-				ok.Add(1)
-			case strings.Contains(textOf(res), "confirmation_replayed"):
-				replayed.Add(1)
-			default:
-				t.Errorf("unexpected %s", textOf(res))
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 49 || e.toy.runs.Load() != 1 {
-		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok.Load(), replayed.Load(), e.toy.runs.Load())
+	ok, replayed := mcptest.CallConcurrently(t, []*mcp.ClientSession{cs}, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n2"}, RequestState: first.RequestState, InputResponses: yes}, 50, "confirmation_replayed")
+	if ok != 1 || replayed != 49 || e.toy.runs.Load() != 1 {
+		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok, replayed, e.toy.runs.Load())
 	}
 	if _, err := e.st.GetRecord(ctx, "ws1", "note", "n2"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("n2 still exists: %v", err)
@@ -627,27 +608,8 @@ func TestConfirmationSingleUseAcrossReplicas(t *testing.T) {
 		t.Fatalf("first call: %+v %v", first, err)
 	}
 	yes := mcp.InputResponseMap{mcpserver.ConfirmKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
-	var ok, replayed atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := replicas[i%2].CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}, RequestState: first.RequestState, InputResponses: yes})
-			switch {
-			case err != nil:
-				t.Error(err)
-			case !res.IsError:
-				ok.Add(1)
-			case strings.Contains(textOf(res), "confirmation_replayed"):
-				replayed.Add(1)
-			default:
-				t.Errorf("unexpected %s", textOf(res))
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 49 || e.toy.runs.Load() != 1 {
-		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok.Load(), replayed.Load(), e.toy.runs.Load())
+	ok, replayed := mcptest.CallConcurrently(t, replicas, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}, RequestState: first.RequestState, InputResponses: yes}, 50, "confirmation_replayed")
+	if ok != 1 || replayed != 49 || e.toy.runs.Load() != 1 {
+		t.Fatalf("ok=%d replayed=%d runs=%d, want 1/49/1", ok, replayed, e.toy.runs.Load())
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -378,30 +378,7 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 func TestConcurrentInvoiceNumbers(t *testing.T) {
 	e := newEnv(t)
 	cs := e.connect("owner", "2026-07-28", nil)
-	var wg sync.WaitGroup
-	numbers := make(chan string, 12)
-	for range 12 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_invoices_create",
-				Arguments: map[string]any{"customer_id": "cus_acme", "description": "Hora extra", "amount_cents": 18000, "due_date": "2026-12-20"}})
-			if err != nil || r.IsError {
-				t.Errorf("create: %v %v", err, r)
-				return
-			}
-			numbers <- r.StructuredContent.(map[string]any)["number"].(string)
-		}()
-	}
-	wg.Wait()
-	close(numbers)
-	seen := map[string]bool{}
-	for n := range numbers {
-		if seen[n] {
-			t.Errorf("number %s given twice", n)
-		}
-		seen[n] = true
-	}
+	seen := createInvoicesConcurrently(t, []*mcp.ClientSession{cs}, 12)
 	if len(seen) != 12 || !seen["FAT-001015"] || !seen["FAT-001026"] {
 		t.Errorf("numbers %v", seen)
 	}
@@ -412,30 +389,7 @@ func TestConcurrentInvoiceNumbers(t *testing.T) {
 func TestInvoiceNumbersAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
 	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
-	var wg sync.WaitGroup
-	numbers := make(chan string, 24)
-	for i := range 24 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := sessions[i%2].CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_invoices_create",
-				Arguments: map[string]any{"customer_id": "cus_acme", "description": "Hora extra", "amount_cents": 18000, "due_date": "2026-12-20"}})
-			if err != nil || r.IsError {
-				t.Errorf("create: %v %v", err, r)
-				return
-			}
-			numbers <- r.StructuredContent.(map[string]any)["number"].(string)
-		}()
-	}
-	wg.Wait()
-	close(numbers)
-	seen := map[string]bool{}
-	for n := range numbers {
-		if seen[n] {
-			t.Errorf("number %s given twice", n)
-		}
-		seen[n] = true
-	}
+	seen := createInvoicesConcurrently(t, sessions, 24)
 	for i := 1015; i < 1015+24; i++ {
 		if n := fmt.Sprintf("FAT-%06d", i); !seen[n] {
 			t.Errorf("number %s not handed out (got %d numbers: %v)", n, len(seen), seen)
@@ -467,28 +421,9 @@ func TestLegacyCounterRecordIsContinued(t *testing.T) {
 func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
 	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
-	var issued, refused atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := sessions[i%2].CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_nfes_emit", Arguments: map[string]any{"invoice_id": "inv_1011"}})
-			switch {
-			case err != nil:
-				t.Error(err)
-			case !r.IsError:
-				issued.Add(1)
-			case strings.Contains(textOf(r), "nfe_exists"):
-				refused.Add(1)
-			default:
-				t.Errorf("emit: %s", textOf(r))
-			}
-		}()
-	}
-	wg.Wait()
-	if issued.Load() != 1 || refused.Load() != 19 {
-		t.Fatalf("%d issued, %d refused; want 1 and 19", issued.Load(), refused.Load())
+	issued, refused := mcptest.CallConcurrently(t, sessions, &mcp.CallToolParams{Name: "billing_nfes_emit", Arguments: map[string]any{"invoice_id": "inv_1011"}}, 20, "nfe_exists")
+	if issued != 1 || refused != 19 {
+		t.Fatalf("%d issued, %d refused; want 1 and 19", issued, refused)
 	}
 	recs, err := e.st.ListRecords(context.Background(), billing.DemoOrganization, billing.KindNFe, store.Query{Parent: "inv_1011"})
 	if err != nil {
@@ -506,4 +441,36 @@ func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
 	if next.Number != first.Number+1 {
 		t.Errorf("numbers %d then %d: the refused emissions burnt numbers", first.Number, next.Number)
 	}
+}
+
+// createInvoicesConcurrently creates n invoices at once, spread over
+// sessions, and returns the numbers handed out; a number given twice fails
+// the test.
+func createInvoicesConcurrently(t *testing.T, sessions []*mcp.ClientSession, n int) map[string]bool {
+	t.Helper()
+	var wg sync.WaitGroup
+	numbers := make(chan string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := sessions[i%len(sessions)].CallTool(context.Background(), &mcp.CallToolParams{Name: "billing_invoices_create",
+				Arguments: map[string]any{"customer_id": "cus_acme", "description": "Hora extra", "amount_cents": 18000, "due_date": "2026-12-20"}})
+			if err != nil || r.IsError {
+				t.Errorf("create: %v %v", err, r)
+				return
+			}
+			numbers <- r.StructuredContent.(map[string]any)["number"].(string)
+		}()
+	}
+	wg.Wait()
+	close(numbers)
+	seen := map[string]bool{}
+	for num := range numbers {
+		if seen[num] {
+			t.Errorf("number %s given twice", num)
+		}
+		seen[num] = true
+	}
+	return seen
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -113,4 +115,33 @@ func (c ToolCall) Must(t testing.TB) map[string]any {
 		t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", c.Tool, r.Error, r.Status, r.Body)
 	}
 	return r.Result
+}
+
+// CallConcurrently sends params n times at once, spread over sessions in
+// turn, and counts the calls that succeeded and those that failed with a
+// tool error naming code; a transport error or any other answer fails the
+// test.
+func CallConcurrently(t testing.TB, sessions []*mcp.ClientSession, params *mcp.CallToolParams, n int, code string) (ok, refused int64) {
+	t.Helper()
+	var okN, refusedN atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := sessions[i%len(sessions)].CallTool(context.Background(), params)
+			switch {
+			case err != nil:
+				t.Error(err)
+			case !res.IsError:
+				okN.Add(1)
+			case strings.Contains(TextOf(res), code):
+				refusedN.Add(1)
+			default:
+				t.Errorf("%s: unexpected %s", params.Name, TextOf(res))
+			}
+		}()
+	}
+	wg.Wait()
+	return okN.Load(), refusedN.Load()
 }
