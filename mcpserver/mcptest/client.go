@@ -117,8 +117,8 @@ func (c ToolCall) Must(t testing.TB) map[string]any {
 	return r.Result
 }
 
-// CallConcurrently sends params n times at once, spread over sessions in
-// turn, and counts the calls that succeeded and those that failed with a
+// CallConcurrently sends a copy of params n times at once, spread over
+// sessions in turn, and counts the calls that succeeded and those that failed with a
 // tool error naming code; a transport error or any other answer fails the
 // test.
 func CallConcurrently(t testing.TB, sessions []*mcp.ClientSession, params *mcp.CallToolParams, n int, code string) (ok, refused int64) {
@@ -129,7 +129,8 @@ func CallConcurrently(t testing.TB, sessions []*mcp.ClientSession, params *mcp.C
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := sessions[i%len(sessions)].CallTool(context.Background(), params)
+			call := *params // the client writes its _meta into the params it is given
+			res, err := sessions[i%len(sessions)].CallTool(context.Background(), &call)
 			switch {
 			case err != nil:
 				t.Error(err)
