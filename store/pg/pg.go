@@ -51,6 +51,7 @@ type Options struct {
 // Store implements store.Store on PostgreSQL. One Store per process; several
 // processes (replicas) share one database.
 type Store struct {
+	ops
 	pool   *pgxpool.Pool
 	now    func() time.Time
 	sealer *store.Sealer
@@ -118,6 +119,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.ops = ops{db: pool, now: s.now}
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {
 		pool.Close()
