@@ -120,6 +120,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.ops = ops{db: pool, now: s.now}
+	if s.ops.dialect.lower, err = lowerCollation(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: reading collations: %w", err)
+	}
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {
 		pool.Close()

@@ -25,9 +25,10 @@ type dbtx interface {
 // ops are the record, blob and counter operations, on the pool or inside a
 // transaction.
 type ops struct {
-	db   dbtx
-	inTx bool
-	now  func() time.Time
+	db      dbtx
+	inTx    bool
+	now     func() time.Time
+	dialect dialect
 }
 
 // retry is the package's retry on the pool (see retry); inside a
@@ -90,7 +91,12 @@ func (o *ops) GetRecord(ctx context.Context, workspace, kind, id string) (store.
 // dialect writes PostgreSQL's side of a listing. Data is kept as TEXT (served
 // byte for byte); a listing that reads its fields parses it once per row, as
 // doc, and compares text under COLLATE "C" (bytewise, as SQLite does).
-type dialect struct{}
+type dialect struct {
+	// lower is the collation Contains lowers text under: one that folds
+	// every letter, whatever the database's own locale (a database created
+	// with the C locale folds ASCII only); empty for the database's.
+	lower string
+}
 
 func (dialect) From(doc bool) string {
 	if doc {
@@ -123,12 +129,32 @@ func (dialect) Prefix(expr, p string, arg func(any) string) string {
 	return "(" + expr + ") LIKE " + arg(escaped) + " ESCAPE '!'"
 }
 
-func (dialect) Contains(expr, placeholder string) string {
+func (d dialect) Contains(expr, placeholder string) string {
+	if d.lower != "" {
+		expr = "(" + expr + `) COLLATE "` + d.lower + `"`
+	}
 	return "strpos(lower(" + expr + "), " + placeholder + ") > 0"
 }
 
+// unicodeCollations are collations whose lower() folds every letter as Go's
+// strings.ToLower does, in order of preference: ICU's root locale, then
+// glibc's C.UTF-8.
+var unicodeCollations = []string{"und-x-icu", "C.utf8", "C.UTF-8"}
+
+// lowerCollation returns the first of unicodeCollations the server has,
+// empty when it has none (then the database's own lower() is used).
+func lowerCollation(ctx context.Context, db dbtx) (string, error) {
+	var name string
+	err := db.QueryRow(ctx, `SELECT collname FROM pg_collation WHERE collname = ANY($1) AND collencoding IN (-1, pg_char_to_encoding('UTF8'))
+		ORDER BY array_position($1, collname::text) LIMIT 1`, unicodeCollations).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return name, err
+}
+
 func (o *ops) list(ctx context.Context, workspace, kind string, q store.Query, page bool) (store.Page, error) {
-	plan, err := sqlq.NewPlan(dialect{}, workspace, kind, q, page)
+	plan, err := sqlq.NewPlan(o.dialect, workspace, kind, q, page)
 	if err != nil {
 		return store.Page{}, fmt.Errorf("pg: list %s: %w", kind, err)
 	}
@@ -332,7 +358,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			cancel()
 		}
 	}()
-	if err := fn(&Tx{ops: ops{db: pgTx, inTx: true, now: s.now}, tx: pgTx}); err != nil {
+	if err := fn(&Tx{ops: ops{db: pgTx, inTx: true, now: s.now, dialect: s.ops.dialect}, tx: pgTx}); err != nil {
 		return err
 	}
 	if err := pgTx.Commit(ctx); err != nil {
