@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/kobana/workflow/lang"
@@ -13,8 +14,11 @@ const MaxSteps = 20
 // MaxDocumentSize is the largest document Compile reads, in bytes.
 const MaxDocumentSize = 1 << 20
 
-// Methods lists the HTTP methods a step may use.
-var Methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+var methods = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// Methods returns the HTTP methods a step may use, as a new slice the caller
+// may keep or change without touching the compiler's rule.
+func Methods() []string { return slices.Clone(methods[:]) }
 
 // Plan is a validated workflow, ready to run.
 type Plan struct {

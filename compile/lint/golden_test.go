@@ -54,14 +54,14 @@ func displayName(path string) string {
 
 func TestEveryCodeHasAnInvalidExample(t *testing.T) {
 	examples := invalidExamples(t)
-	for _, code := range compile.AllCodes {
+	for _, code := range compile.AllCodes() {
 		if _, ok := examples[code]; !ok {
 			t.Errorf("no example %s/%s.json for code %s", invalidDir, code, code)
 		}
 	}
 	for name := range examples {
 		known := false
-		for _, code := range compile.AllCodes {
+		for _, code := range compile.AllCodes() {
 			known = known || code == name
 		}
 		if !known {
@@ -155,7 +155,7 @@ func TestDocsListEveryCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range lint.Rules {
+	for _, r := range lint.Rules() {
 		if !strings.Contains(string(doc), "\n### `"+r.Code+"`\n") {
 			t.Errorf("docs/lint.md has no heading for %s", r.Code)
 		}

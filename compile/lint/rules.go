@@ -1,6 +1,10 @@
 package lint
 
-import "github.com/kobana/workflow/compile"
+import (
+	"slices"
+
+	"github.com/kobana/workflow/compile"
+)
 
 // Rule describes one diagnostic code for tools that list them (SARIF rules,
 // documentation).
@@ -13,9 +17,11 @@ type Rule struct {
 	Summary string
 }
 
-// Rules lists every code of compile.AllCodes with its description, in the
-// order of compile.AllCodes.
-var Rules = []Rule{
+// Rules returns every code of compile.AllCodes with its description, in the
+// order of compile.AllCodes, as a new slice.
+func Rules() []Rule { return slices.Clone(rules[:]) }
+
+var rules = [...]Rule{
 	{compile.CodeJSONSyntax, compile.SeverityError, "The document must be valid JSON."},
 	{compile.CodeDuplicateKey, compile.SeverityError, "A key may appear only once in each JSON object."},
 	{compile.CodeInvalidUTF8, compile.SeverityError, "The document must be valid UTF-8."},
@@ -61,7 +67,7 @@ var Rules = []Rule{
 // RuleFor returns the rule of code; ok is false for a code the linter does
 // not know.
 func RuleFor(code string) (r Rule, ok bool) {
-	for _, r := range Rules {
+	for _, r := range rules {
 		if r.Code == code {
 			return r, true
 		}
