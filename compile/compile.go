@@ -402,7 +402,8 @@ func (sc *stepCompiler) checkRef(v *jsonpos.Value, ptr string, r *lang.Ref) {
 	default:
 		allowed = fmt.Sprintf("only earlier steps (0 to %d) can be referenced", i-1)
 	}
-	sc.add(SeverityError, CodeForwardReference, ptr, start, end, "", "%s: %s; at run time this step would fail", why, allowed)
+	sc.step.Forward = append(sc.step.Forward, r)
+	sc.add(SeverityWarning, CodeForwardReference, ptr, start, end, "", "%s: %s; this step will fail at run time without sending anything (the other steps still run)", why, allowed)
 }
 
 func (sc *stepCompiler) deps() []int {

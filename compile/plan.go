@@ -47,6 +47,11 @@ type Step struct {
 	// this step references. A step that references a failed or skipped step
 	// is skipped.
 	DependsOn []int
+	// Forward lists, in document order, the references to the responses of
+	// this step itself or of later steps (or of steps past the last one).
+	// Such a step fails before anything is sent; the compiler warns about
+	// each of them.
+	Forward []*lang.Ref
 }
 
 // Header is a request header whose value may hold placeholders.

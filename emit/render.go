@@ -127,6 +127,14 @@ type Record struct {
 // live request and its record in one walk. It fails with *resolve.SkipError,
 // *resolve.RefError or *Error before anything could be sent.
 func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
+	// A reference to this step or a later one can never resolve: the step
+	// fails, whatever happened to the steps before it.
+	for _, r := range step.Forward {
+		if _, err := scope.Resolve(r); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("emit: step %d refers forward to %s, yet it resolved", step.Index, r)
+	}
 	if err := scope.Check(step.DependsOn); err != nil {
 		return nil, err
 	}

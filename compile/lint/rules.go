@@ -49,7 +49,7 @@ var rules = [...]Rule{
 	{compile.CodeFormContentType, compile.SeverityWarning, "A content-type header on a form step is dropped: the multipart boundary is the platform's."},
 	{compile.CodeExpectedStatus, compile.SeverityError, `"expected_status" must be an integer from 100 to 599.`},
 	{compile.CodeNotAllowed, compile.SeverityError, "Placeholders are allowed only in the url, header values, body string values and form values."},
-	{compile.CodeForwardReference, compile.SeverityError, "A step may reference only the responses of earlier steps."},
+	{compile.CodeForwardReference, compile.SeverityWarning, "A step may reference only the responses of earlier steps: a step that refers to itself or a later step fails at run time without sending anything, while the other steps run."},
 	{compile.CodeFileOutsideForm, compile.SeverityWarning, "A whole attachment in a url or header is sent as base64; send files as a form field instead."},
 	{compile.CodePlaceholderUnterminated, compile.SeverityError, `Every "${{" must be closed by "}}"; there is no escape for a literal "${{".`},
 	{compile.CodePlaceholderEmpty, compile.SeverityError, "A placeholder must hold a reference: ${{ namespace.path }}."},
