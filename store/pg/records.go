@@ -206,17 +206,14 @@ func (o *ops) ListPage(ctx context.Context, workspace, kind string, q store.Quer
 
 // PutRecord implements store.Records.
 func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
+	r, err := r.Prepared(o.now)
+	if err != nil {
 		return fmt.Errorf("pg: put: %w", err)
 	}
-	created := r.Created
-	if created.IsZero() {
-		created = o.now()
-	}
-	err := o.exec(ctx, true,
+	err = o.exec(ctx, true,
 		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
 	if err != nil {
 		return fmt.Errorf("pg: put %s %s: %w", r.Kind, r.ID, err)
 	}
@@ -227,17 +224,14 @@ func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
 // connection: a retry after an insert whose commit went unseen would report
 // a false conflict.
 func (o *ops) CreateRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
+	r, err := r.Prepared(o.now)
+	if err != nil {
 		return fmt.Errorf("pg: create: %w", err)
-	}
-	created := r.Created
-	if created.IsZero() {
-		created = o.now()
 	}
 	tag, err := o.execTag(ctx,
 		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
 	if err != nil {
 		return fmt.Errorf("pg: create %s %s: %w", r.Kind, r.ID, err)
 	}

@@ -181,17 +181,14 @@ func (o *ops) ListPage(ctx context.Context, workspace, kind string, q store.Quer
 
 // PutRecord implements store.Records.
 func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
+	r, err := r.Prepared(o.now)
+	if err != nil {
 		return fmt.Errorf("sqlite: put: %w", err)
 	}
-	created := r.Created
-	if created.IsZero() {
-		created = o.now()
-	}
-	_, err := o.write.ExecContext(ctx,
+	_, err = o.write.ExecContext(ctx,
 		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
 	if err != nil {
 		return fmt.Errorf("sqlite: put %s %s: %w", r.Kind, r.ID, err)
 	}
@@ -200,17 +197,14 @@ func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
 
 // CreateRecord implements store.Records.
 func (o *ops) CreateRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
+	r, err := r.Prepared(o.now)
+	if err != nil {
 		return fmt.Errorf("sqlite: create: %w", err)
-	}
-	created := r.Created
-	if created.IsZero() {
-		created = o.now()
 	}
 	res, err := o.write.ExecContext(ctx,
 		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
+		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
 	if err != nil {
 		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, err)
 	}
