@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -220,18 +222,33 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 // it returns has been through it. Redacting again changes nothing.
 func (r *Record) Redact(red *resolve.Redactor) {
 	r.URL = red.String(r.URL)
-	headers := make(map[string]string, len(r.Headers))
-	for name, value := range r.Headers {
-		name, value = red.String(name), red.String(value)
-		if prev, dup := headers[name]; dup {
-			// Two names that redact to the same marker: keep both values.
-			value = prev + ", " + value
-		}
-		headers[name] = value
-	}
-	r.Headers = headers
+	r.Headers = redactHeaders(red, r.Headers)
 	r.Body = redactJSON(red, r.Body)
 	r.Form = redactJSON(red, r.Form)
+}
+
+// redactHeaders redacts header names and values; two names that redact to
+// the same marker keep both values, joined in name order.
+func redactHeaders(red *resolve.Redactor, h map[string]string) map[string]string {
+	same := true
+	for name, value := range h {
+		if red.String(name) != name || red.String(value) != value {
+			same = false
+			break
+		}
+	}
+	if same {
+		return h
+	}
+	out := make(map[string]string, len(h))
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		rn, rv := red.String(name), red.String(h[name])
+		if prev, dup := out[rn]; dup {
+			rv = prev + ", " + rv
+		}
+		out[rn] = rv
+	}
+	return out
 }
 
 func redactJSON(red *resolve.Redactor, doc json.RawMessage) json.RawMessage {

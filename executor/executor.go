@@ -260,11 +260,7 @@ func (e *Executor) capture(resp *http.Response) (_ *resolve.Response, received i
 
 // responseRecord builds the record of a response, before redaction.
 func (e *Executor) responseRecord(r *resolve.Response, received int64) *ResponseRecord {
-	rr := &ResponseRecord{Status: r.Status, Headers: map[string]string{}, Size: received, Truncated: r.Truncated, body: r, limit: e.opts.RecordBodyLimit}
-	for k, vs := range r.Header {
-		rr.Headers[k] = strings.Join(vs, ", ")
-	}
-	return rr
+	return &ResponseRecord{Status: r.Status, Size: received, Truncated: r.Truncated, body: r, limit: e.opts.RecordBodyLimit}
 }
 
 // redact is the edge every byte of a step record crosses before it is
@@ -281,18 +277,20 @@ func (sr *StepRecord) redact(red *resolve.Redactor) {
 	if rr == nil {
 		return
 	}
-	headers := make(map[string]string, len(rr.Headers))
-	for _, k := range slices.Sorted(maps.Keys(rr.Headers)) {
-		name, value := red.String(k), red.String(rr.Headers[k])
-		if prev, dup := headers[name]; dup {
-			value = prev + ", " + value // two names that redact alike
-		}
-		headers[name] = value
-	}
-	rr.Headers = headers
 	r := rr.body
 	rr.body = nil
-	if r == nil || r.Truncated || len(r.Body) == 0 {
+	if r == nil {
+		return
+	}
+	rr.Headers = make(map[string]string, len(r.Header))
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		name, value := red.String(k), red.String(strings.Join(r.Header[k], ", "))
+		if prev, dup := rr.Headers[name]; dup {
+			value = prev + ", " + value // two names that redact alike
+		}
+		rr.Headers[name] = value
+	}
+	if r.Truncated || len(r.Body) == 0 {
 		return
 	}
 	var text string

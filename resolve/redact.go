@@ -59,7 +59,22 @@ func NewRedactor(src Secrets) *Redactor {
 // Add makes value redacted as the secret key from now on. Empty values are
 // ignored.
 func (r *Redactor) Add(key, value string) {
+	if value == "" {
+		return
+	}
+	r.mu.Lock()
+	old, known := r.entries[value]
+	r.mu.Unlock()
+	if known && isPlaceholderOf(old, key) {
+		return // already known: a run resolves the same secret many times
+	}
 	r.set(value, Placeholder(key))
+}
+
+// isPlaceholderOf reports whether s is Placeholder(key), without building it.
+func isPlaceholderOf(s, key string) bool {
+	const prefix = "[redacted secrets."
+	return len(s) == len(prefix)+len(key)+1 && s[:len(prefix)] == prefix && s[len(prefix):len(s)-1] == key && s[len(s)-1] == ']'
 }
 
 // Replace makes value replaced by replacement from now on, for content that
