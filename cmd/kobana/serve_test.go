@@ -20,7 +20,7 @@ import (
 
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 

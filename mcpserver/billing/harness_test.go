@@ -14,9 +14,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 )
@@ -110,7 +111,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	must(err)
 	products := []*mcpserver.Product{bp}
 	if o.withInbox {
-		ip, _, err := inbox.New(inbox.Options{Store: st, Now: clk.Now})
+		ip, _, err := inboxmcp.New(inboxmcp.Options{Store: st, Now: clk.Now})
 		must(err)
 		products = append(products, ip)
 	}

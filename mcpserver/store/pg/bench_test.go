@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
 )
@@ -36,7 +37,7 @@ func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	b.Cleanup(hs.Close)
-	ibx, p, err := inbox.New(inbox.Options{Store: st, PublicURL: hs.URL})
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: hs.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inbox.DownloadPath: p.DownloadHandler()}}))
+	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: p.DownloadHandler()}}))
 	return benchTarget{name: name, url: hs.URL + "/mcp", token: demo[0].Token}
 }
 

@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
@@ -83,7 +84,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 		mux := http.NewServeMux()
 		hs := httptest.NewServer(mux)
 		t.Cleanup(hs.Close)
-		ibx, p, err := inbox.New(inbox.Options{Store: st, HTTPClient: recv.Client(), PublicURL: hs.URL})
+		ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, HTTPClient: recv.Client(), PublicURL: hs.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inbox.DownloadPath: p.DownloadHandler()}}))
+		mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: p.DownloadHandler()}}))
 		r.stores = append(r.stores, st)
 		r.urls = append(r.urls, hs.URL+"/mcp")
 	}
