@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // Message is one consistent snapshot of an e-mail's stored raw message (the

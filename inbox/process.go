@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // Error is a refusal the domain explains to people with a stable code, for

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // scriptedAgent is an AgentRunner that answers with a fixed result and
@@ -53,7 +54,7 @@ func (r *recordingRunner) RunWorkflow(_ context.Context, in inbox.WorkflowInput)
 
 const workflowDoc = `{"result":{"ok":true},"workflow":[{"type":"request","url":"https://erp.example/x","form":{"file":"${{email.attachments.0}}"}}]}`
 
-func seeded(t *testing.T) (*store.SQL, inbox.Repo) {
+func seeded(t *testing.T) (*sqlite.Store, inbox.Repo) {
 	t.Helper()
 	st := openStore(t)
 	if _, err := inbox.Seed(context.Background(), st, demoNow); err != nil {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // NotFoundError reports that a record does not exist in the workspace (or

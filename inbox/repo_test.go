@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-func openStore(t *testing.T) *store.SQL {
+func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: func() time.Time { return demoNow }})
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: func() time.Time { return demoNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

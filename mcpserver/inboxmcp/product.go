@@ -9,7 +9,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // Options are the Inbox product's dependencies.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // SecretName is a secret's name without its value.

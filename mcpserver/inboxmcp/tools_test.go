@@ -11,7 +11,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 func names(t *testing.T, cs *mcp.ClientSession) []string {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // WebhookListArg filters webhooks_list.
