@@ -47,22 +47,23 @@ func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, re
 		Organization: c.Organization,
 		Workspace:    c.Workspace,
 	}
+	where := p.Policy.where(c)
 	if req.Params.RequestState == "" {
-		return s.ask(ctx, c, t, want, req)
+		return s.ask(ctx, c, t, where, want, req)
 	}
 	claims, err := s.openState(ctx, req.Params.RequestState)
 	if err != nil || !claims.Matches(want) {
 		// Tampered, foreign, expired or for another call: ask again.
-		return s.ask(ctx, c, t, want, req)
+		return s.ask(ctx, c, t, where, want, req)
 	}
 	answer, _ := req.Params.InputResponses[ConfirmKey].(*mcp.ElicitResult)
 	if answer == nil {
-		return s.ask(ctx, c, t, want, req)
+		return s.ask(ctx, c, t, where, want, req)
 	}
 	switch answer.Action {
 	case "accept", "decline", "cancel":
 	default:
-		return s.ask(ctx, c, t, want, req)
+		return s.ask(ctx, c, t, where, want, req)
 	}
 	// Whatever the answer, this question is now spent: recording the nonce
 	// first means a declined question cannot later be answered yes, and a
@@ -104,7 +105,8 @@ func (s *Server) openState(ctx context.Context, state string) (confirm.Claims, e
 }
 
 // ask returns the one-question form and a fresh signed state.
-func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
+// where names the place the call acts in ("workspace ws_1").
+func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, where string, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	k, err := s.opts.Store.SigningKey(ctx, confirmPurpose)
 	if err != nil {
 		s.log.Error("confirmation key unavailable", "tool", t.Name, "error", err)
@@ -123,8 +125,8 @@ func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, want confirm.Claim
 	if title == "" {
 		title = t.Name
 	}
-	msg := fmt.Sprintf("Run %q (%s) in workspace %s with these arguments?\n%s\n%s\nThis question expires in 5 minutes.",
-		title, t.Name, c.Workspace, string(canon), strings.TrimSpace(firstSentence(t.Description)))
+	msg := fmt.Sprintf("Run %q (%s) in %s with these arguments?\n%s\n%s\nThis question expires in 5 minutes.",
+		title, t.Name, where, string(canon), strings.TrimSpace(firstSentence(t.Description)))
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{
 			ConfirmKey: &mcp.ElicitParams{
