@@ -105,14 +105,14 @@ func (w Workspace) Key() Key {
 
 // Filters decide which incoming e-mails an inbox accepts (see Screen).
 type Filters struct {
-	SubjectContains   []string `json:"subject_contains,omitempty" jsonschema:"accept only e-mails whose subject contains one of these (case-insensitive)"`
+	SubjectContains   []string `json:"subject_contains,omitempty" jsonschema:"accept only e-mails whose subject contains one of these (case-insensitive)" maxItems:"50" minLength:"1" maxLength:"200"`
 	RejectAutoReplies bool     `json:"reject_auto_replies,omitempty" jsonschema:"drop out-of-office and other automatic replies"`
 }
 
 // AttachmentRules constrain the attachments an inbox accepts (see Screen).
 type AttachmentRules struct {
-	MaxBytes     int64    `json:"max_bytes,omitempty" jsonschema:"largest accepted attachment in bytes"`
-	AllowedTypes []string `json:"allowed_types,omitempty" jsonschema:"accepted media types, e.g. application/pdf or image/*; empty accepts all"`
+	MaxBytes     int64    `json:"max_bytes,omitempty" jsonschema:"largest accepted attachment in bytes; 0 or absent: the plan's limit" minimum:"0"`
+	AllowedTypes []string `json:"allowed_types,omitempty" jsonschema:"accepted media types, e.g. application/pdf or image/*; empty accepts all" maxItems:"50" pattern:"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$"`
 	Required     bool     `json:"required,omitempty" jsonschema:"reject e-mails without any attachment"`
 }
 

@@ -11,19 +11,19 @@ import (
 )
 
 var templateSources = map[string]mcpserver.IDSource{
-	URIPrefix + "inboxes/{id}":       {Kind: inbox.KindInbox, Tool: "inboxes_list"},
-	URIPrefix + "emails/{id}":        {Kind: inbox.KindEmail, Tool: "emails_list"},
-	URIPrefix + "emails/{id}/eml":    {Kind: inbox.KindEmail, Tool: "emails_list"},
-	URIPrefix + "agents/{id}":        {Kind: inbox.KindAgent, Tool: "agents_list"},
-	URIPrefix + "agent-runs/{id}":    {Kind: inbox.KindAgentRun, Tool: "agent_runs_list"},
-	URIPrefix + "workflow-runs/{id}": {Kind: inbox.KindWorkflowRun, Tool: "workflow_runs_list"},
-	URIPrefix + "webhooks/{id}":      {Kind: inbox.KindWebhook, Tool: "webhooks_list"},
-	URIPrefix + "system-events/{id}": {Kind: inbox.KindEvent, Tool: "system_events_list"},
+	URIPrefix + "inboxes/{id}":       {Kind: inbox.KindInbox, Tool: ToolInboxesList},
+	URIPrefix + "emails/{id}":        {Kind: inbox.KindEmail, Tool: ToolEmailsList},
+	URIPrefix + "emails/{id}/eml":    {Kind: inbox.KindEmail, Tool: ToolEmailsList},
+	URIPrefix + "agents/{id}":        {Kind: inbox.KindAgent, Tool: ToolAgentsList},
+	URIPrefix + "agent-runs/{id}":    {Kind: inbox.KindAgentRun, Tool: ToolAgentRunsList},
+	URIPrefix + "workflow-runs/{id}": {Kind: inbox.KindWorkflowRun, Tool: ToolWorkflowRunsList},
+	URIPrefix + "webhooks/{id}":      {Kind: inbox.KindWebhook, Tool: ToolWebhooksList},
+	URIPrefix + "system-events/{id}": {Kind: inbox.KindEvent, Tool: ToolSystemEventsList},
 }
 
 var promptSources = map[string]mcpserver.IDSource{
-	"inbox_id": {Kind: inbox.KindInbox, Tool: "inboxes_list"},
-	"agent_id": {Kind: inbox.KindAgent, Tool: "agents_list"},
+	"inbox_id": {Kind: inbox.KindInbox, Tool: ToolInboxesList},
+	"agent_id": {Kind: inbox.KindAgent, Tool: ToolAgentsList},
 }
 
 // completer suggests Inbox ids and months; records live per workspace.
@@ -42,7 +42,7 @@ func (p *Product) completer() *mcpserver.IDCompleter {
 // declared sources.
 func (p *Product) complete(ctx context.Context, c *mcpserver.Caller, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, args map[string]string) ([]string, error) {
 	if ref.Type == "ref/resource" && ref.URI == URIPrefix+"workspaces/{id}" && arg.Name == "id" {
-		if c.May("workspaces_get") && strings.HasPrefix(c.Workspace, arg.Value) {
+		if c.May(ToolWorkspacesGet) && strings.HasPrefix(c.Workspace, arg.Value) {
 			return []string{c.Workspace}, nil
 		}
 		return nil, nil

@@ -107,7 +107,19 @@ func TestConfirmationAnswers(t *testing.T) {
 	if h.recv.count() != 0 {
 		t.Fatalf("a declined call ran: %d requests", h.recv.count())
 	}
-	// Anything that does not match asks again, running nothing.
+	// Anything that does not match asks again, running nothing. The sandbox
+	// workspace gets a webhook with the same id, so only the binding differs.
+	wh, err := h.st.GetRecord(context.Background(), inbox.DemoWorkspace, inbox.KindWebhook, "whk_chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh.Workspace = inbox.DemoSandbox
+	if err := h.st.PutRecord(context.Background(), wh); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.SetSecret(context.Background(), inbox.DemoSandbox, inbox.WebhookSecretName("whk_chat"), "whsec_sandbox"); err != nil {
+		t.Fatal(err)
+	}
 	state := ask("owner")
 	mismatches := map[string]func() map[string]any{
 		"other arguments": func() map[string]any {
@@ -241,12 +253,20 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := map[string]any{"id": "x"}
 	wantArgs := map[string]map[string]any{
-		"inboxes_delete": id, "inboxes_add_recipient": {"id": "x", "recipient": "a@b.example"}, "inboxes_remove_recipient": {"id": "x", "recipient": "a@b.example"},
-		"emails_delete": id, "emails_reprocess": id, "agents_delete": id,
-		"webhooks_delete": id, "webhooks_test": id, "webhooks_deliveries_replay": {"delivery_id": "x"}, "webhooks_rotate_secret": id,
-		"secrets_delete": {"name": "X"},
+		"inboxes_delete": {"id": "ibx_receipts"}, "inboxes_add_recipient": {"id": "ibx_invoices", "recipient": "a@b.example"},
+		"inboxes_remove_recipient": {"id": "ibx_invoices", "recipient": "@acme.example"},
+		"emails_delete":            {"id": "eml_inv_00"}, "emails_reprocess": {"id": "eml_inv_00"}, "agents_delete": {"id": "agt_receipts"},
+		"webhooks_delete": {"id": "whk_erp"}, "webhooks_test": {"id": "whk_erp"}, "webhooks_deliveries_replay": {"delivery_id": "dlv_erp_00"},
+		"webhooks_rotate_secret": {"id": "whk_erp"}, "secrets_delete": {"name": "ERP_TOKEN"},
+	}
+	// The same calls on records that do not exist.
+	missing := map[string]map[string]any{
+		"inboxes_delete": {"id": "ibx_x"}, "inboxes_add_recipient": {"id": "ibx_x", "recipient": "a@b.example"},
+		"inboxes_remove_recipient": {"id": "ibx_x", "recipient": "a@b.example"},
+		"emails_delete":            {"id": "eml_x"}, "emails_reprocess": {"id": "eml_x"}, "agents_delete": {"id": "agt_x"},
+		"webhooks_delete": {"id": "whk_x"}, "webhooks_test": {"id": "whk_x"}, "webhooks_deliveries_replay": {"delivery_id": "dlv_x"},
+		"webhooks_rotate_secret": {"id": "whk_x"}, "secrets_delete": {"name": "NO_SUCH_SECRET"},
 	}
 	want := map[string]bool{}
 	for k := range wantArgs {
@@ -282,6 +302,35 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 		if !inputRequired(r) {
 			t.Errorf("%s first call: %v", name, r)
 		}
+	}
+	// Nobody is asked to confirm a call on a record that does not exist: the
+	// first call answers not_found, on either era, and nothing changes.
+	legacy := h.connect("owner", "2025-11-25", nil)
+	before := h.count(inbox.DemoWorkspace, inbox.KindEvent, store.Query{})
+	for name, args := range missing {
+		if r := h.rawCall("owner", name, args, formCaps, "", nil); inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"not_found: `) {
+			t.Errorf("%s on a missing record, 2026: %v", name, r)
+		}
+		if r := h.call(legacy, name, args); !r.IsError || !strings.HasPrefix(textOf(r), "not_found: ") {
+			t.Errorf("%s on a missing record, 2025: %s, want not_found rather than confirmation_required", name, textOf(r))
+		}
+	}
+	if h.count(inbox.DemoWorkspace, inbox.KindEvent, store.Query{}) != before || h.recv.count() != 0 {
+		t.Error("a refused call changed something")
+	}
+}
+
+// A reprocess that cannot start (the inbox has no agent) says so before
+// anyone is asked.
+func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", yes)
+	if r := h.call(cs, "inboxes_update", map[string]any{"id": "ibx_receipts", "agent_id": ""}); r.IsError {
+		t.Fatal(textOf(r))
+	}
+	r := h.rawCall("owner", "emails_reprocess", map[string]any{"id": "eml_rcp_00"}, formCaps, "", nil)
+	if inputRequired(r) || !strings.Contains(resultText(r), `"no_agent: `) {
+		t.Fatalf("reprocess without an agent: %v", r)
 	}
 }
 

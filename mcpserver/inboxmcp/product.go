@@ -86,22 +86,6 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 	return mp, p, nil
 }
 
-func (p *Product) tools() []mcpserver.Tool {
-	var ts []mcpserver.Tool
-	ts = append(ts, p.workspaceTools()...)
-	ts = append(ts, p.inboxTools()...)
-	ts = append(ts, p.emailTools()...)
-	ts = append(ts, p.agentTools()...)
-	ts = append(ts, p.runTools()...)
-	ts = append(ts, p.webhookTools()...)
-	ts = append(ts, p.secretTools()...)
-	ts = append(ts, p.eventTools()...)
-	if p.opts.Lint != nil {
-		ts = append(ts, p.validateTool())
-	}
-	return ts
-}
-
 // event appends an entry to the workspace's event log.
 func (p *Product) event(ctx context.Context, c *mcpserver.Caller, typ, subject string, payload any) error {
 	e, err := inbox.NewEvent(typ, inbox.PersonActor(c.Person), subject, payload, p.now())
@@ -109,12 +93,6 @@ func (p *Product) event(ctx context.Context, c *mcpserver.Caller, typ, subject s
 		return err
 	}
 	return p.repo.Put(ctx, c.Workspace, e)
-}
-
-// load reads a record of the caller's workspace into v.
-func load[T inbox.Document](ctx context.Context, r inbox.Repo, ws, id string, v *T) (err error) {
-	*v, err = inbox.Get[T](ctx, r, ws, id)
-	return err
 }
 
 // toolError turns the domain's refusals into tool errors with their codes.

@@ -44,21 +44,21 @@ func (p *Product) prompts() []mcpserver.Prompt {
 				{Name: "since", Description: "YYYY-MM-DD; default: the last 7 days", Check: checkDateArg},
 				{Name: "agent_id", Description: "only runs of this agent"},
 			},
-			Tools: []string{"agent_runs_list", "agent_runs_get", "emails_get"},
+			Tools: []string{ToolAgentRunsList, ToolAgentRunsGet, ToolEmailsGet},
 			Get:   p.reviewFailedRuns},
 		{Name: "inbox_overview", Title: "Inbox overview",
 			Description: "One inbox's picture: its configuration, the latest e-mails and how its agent is doing.",
 			Arguments:   []mcpserver.PromptArgument{{Name: "inbox_id", Description: "the inbox to describe", Required: true}},
-			Tools:       []string{"inboxes_get", "agents_get", "emails_list", "agent_runs_list"},
+			Tools:       []string{ToolInboxesGet, ToolAgentsGet, ToolEmailsList, ToolAgentRunsList},
 			Get:         p.inboxOverview},
 		{Name: "webhook_health", Title: "Webhook health",
 			Description: "Which outbound webhooks are failing to deliver, and since when.",
-			Tools:       []string{"webhooks_list", "webhooks_deliveries_list"},
+			Tools:       []string{ToolWebhooksList, ToolWebhooksDeliveriesList},
 			Get:         p.webhookHealth},
 		{Name: "usage_report", Title: "Usage report",
 			Description: "What the workspace processed and spent in a month, by model.",
 			Arguments:   []mcpserver.PromptArgument{{Name: "month", Description: "YYYY-MM; default: the current month", Check: checkMonthArg}},
-			Tools:       []string{"usage_get", "models_list"},
+			Tools:       []string{ToolUsageGet, ToolModelsList},
 			Get:         p.usageReport},
 	}
 }
@@ -71,8 +71,8 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 	agentID := args["agent_id"]
 	scope := ""
 	if agentID != "" {
-		var a inbox.Agent
-		if err := load(ctx, p.repo, c.Workspace, agentID, &a); err != nil {
+		a, err := inbox.Get[inbox.Agent](ctx, p.repo, c.Workspace, agentID)
+		if err != nil {
 			return nil, err
 		}
 		scope = fmt.Sprintf(" of agent %s (%s)", a.Name, a.ID)
@@ -83,7 +83,7 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 		emails []string
 	}
 	groups := map[string]*group{}
-	err := inbox.Each(ctx, p.repo, c.Workspace, store.Query{Since: since, Parent: agentID, Status: "failed"}, func(r inbox.AgentRun) error {
+	err := inbox.Each(ctx, p.repo, c.Workspace, store.Query{Since: since, Parent: agentID, Status: inbox.RunFailed}, func(r inbox.AgentRun) error {
 		cause := string(r.Cause)
 		if cause == "" {
 			cause = "unknown"
@@ -138,8 +138,7 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 			return nil, err
 		}
 		msgs = append(msgs, m)
-		var e inbox.Email
-		if err := load(ctx, p.repo, c.Workspace, r.EmailID, &e); err == nil {
+		if e, err := inbox.Get[inbox.Email](ctx, p.repo, c.Workspace, r.EmailID); err == nil {
 			m, err := embed(URIPrefix+"emails/"+e.ID, e)
 			if err != nil {
 				return nil, err
@@ -186,8 +185,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 	msgs := []*mcp.PromptMessage{}
 	var agent *inbox.Agent
 	if ib.AgentID != "" {
-		var a inbox.Agent
-		if err := load(ctx, p.repo, c.Workspace, ib.AgentID, &a); err == nil {
+		if a, err := inbox.Get[inbox.Agent](ctx, p.repo, c.Workspace, ib.AgentID); err == nil {
 			agent = &a
 		}
 	}
@@ -199,7 +197,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 			if r.InboxID != ib.ID {
 				return nil
 			}
-			if r.Status == "succeeded" {
+			if r.Status == inbox.RunSucceeded {
 				ok++
 			} else {
 				failed++
@@ -341,7 +339,7 @@ func (p *Product) usageReport(ctx context.Context, c *mcpserver.Caller, args map
 	if err != nil {
 		return nil, err
 	}
-	u, err := p.usage(ctx, c.Workspace, from, to)
+	u, err := inbox.UsageOf(ctx, p.repo, c.Workspace, from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,11 @@ func TestPromptArgumentValidation(t *testing.T) {
 		{"inbox_overview", map[string]string{"inbox_id": "ibx_sandbox_test"}}, // another workspace's
 		{"review_failed_runs", map[string]string{"since": "2026/10/01"}},
 		{"review_failed_runs", map[string]string{"since": "2026-13-01"}},
+		// Formats are exact: surrounding spaces are not part of a date.
+		{"review_failed_runs", map[string]string{"since": " 2026-11-20"}},
+		{"review_failed_runs", map[string]string{"since": "2026-11-20\n"}},
+		{"usage_report", map[string]string{"month": "2026-11 "}},
+		{"inbox_overview", map[string]string{"inbox_id": " ibx_invoices"}},
 		{"review_failed_runs", map[string]string{"agent_id": "agt_nope"}},
 		{"usage_report", map[string]string{"month": "2026-1"}},
 		{"usage_report", map[string]string{"month": "November"}},

@@ -13,8 +13,8 @@ import (
 // EmailListArg filters emails_list.
 type EmailListArg struct {
 	Page
-	InboxID string `json:"inbox_id,omitempty" jsonschema:"only e-mails received by this inbox"`
-	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed or rejected"`
+	InboxID string `json:"inbox_id,omitempty" jsonschema:"only e-mails received by this inbox" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
+	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed or rejected" enum:"pending,processed,failed,rejected"`
 }
 
 // EmailSummary is an e-mail without its body, for listings.
@@ -47,79 +47,84 @@ func summarize(e inbox.Email) EmailSummary {
 	return EmailSummary{ID: e.ID, InboxID: e.InboxID, From: e.From, Subject: e.Subject, Attachments: len(e.Attachments), Status: e.Status, AgentRunID: e.AgentRunID, ReceivedAt: e.ReceivedAt}
 }
 
-func (p *Product) emailTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_list", Title: "List e-mails",
-			Description: "Lists received e-mails, most recent first, optionally of one inbox or in one status (pending, processed, failed, rejected). Each item has the sender, subject, number of attachments and the agent run that processed it. Use emails_get for the body.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in EmailListArg) (EmailList, error) {
-				q, err := in.query()
-				if err != nil {
-					return EmailList{}, err
-				}
-				q.Parent, q.Status = in.InboxID, in.Status
-				items, next, err := inbox.List[inbox.Email](ctx, p.repo, c.Workspace, q)
-				out := EmailList{Emails: make([]EmailSummary, 0, len(items))}
-				for _, e := range items {
-					out.Emails = append(out.Emails, summarize(e))
-				}
-				out.NextBefore = next
-				return out, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_get", Title: "Get e-mail",
-			Description: "Returns one received e-mail: headers, text body, attachments (index, filename, type, size — the N of ${{email.attachments.N}}) and processing status with its agent and workflow runs.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (inbox.Email, error) {
-				return p.getEmail(ctx, c.Workspace, in.ID)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_eml", Title: "Download raw e-mail",
-			Description: "Returns a signed URL to download the raw .eml of an e-mail, valid for 5 minutes. Hand it to the user or fetch it; the URL is the credential, so do not post it anywhere public.",
-			Access:      mcpserver.Read},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (EMLLink, error) {
-				e, err := p.getEmail(ctx, c.Workspace, in.ID)
-				if err != nil {
-					return EMLLink{}, err
-				}
-				u, exp, err := p.signedEMLURL(ctx, c.Workspace, e.ID)
-				return EMLLink{EmailID: e.ID, URL: u, ExpiresAt: exp, SizeBytes: e.SizeBytes}, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_delete", Title: "Delete e-mail",
-			Description: "Deletes an e-mail and its raw .eml. Its agent and workflow runs are kept, but workflows can no longer read its attachments. Cannot be undone; the user is asked to confirm.",
-			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Deleted, error) {
-				if _, err := p.getEmail(ctx, c.Workspace, in.ID); err != nil {
-					return Deleted{}, err
-				}
-				if err := inbox.Delete[inbox.Email](ctx, p.repo, c.Workspace, in.ID); err != nil {
-					return Deleted{}, err
-				}
-				if err := p.opts.Store.DeleteBlob(ctx, c.Workspace, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return Deleted{}, err
-				}
-				return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventEmailDeleted, in.ID, map[string]string{"email_id": in.ID})
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "emails_reprocess", Title: "Reprocess e-mail",
-			Description: "Runs the inbox's agent on the e-mail again and executes the workflow it answers with: outgoing requests are really sent and the agent may reply or act. Records a new agent run and workflow run and returns them. The user is asked to confirm.",
-			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (inbox.Reprocessed, error) {
-				return p.reprocess(ctx, c, in.ID)
-			}),
+func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailListArg) (EmailList, error) {
+	q, err := in.query()
+	if err != nil {
+		return EmailList{}, err
 	}
+	if err := checkEnum("status", in.Status, inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected); err != nil {
+		return EmailList{}, err
+	}
+	q.Parent, q.Status = in.InboxID, in.Status
+	items, next, err := inbox.List[inbox.Email](ctx, p.repo, c.Workspace, q)
+	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextBefore: next}
+	for _, e := range items {
+		out.Emails = append(out.Emails, summarize(e))
+	}
+	return out, err
+}
+
+func (p *Product) emailsGet(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Email, error) {
+	return p.getEmail(ctx, c.Workspace, in.ID)
+}
+
+func (p *Product) emailsEML(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (EMLLink, error) {
+	return p.emlLink(ctx, c, in.ID)
+}
+
+// emlLink is emails_eml's answer, also served as the emails/{id}/eml resource.
+func (p *Product) emlLink(ctx context.Context, c *mcpserver.Caller, id string) (EMLLink, error) {
+	e, err := p.getEmail(ctx, c.Workspace, id)
+	if err != nil {
+		return EMLLink{}, err
+	}
+	u, exp, err := p.signedEMLURL(ctx, c.Workspace, e.ID)
+	return EMLLink{EmailID: e.ID, URL: u, ExpiresAt: exp, SizeBytes: e.SizeBytes}, err
+}
+
+// checkEmail is emails_delete's check.
+func (p *Product) checkEmail(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) error {
+	_, err := p.getEmail(ctx, c.Workspace, in.ID)
+	return err
+}
+
+func (p *Product) emailsDelete(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (Deleted, error) {
+	if err := p.checkEmail(ctx, c, in); err != nil {
+		return Deleted{}, err
+	}
+	if err := inbox.Delete[inbox.Email](ctx, p.repo, c.Workspace, in.ID); err != nil {
+		return Deleted{}, err
+	}
+	if err := p.opts.Store.DeleteBlob(ctx, c.Workspace, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Deleted{}, err
+	}
+	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventEmailDeleted, in.ID, map[string]string{"email_id": in.ID})
+}
+
+// checkReprocess is emails_reprocess's check: the e-mail exists and the
+// processor would start (its inbox and agent exist).
+func (p *Product) checkReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) error {
+	if err := required("id", in.ID); err != nil {
+		return err
+	}
+	return toolError(p.opts.Processor.Check(ctx, p.reprocessRequest(c, in.ID)))
+}
+
+func (p *Product) emailsReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Reprocessed, error) {
+	if err := required("id", in.ID); err != nil {
+		return inbox.Reprocessed{}, err
+	}
+	out, err := p.opts.Processor.Reprocess(ctx, p.reprocessRequest(c, in.ID))
+	return out, toolError(err)
+}
+
+func (p *Product) reprocessRequest(c *mcpserver.Caller, id string) inbox.ReprocessRequest {
+	return inbox.ReprocessRequest{Workspace: c.Workspace, EmailID: id, Actor: inbox.PersonActor(c.Person)}
 }
 
 func (p *Product) getEmail(ctx context.Context, ws, id string) (inbox.Email, error) {
-	var e inbox.Email
 	if err := required("id", id); err != nil {
-		return e, err
+		return inbox.Email{}, err
 	}
-	err := load(ctx, p.repo, ws, id, &e)
-	return e, err
-}
-
-func (p *Product) reprocess(ctx context.Context, c *mcpserver.Caller, id string) (inbox.Reprocessed, error) {
-	if err := required("id", id); err != nil {
-		return inbox.Reprocessed{}, err
-	}
-	out, err := p.opts.Processor.Reprocess(ctx, inbox.ReprocessRequest{Workspace: c.Workspace, EmailID: id, Actor: inbox.PersonActor(c.Person)})
-	return out, toolError(err)
+	return inbox.Get[inbox.Email](ctx, p.repo, ws, id)
 }

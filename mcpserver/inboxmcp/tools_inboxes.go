@@ -16,6 +16,7 @@ import (
 // InboxListArg filters inboxes_list.
 type InboxListArg struct {
 	Page
+	Status string `json:"status,omitempty" jsonschema:"only inboxes in this status" enum:"active,paused"`
 }
 
 // InboxList is a page of inboxes.
@@ -26,28 +27,28 @@ type InboxList struct {
 
 // InboxCreateArg creates an inbox.
 type InboxCreateArg struct {
-	Name            string                 `json:"name" jsonschema:"a human name, e.g. Supplier invoices"`
-	LocalPart       string                 `json:"local_part" jsonschema:"the part before @ of the inbox address: lower-case letters, digits, dot, dash, underscore"`
-	AgentID         string                 `json:"agent_id,omitempty" jsonschema:"the agent that analyses each e-mail (see agents_list)"`
-	Recipients      []string               `json:"recipients,omitempty" jsonschema:"senders allowed to write (addresses or @domain); empty allows anyone"`
+	Name            string                 `json:"name" jsonschema:"a human name, e.g. Supplier invoices" minLength:"1" maxLength:"200"`
+	LocalPart       string                 `json:"local_part" jsonschema:"the part before @ of the inbox address: lower-case letters, digits, dot, dash, underscore" pattern:"^[a-z0-9][a-z0-9._-]{0,62}$"`
+	AgentID         string                 `json:"agent_id,omitempty" jsonschema:"the agent that analyses each e-mail (see agents_list)" pattern:"^agt_[A-Za-z0-9_-]{1,64}$"`
+	Recipients      []string               `json:"recipients,omitempty" jsonschema:"senders allowed to write (addresses or @domain); empty allows anyone" maxItems:"100" pattern:"^[^@\\s]*@[^@\\s]+\\.[^@\\s]+$" maxLength:"254"`
 	Filters         *inbox.Filters         `json:"filters,omitempty"`
 	AttachmentRules *inbox.AttachmentRules `json:"attachment_rules,omitempty"`
 }
 
 // InboxUpdateArg changes an inbox; absent fields are left as they are.
 type InboxUpdateArg struct {
-	ID              string                 `json:"id" jsonschema:"the inbox id"`
-	Name            *string                `json:"name,omitempty"`
-	AgentID         *string                `json:"agent_id,omitempty" jsonschema:"the agent id, or empty to detach the agent"`
-	Status          *string                `json:"status,omitempty" jsonschema:"active or paused"`
+	ID              string                 `json:"id" jsonschema:"the inbox id" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
+	Name            *string                `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	AgentID         *string                `json:"agent_id,omitempty" jsonschema:"the agent id, or empty to detach the agent" pattern:"^(agt_[A-Za-z0-9_-]{1,64})?$"`
+	Status          *string                `json:"status,omitempty" jsonschema:"active or paused" enum:"active,paused"`
 	Filters         *inbox.Filters         `json:"filters,omitempty"`
 	AttachmentRules *inbox.AttachmentRules `json:"attachment_rules,omitempty"`
 }
 
 // RecipientArg adds or removes an allowed sender.
 type RecipientArg struct {
-	ID        string `json:"id" jsonschema:"the inbox id"`
-	Recipient string `json:"recipient" jsonschema:"a sender address (ana@example.com) or a whole domain (@example.com)"`
+	ID        string `json:"id" jsonschema:"the inbox id" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
+	Recipient string `json:"recipient" jsonschema:"a sender address (ana@example.com) or a whole domain (@example.com)" pattern:"^[^@\\s]*@[^@\\s]+\\.[^@\\s]+$" maxLength:"254"`
 }
 
 // Deleted is the output of delete tools.
@@ -58,142 +59,58 @@ type Deleted struct {
 
 var localPartRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
-func (p *Product) inboxTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_list", Title: "List inboxes",
-			Description: "Lists the workspace's inboxes, most recent first: address, agent, allowed senders, filters and attachment rules. Page with limit and before.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in InboxListArg) (InboxList, error) {
-				q, err := in.query()
-				if err != nil {
-					return InboxList{}, err
-				}
-				items, next, err := inbox.List[inbox.Inbox](ctx, p.repo, c.Workspace, q)
-				out := InboxList{Inboxes: items}
-				out.NextBefore = next
-				return out, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_get", Title: "Get inbox",
-			Description: "Returns one inbox: its address, agent, allowed senders (recipients), filters and attachment rules.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (inbox.Inbox, error) {
-				return p.getInbox(ctx, c.Workspace, in.ID)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_create", Title: "Create inbox",
-			Description: "Creates an inbox with the address <local_part>@<workspace>.in.kobana.email. Attach an agent (agent_id) so each e-mail is analysed; restrict senders with recipients. Returns the new inbox.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in InboxCreateArg) (inbox.Inbox, error) {
-				return p.createInbox(ctx, c, in)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_update", Title: "Update inbox",
-			Description: "Changes an inbox's name, agent, status (active/paused), filters or attachment rules; fields left out stay as they are. To change who may send, use inboxes_add_recipient / inboxes_remove_recipient.",
-			Access:      mcpserver.Write, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in InboxUpdateArg) (inbox.Inbox, error) {
-				return p.updateInbox(ctx, c, in)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_delete", Title: "Delete inbox",
-			Description: "Deletes an inbox: its address stops receiving mail at once. E-mails already received are kept. Cannot be undone; the user is asked to confirm.",
-			Access:      mcpserver.Admin, Destructive: true, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Deleted, error) {
-				if _, err := p.getInbox(ctx, c.Workspace, in.ID); err != nil {
-					return Deleted{}, err
-				}
-				if err := inbox.Delete[inbox.Inbox](ctx, p.repo, c.Workspace, in.ID); err != nil {
-					return Deleted{}, err
-				}
-				return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, "inbox.deleted", in.ID, map[string]string{"inbox_id": in.ID})
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_add_recipient", Title: "Allow a sender",
-			Description: "Allows a sender address (or a whole @domain) to write to an inbox, whose agent will then act on their e-mails. The user is asked to confirm.",
-			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in RecipientArg) (inbox.Inbox, error) {
-				return p.changeRecipients(ctx, c, in, true)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "inboxes_remove_recipient", Title: "Remove a sender",
-			Description: "Stops a sender address (or @domain) from writing to an inbox. When the last one is removed the inbox accepts anyone again. The user is asked to confirm.",
-			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in RecipientArg) (inbox.Inbox, error) {
-				return p.changeRecipients(ctx, c, in, false)
-			}),
+func (p *Product) inboxesList(ctx context.Context, c *mcpserver.Caller, in InboxListArg) (InboxList, error) {
+	q, err := in.query()
+	if err != nil {
+		return InboxList{}, err
 	}
+	if err := checkEnum("status", in.Status, inbox.StatusActive, inbox.StatusPaused); err != nil {
+		return InboxList{}, err
+	}
+	q.Status = in.Status
+	items, next, err := inbox.List[inbox.Inbox](ctx, p.repo, c.Workspace, q)
+	return InboxList{Inboxes: items, NextBefore: next}, err
 }
 
-func (p *Product) getInbox(ctx context.Context, ws, id string) (inbox.Inbox, error) {
-	var ib inbox.Inbox
-	if err := required("id", id); err != nil {
-		return ib, err
-	}
-	err := load(ctx, p.repo, ws, id, &ib)
-	return ib, err
+func (p *Product) inboxesGet(ctx context.Context, c *mcpserver.Caller, in InboxIDArg) (inbox.Inbox, error) {
+	return p.getInbox(ctx, c.Workspace, in.ID)
 }
 
-func normalizeRecipient(r string) (string, error) {
-	r = strings.ToLower(strings.TrimSpace(r))
-	if strings.HasPrefix(r, "@") {
-		d := r[1:]
-		if d == "" || strings.ContainsAny(d, "@ ") || !strings.Contains(d, ".") {
-			return "", mcpserver.Errorf("invalid_arguments", "recipient %q is not an address or @domain", r)
-		}
-		return r, nil
-	}
-	a, err := mail.ParseAddress(r)
-	if err != nil || a.Address != r {
-		return "", mcpserver.Errorf("invalid_arguments", "recipient %q is not an address or @domain", r)
-	}
-	return a.Address, nil
-}
-
-func (p *Product) checkAgent(ctx context.Context, ws, id string) error {
-	if id == "" {
-		return nil
-	}
-	var a inbox.Agent
-	if err := load(ctx, p.repo, ws, id, &a); err != nil {
-		return mcpserver.Errorf("invalid_arguments", "agent %q does not exist in this workspace (see agents_list)", id)
-	}
-	return nil
-}
-
-func checkStatus(s string) error {
-	if s != "active" && s != "paused" {
-		return mcpserver.Errorf("invalid_arguments", "status must be active or paused, got %q", s)
-	}
-	return nil
-}
-
-func (p *Product) createInbox(ctx context.Context, c *mcpserver.Caller, in InboxCreateArg) (inbox.Inbox, error) {
+func (p *Product) inboxesCreate(ctx context.Context, c *mcpserver.Caller, in InboxCreateArg) (inbox.Inbox, error) {
 	if err := required("name", in.Name); err != nil {
 		return inbox.Inbox{}, err
 	}
 	if !localPartRe.MatchString(in.LocalPart) {
 		return inbox.Inbox{}, mcpserver.Errorf("invalid_arguments", "local_part must be 1-63 lower-case letters, digits, '.', '-' or '_', starting with a letter or digit")
 	}
-	if err := p.checkAgent(ctx, c.Workspace, in.AgentID); err != nil {
+	if err := p.checkAgentRef(ctx, c.Workspace, in.AgentID); err != nil {
 		return inbox.Inbox{}, err
 	}
 	w, err := p.workspace(ctx, c.Workspace)
 	if err != nil {
 		return inbox.Inbox{}, err
 	}
-	existing, _, err := inbox.List[inbox.Inbox](ctx, p.repo, c.Workspace, store.Query{Limit: 1000})
-	if err != nil {
-		return inbox.Inbox{}, err
-	}
-	if w.Limits.Inboxes > 0 && len(existing) >= w.Limits.Inboxes {
-		return inbox.Inbox{}, mcpserver.Errorf("limit_reached", "the plan allows %d inboxes and the workspace has %d", w.Limits.Inboxes, len(existing))
-	}
 	slug := w.Slug
 	if slug == "" {
 		slug = w.ID
 	}
 	addr := in.LocalPart + "@" + slug + ".in.kobana.email"
-	for _, e := range existing {
+	n := 0
+	err = inbox.Each(ctx, p.repo, c.Workspace, store.Query{}, func(e inbox.Inbox) error {
+		n++
 		if e.Address == addr {
-			return inbox.Inbox{}, mcpserver.Errorf("conflict", "inbox %s already uses %s", e.ID, addr)
+			return mcpserver.Errorf("conflict", "inbox %s already uses %s", e.ID, addr)
 		}
+		return nil
+	})
+	if err != nil {
+		return inbox.Inbox{}, err
+	}
+	if w.Limits.Inboxes > 0 && n >= w.Limits.Inboxes {
+		return inbox.Inbox{}, mcpserver.Errorf("limit_reached", "the plan allows %d inboxes and the workspace has %d", w.Limits.Inboxes, n)
 	}
 	now := p.now().UTC()
-	ib := inbox.Inbox{ID: inbox.NewID("ibx"), Name: in.Name, Address: addr, AgentID: in.AgentID, Recipients: []string{}, Status: "active", CreatedAt: now, UpdatedAt: now}
+	ib := inbox.Inbox{ID: inbox.NewID("ibx"), Name: in.Name, Address: addr, AgentID: in.AgentID, Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now, UpdatedAt: now}
 	for _, r := range in.Recipients {
 		n, err := normalizeRecipient(r)
 		if err != nil {
@@ -209,13 +126,16 @@ func (p *Product) createInbox(ctx context.Context, c *mcpserver.Caller, in Inbox
 	if in.AttachmentRules != nil {
 		ib.AttachmentRules = *in.AttachmentRules
 	}
+	if err := checkRules(ib.Filters, ib.AttachmentRules); err != nil {
+		return inbox.Inbox{}, err
+	}
 	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {
 		return inbox.Inbox{}, err
 	}
-	return ib, p.event(ctx, c, "inbox.created", ib.ID, map[string]string{"inbox_id": ib.ID, "address": ib.Address})
+	return ib, p.event(ctx, c, inbox.EventInboxCreated, ib.ID, map[string]string{"inbox_id": ib.ID, "address": ib.Address})
 }
 
-func (p *Product) updateInbox(ctx context.Context, c *mcpserver.Caller, in InboxUpdateArg) (inbox.Inbox, error) {
+func (p *Product) inboxesUpdate(ctx context.Context, c *mcpserver.Caller, in InboxUpdateArg) (inbox.Inbox, error) {
 	ib, err := p.getInbox(ctx, c.Workspace, in.ID)
 	if err != nil {
 		return ib, err
@@ -229,14 +149,14 @@ func (p *Product) updateInbox(ctx context.Context, c *mcpserver.Caller, in Inbox
 		changed = append(changed, "name")
 	}
 	if in.AgentID != nil {
-		if err := p.checkAgent(ctx, c.Workspace, *in.AgentID); err != nil {
+		if err := p.checkAgentRef(ctx, c.Workspace, *in.AgentID); err != nil {
 			return ib, err
 		}
 		ib.AgentID = *in.AgentID
 		changed = append(changed, "agent_id")
 	}
 	if in.Status != nil {
-		if err := checkStatus(*in.Status); err != nil {
+		if err := checkEnum("status", *in.Status, inbox.StatusActive, inbox.StatusPaused); err != nil {
 			return ib, err
 		}
 		ib.Status = *in.Status
@@ -253,12 +173,114 @@ func (p *Product) updateInbox(ctx context.Context, c *mcpserver.Caller, in Inbox
 	if len(changed) == 0 {
 		return ib, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, agent_id, status, filters, attachment_rules")
 	}
+	if err := checkRules(ib.Filters, ib.AttachmentRules); err != nil {
+		return ib, err
+	}
 	ib.UpdatedAt = p.now().UTC()
 	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {
 		return ib, err
 	}
-	return ib, p.event(ctx, c, "inbox.updated", ib.ID, map[string]any{"inbox_id": ib.ID, "changed": changed})
+	return ib, p.event(ctx, c, inbox.EventInboxUpdated, ib.ID, map[string]any{"inbox_id": ib.ID, "changed": changed})
 }
+
+// checkInbox is the check of destructive tools on one inbox.
+func (p *Product) checkInbox(ctx context.Context, c *mcpserver.Caller, in InboxIDArg) error {
+	_, err := p.getInbox(ctx, c.Workspace, in.ID)
+	return err
+}
+
+func (p *Product) inboxesDelete(ctx context.Context, c *mcpserver.Caller, in InboxIDArg) (Deleted, error) {
+	if err := p.checkInbox(ctx, c, in); err != nil {
+		return Deleted{}, err
+	}
+	if err := inbox.Delete[inbox.Inbox](ctx, p.repo, c.Workspace, in.ID); err != nil {
+		return Deleted{}, err
+	}
+	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventInboxDeleted, in.ID, map[string]string{"inbox_id": in.ID})
+}
+
+// checkRecipientChange is the check of inboxes_add_recipient and
+// inboxes_remove_recipient: the inbox exists and the recipient is one.
+func (p *Product) checkRecipientChange(ctx context.Context, c *mcpserver.Caller, in RecipientArg) error {
+	if _, err := p.getInbox(ctx, c.Workspace, in.ID); err != nil {
+		return err
+	}
+	_, err := normalizeRecipient(in.Recipient)
+	return err
+}
+
+func (p *Product) inboxesAddRecipient(ctx context.Context, c *mcpserver.Caller, in RecipientArg) (inbox.Inbox, error) {
+	return p.changeRecipients(ctx, c, in, true)
+}
+
+func (p *Product) inboxesRemoveRecipient(ctx context.Context, c *mcpserver.Caller, in RecipientArg) (inbox.Inbox, error) {
+	return p.changeRecipients(ctx, c, in, false)
+}
+
+func (p *Product) getInbox(ctx context.Context, ws, id string) (inbox.Inbox, error) {
+	if err := required("id", id); err != nil {
+		return inbox.Inbox{}, err
+	}
+	return inbox.Get[inbox.Inbox](ctx, p.repo, ws, id)
+}
+
+// normalizeRecipient checks an allowed-sender rule, an address or @domain
+// written exactly (no surrounding spaces), and lower-cases it.
+func normalizeRecipient(r string) (string, error) {
+	bad := mcpserver.Errorf("invalid_arguments", "recipient %q is not an address (ana@example.com) or a domain (@example.com)", r)
+	r = strings.ToLower(r)
+	if d, ok := strings.CutPrefix(r, "@"); ok {
+		if d == "" || strings.ContainsAny(d, "@ \t\r\n") || !strings.Contains(d, ".") || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
+			return "", bad
+		}
+		return r, nil
+	}
+	a, err := mail.ParseAddress(r)
+	if err != nil || a.Address != r {
+		return "", bad
+	}
+	return a.Address, nil
+}
+
+// checkAgentRef checks that an agent an inbox names exists ("" names none).
+func (p *Product) checkAgentRef(ctx context.Context, ws, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := inbox.Get[inbox.Agent](ctx, p.repo, ws, id); err != nil {
+		return mcpserver.Errorf("invalid_arguments", "agent %q does not exist in this workspace (see agents_list)", id)
+	}
+	return nil
+}
+
+// checkEnum accepts "" or one of the values, exactly.
+func checkEnum(field, v string, values ...string) error {
+	if v == "" || slices.Contains(values, v) {
+		return nil
+	}
+	return mcpserver.Errorf("invalid_arguments", "%s must be one of %s, got %q", field, strings.Join(values, ", "), v)
+}
+
+// checkRules refuses filters and attachment rules that would never match
+// or say nothing: empty subject filters, negative sizes, malformed types.
+func checkRules(f inbox.Filters, r inbox.AttachmentRules) error {
+	for _, s := range f.SubjectContains {
+		if strings.TrimSpace(s) == "" {
+			return mcpserver.Errorf("invalid_arguments", "filters.subject_contains holds an empty text, which would match every subject; remove it")
+		}
+	}
+	if r.MaxBytes < 0 {
+		return mcpserver.Errorf("invalid_arguments", "attachment_rules.max_bytes must be 0 (no limit) or more, got %d", r.MaxBytes)
+	}
+	for _, t := range r.AllowedTypes {
+		if !mediaTypeRe.MatchString(t) {
+			return mcpserver.Errorf("invalid_arguments", "attachment_rules.allowed_types: %q is not a media type such as application/pdf or image/*", t)
+		}
+	}
+	return nil
+}
+
+var mediaTypeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$`)
 
 func (p *Product) changeRecipients(ctx context.Context, c *mcpserver.Caller, in RecipientArg, add bool) (inbox.Inbox, error) {
 	ib, err := p.getInbox(ctx, c.Workspace, in.ID)
@@ -270,7 +292,7 @@ func (p *Product) changeRecipients(ctx context.Context, c *mcpserver.Caller, in 
 		return ib, err
 	}
 	has := slices.Contains(ib.Recipients, r)
-	typ := "inbox.recipient_added"
+	typ := inbox.EventInboxRecipientAdded
 	switch {
 	case add && has, !add && !has:
 		// Idempotent: nothing to change.
@@ -279,7 +301,7 @@ func (p *Product) changeRecipients(ctx context.Context, c *mcpserver.Caller, in 
 		ib.Recipients = append(ib.Recipients, r)
 	default:
 		ib.Recipients = slices.DeleteFunc(ib.Recipients, func(x string) bool { return x == r })
-		typ = "inbox.recipient_removed"
+		typ = inbox.EventInboxRecipientRemoved
 	}
 	ib.UpdatedAt = p.now().UTC()
 	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {

@@ -2,6 +2,7 @@ package inboxmcp
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
@@ -11,9 +12,9 @@ import (
 // AgentRunListArg filters agent_runs_list.
 type AgentRunListArg struct {
 	Page
-	AgentID string `json:"agent_id,omitempty" jsonschema:"only runs of this agent"`
-	Status  string `json:"status,omitempty" jsonschema:"succeeded or failed"`
-	Since   string `json:"since,omitempty" jsonschema:"only runs started on or after this date, YYYY-MM-DD"`
+	AgentID string `json:"agent_id,omitempty" jsonschema:"only runs of this agent" pattern:"^agt_[A-Za-z0-9_-]{1,64}$"`
+	Status  string `json:"status,omitempty" jsonschema:"succeeded or failed" enum:"succeeded,failed"`
+	Since   string `json:"since,omitempty" jsonschema:"only runs started on or after this date, YYYY-MM-DD" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
 }
 
 // AgentRunSummary is an agent run without its output.
@@ -40,8 +41,8 @@ type AgentRunList struct {
 // WorkflowRunListArg filters workflow_runs_list.
 type WorkflowRunListArg struct {
 	Page
-	AgentRunID string `json:"agent_run_id,omitempty" jsonschema:"only the workflow run of this agent run"`
-	Status     string `json:"status,omitempty" jsonschema:"succeeded or failed"`
+	AgentRunID string `json:"agent_run_id,omitempty" jsonschema:"only the workflow run of this agent run" pattern:"^arun_[A-Za-z0-9_-]{1,64}$"`
+	Status     string `json:"status,omitempty" jsonschema:"succeeded or failed" enum:"succeeded,failed"`
 }
 
 // WorkflowRunSummary is a workflow run without its steps.
@@ -64,71 +65,66 @@ func summarizeRun(r inbox.AgentRun) AgentRunSummary {
 	return AgentRunSummary{ID: r.ID, AgentID: r.AgentID, EmailID: r.EmailID, Model: r.Model, Status: r.Status, Cause: r.Cause, Error: r.Error, Tokens: r.Tokens, CostUSD: r.CostUSD, WorkflowRunID: r.WorkflowRunID, StartedAt: r.StartedAt}
 }
 
-func (p *Product) runTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "agent_runs_list", Title: "List agent runs",
-			Description: "Lists agent runs, most recent first, optionally of one agent, in one status (succeeded, failed) or since a date. A failed run has a cause (model_timeout, invalid_output, workflow_failed, attachment_rejected, …) and an error.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in AgentRunListArg) (AgentRunList, error) {
-				q, err := in.query()
-				if err != nil {
-					return AgentRunList{}, err
-				}
-				if in.Status != "" && in.Status != "succeeded" && in.Status != "failed" {
-					return AgentRunList{}, mcpserver.Errorf("invalid_arguments", "status must be succeeded or failed")
-				}
-				if in.Since != "" {
-					t, err := checkDate(in.Since)
-					if err != nil {
-						return AgentRunList{}, mcpserver.Errorf("invalid_arguments", "%v", err)
-					}
-					q.Since = t
-				}
-				q.Parent, q.Status = in.AgentID, in.Status
-				items, next, err := inbox.List[inbox.AgentRun](ctx, p.repo, c.Workspace, q)
-				out := AgentRunList{Runs: make([]AgentRunSummary, 0, len(items))}
-				for _, r := range items {
-					out.Runs = append(out.Runs, summarizeRun(r))
-				}
-				out.NextBefore = next
-				return out, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "agent_runs_get", Title: "Get agent run",
-			Description: "Returns one agent run: status, failure cause and error, the agent's output ({result, workflow}), tokens, cost and the workflow run it started.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (inbox.AgentRun, error) {
-				var r inbox.AgentRun
-				if err := required("id", in.ID); err != nil {
-					return r, err
-				}
-				return r, load(ctx, p.repo, c.Workspace, in.ID, &r)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "workflow_runs_list", Title: "List workflow runs",
-			Description: "Lists workflow runs, most recent first, optionally of one agent run or in one status (succeeded, failed).",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in WorkflowRunListArg) (WorkflowRunList, error) {
-				q, err := in.query()
-				if err != nil {
-					return WorkflowRunList{}, err
-				}
-				q.Parent, q.Status = in.AgentRunID, in.Status
-				items, next, err := inbox.List[inbox.WorkflowRun](ctx, p.repo, c.Workspace, q)
-				out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items))}
-				for _, r := range items {
-					out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: countSteps(r.Steps), StartedAt: r.StartedAt})
-				}
-				out.NextBefore = next
-				return out, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "workflow_runs_get", Title: "Get workflow run",
-			Description: "Returns one workflow run: each step's state (succeeded, failed, skipped), error, the request as sent and the response, with secrets shown as [redacted secrets.KEY] and attachments described, never their bytes.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (inbox.WorkflowRun, error) {
-				var r inbox.WorkflowRun
-				if err := required("id", in.ID); err != nil {
-					return r, err
-				}
-				return r, load(ctx, p.repo, c.Workspace, in.ID, &r)
-			}),
+func (p *Product) agentRunsList(ctx context.Context, c *mcpserver.Caller, in AgentRunListArg) (AgentRunList, error) {
+	q, err := in.query()
+	if err != nil {
+		return AgentRunList{}, err
 	}
+	if err := checkEnum("status", in.Status, inbox.RunSucceeded, inbox.RunFailed); err != nil {
+		return AgentRunList{}, err
+	}
+	if in.Since != "" {
+		t, err := checkDate(in.Since)
+		if err != nil {
+			return AgentRunList{}, mcpserver.Errorf("invalid_arguments", "%v", err)
+		}
+		q.Since = t
+	}
+	q.Parent, q.Status = in.AgentID, in.Status
+	items, next, err := inbox.List[inbox.AgentRun](ctx, p.repo, c.Workspace, q)
+	out := AgentRunList{Runs: make([]AgentRunSummary, 0, len(items)), NextBefore: next}
+	for _, r := range items {
+		out.Runs = append(out.Runs, summarizeRun(r))
+	}
+	return out, err
+}
+
+func (p *Product) agentRunsGet(ctx context.Context, c *mcpserver.Caller, in AgentRunIDArg) (inbox.AgentRun, error) {
+	if err := required("id", in.ID); err != nil {
+		return inbox.AgentRun{}, err
+	}
+	return inbox.Get[inbox.AgentRun](ctx, p.repo, c.Workspace, in.ID)
+}
+
+func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in WorkflowRunListArg) (WorkflowRunList, error) {
+	q, err := in.query()
+	if err != nil {
+		return WorkflowRunList{}, err
+	}
+	if err := checkEnum("status", in.Status, inbox.RunSucceeded, inbox.RunFailed); err != nil {
+		return WorkflowRunList{}, err
+	}
+	q.Parent, q.Status = in.AgentRunID, in.Status
+	items, next, err := inbox.List[inbox.WorkflowRun](ctx, p.repo, c.Workspace, q)
+	out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items)), NextBefore: next}
+	for _, r := range items {
+		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: countSteps(r.Steps), StartedAt: r.StartedAt})
+	}
+	return out, err
+}
+
+func (p *Product) workflowRunsGet(ctx context.Context, c *mcpserver.Caller, in WorkflowRunIDArg) (inbox.WorkflowRun, error) {
+	if err := required("id", in.ID); err != nil {
+		return inbox.WorkflowRun{}, err
+	}
+	return inbox.Get[inbox.WorkflowRun](ctx, p.repo, c.Workspace, in.ID)
+}
+
+// countSteps counts the steps of a run record's step list.
+func countSteps(steps json.RawMessage) int {
+	var s []json.RawMessage
+	if json.Unmarshal(steps, &s) != nil {
+		return 0
+	}
+	return len(s)
 }

@@ -109,8 +109,21 @@ func TestInboxLifecycle(t *testing.T) {
 	if strings.Join(ib.Recipients, ",") != "@globex.example" {
 		t.Errorf("recipients = %v", ib.Recipients)
 	}
-	if r := h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": "not an address"}); !strings.Contains(textOf(r), "invalid_arguments") {
-		t.Errorf("bad recipient: %s", textOf(r))
+	for _, bad := range []string{"not an address", " ana@acme.example", "ana@acme.example ", "@", "@localhost", "@.example", "a@b@c.example"} {
+		if r := h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": bad}); !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("bad recipient %q: %s", bad, textOf(r))
+		}
+	}
+	// Rules that would match everything or nothing are refused.
+	for _, rules := range []map[string]any{
+		{"filters": map[string]any{"subject_contains": []string{"invoice", " "}}},
+		{"attachment_rules": map[string]any{"allowed_types": []string{"pdf"}}},
+		{"attachment_rules": map[string]any{"max_bytes": -1}},
+	} {
+		rules["id"] = ib.ID
+		if r := h.call(cs, "inboxes_update", rules); !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("rules %v: %s", rules, textOf(r))
+		}
 	}
 	var events inboxmcp.EventList
 	structured(t, h.call(cs, "system_events_list", map[string]any{"type": "inbox.recipient_added", "limit": 5}), &events)
@@ -167,7 +180,7 @@ func TestListsFilterAndPage(t *testing.T) {
 	if r := h.call(cs, "emails_list", map[string]any{"limit": 1000}); !strings.Contains(textOf(r), "invalid_arguments") {
 		t.Errorf("limit 1000: %s", textOf(r))
 	}
-	var u inboxmcp.Usage
+	var u inbox.Usage
 	structured(t, h.call(cs, "usage_get", map[string]any{"month": "2026-11"}), &u)
 	if u.AgentRuns == 0 || len(u.ByModel) != 2 || u.CostUSD <= 0 {
 		t.Errorf("usage = %+v", u)
