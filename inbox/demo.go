@@ -11,58 +11,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
 )
 
-// Demo identifiers, stable so that documentation can name them.
-const (
-	DemoOrganization = "org_demo"
-	DemoWorkspace    = "ws_finance"
-	DemoSandbox      = "ws_sandbox"
-	DemoOwner        = "per_ana"
-	DemoViewer       = "per_bruno"
-)
-
-// DemoToken is a token minted by Seed, with whose it is.
-type DemoToken struct {
-	Person    string
-	Name      string
-	Email     string
-	Role      string
-	Workspace string
-	Scopes    []string
-	Token     string
-}
-
-// Line is the one-line description `kobana serve -demo` prints.
-func (t DemoToken) Line() string {
-	return fmt.Sprintf("token for %s <%s>, %s of workspace %s, scopes %s: %s",
-		t.Name, t.Email, t.Role, t.Workspace, strings.Join(t.Scopes, ","), t.Token)
-}
-
-// Seed fills st with the demo organization (once; later calls only mint new
-// tokens) and returns a read-write token for the owner and a read-only token
-// for the viewer. now anchors every date (runs spread over the last 40 days).
-func Seed(ctx context.Context, st store.Store, now time.Time) ([]DemoToken, error) {
+// Seed fills st with the demo organization (package demo) and the Inbox
+// records of its Finance workspace, once: when the organization exists it
+// only mints new tokens. It returns a read-write token for the owner and a
+// read-only token for the viewer. now anchors every date (runs spread over
+// the last 40 days).
+func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, error) {
 	now = now.UTC().Truncate(time.Second)
-	if _, err := st.GetWorkspace(ctx, DemoWorkspace); err != nil {
+	created, err := demo.Identity(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if created {
 		if err := seed(ctx, st, now); err != nil {
-			return nil, fmt.Errorf("seeding demo: %w", err)
+			return nil, fmt.Errorf("seeding the Inbox demo: %w", err)
 		}
 	}
-	var out []DemoToken
-	for _, t := range []DemoToken{
-		{Person: DemoOwner, Name: "Ana Souza", Email: "ana@demo.kobana.dev", Role: "owner", Workspace: DemoWorkspace, Scopes: []string{"read", "write"}},
-		{Person: DemoViewer, Name: "Bruno Lima", Email: "bruno@demo.kobana.dev", Role: "viewer", Workspace: DemoWorkspace, Scopes: []string{"read"}},
-	} {
-		tok, err := st.CreateToken(ctx, store.NewToken{Person: t.Person, Workspace: t.Workspace, Scopes: t.Scopes, Label: "demo"})
-		if err != nil {
-			return nil, err
-		}
-		t.Token = tok
-		out = append(out, t)
-	}
-	return out, nil
+	return demo.Tokens(ctx, st)
 }
 
 type seeder struct {
@@ -106,46 +75,28 @@ func demoAuth(from string) *SenderAuth {
 
 func seed(ctx context.Context, st store.Store, now time.Time) error {
 	for _, step := range []func() error{
+		func() error { return st.SetSecret(ctx, demo.Workspace, "ERP_TOKEN", "erp_live_9f8e7d6c5b4a") },
 		func() error {
-			return st.PutOrganization(ctx, store.Organization{ID: DemoOrganization, Name: "Demo Comércio Ltda"})
+			return st.SetSecret(ctx, demo.Workspace, "CHAT_WEBHOOK_URL", "https://chat.example.com/hooks/T024BE7LD/B08Q9XYZ/abc123")
 		},
 		func() error {
-			return st.PutWorkspace(ctx, store.Workspace{ID: DemoWorkspace, Organization: DemoOrganization, Name: "Finance", Slug: "finance"})
+			return st.SetSecret(ctx, demo.Workspace, WebhookSecretName("whk_erp"), "whsec_demo_erp_0123456789abcdef")
 		},
 		func() error {
-			return st.PutWorkspace(ctx, store.Workspace{ID: DemoSandbox, Organization: DemoOrganization, Name: "Sandbox", Slug: "sandbox"})
-		},
-		func() error {
-			return st.PutPerson(ctx, store.Person{ID: DemoOwner, Organization: DemoOrganization, Name: "Ana Souza", Email: "ana@demo.kobana.dev"})
-		},
-		func() error {
-			return st.PutPerson(ctx, store.Person{ID: DemoViewer, Organization: DemoOrganization, Name: "Bruno Lima", Email: "bruno@demo.kobana.dev"})
-		},
-		func() error { return st.SetMembership(ctx, DemoWorkspace, DemoOwner, "owner") },
-		func() error { return st.SetMembership(ctx, DemoWorkspace, DemoViewer, "viewer") },
-		func() error { return st.SetMembership(ctx, DemoSandbox, DemoOwner, "owner") },
-		func() error { return st.SetSecret(ctx, DemoWorkspace, "ERP_TOKEN", "erp_live_9f8e7d6c5b4a") },
-		func() error {
-			return st.SetSecret(ctx, DemoWorkspace, "CHAT_WEBHOOK_URL", "https://chat.example.com/hooks/T024BE7LD/B08Q9XYZ/abc123")
-		},
-		func() error {
-			return st.SetSecret(ctx, DemoWorkspace, WebhookSecretName("whk_erp"), "whsec_demo_erp_0123456789abcdef")
-		},
-		func() error {
-			return st.SetSecret(ctx, DemoWorkspace, WebhookSecretName("whk_chat"), "whsec_demo_chat_fedcba9876543210")
+			return st.SetSecret(ctx, demo.Workspace, WebhookSecretName("whk_chat"), "whsec_demo_chat_fedcba9876543210")
 		},
 	} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	s := &seeder{ctx: ctx, st: st, r: Repo{Store: st}, now: now, ws: DemoWorkspace}
+	s := &seeder{ctx: ctx, st: st, r: Repo{Store: st}, now: now, ws: demo.Workspace}
 	created := s.ago(60 * day)
-	s.put(Workspace{ID: DemoWorkspace, OrganizationID: DemoOrganization, Name: "Finance", Slug: "finance",
+	s.put(Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
 		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: created,
 		Limits: financeLimits})
-	s.event("secret.set", "person:"+DemoOwner, "ERP_TOKEN", s.ago(59*day), map[string]string{"name": "ERP_TOKEN"})
-	s.event("secret.set", "person:"+DemoOwner, "CHAT_WEBHOOK_URL", s.ago(59*day), map[string]string{"name": "CHAT_WEBHOOK_URL"})
+	s.event("secret.set", "person:"+demo.Owner, "ERP_TOKEN", s.ago(59*day), map[string]string{"name": "ERP_TOKEN"})
+	s.event("secret.set", "person:"+demo.Owner, "CHAT_WEBHOOK_URL", s.ago(59*day), map[string]string{"name": "CHAT_WEBHOOK_URL"})
 
 	invoiceAgent := Agent{ID: "agt_invoices", Name: "Invoice reader", Model: "claude-sonnet-4-5", Status: "active",
 		SystemMessage: "You read supplier invoices sent to the finance inbox. Extract supplier, invoice number, due date and amount, " +
@@ -158,8 +109,8 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 		Skills:        []string{"classify_expense"}, CreatedAt: s.ago(40 * day), UpdatedAt: s.ago(40 * day)}
 	s.put(invoiceAgent)
 	s.put(receiptAgent)
-	s.event("agent.created", "person:"+DemoOwner, invoiceAgent.ID, invoiceAgent.CreatedAt, map[string]string{"agent_id": invoiceAgent.ID, "model": invoiceAgent.Model})
-	s.event("agent.created", "person:"+DemoOwner, receiptAgent.ID, receiptAgent.CreatedAt, map[string]string{"agent_id": receiptAgent.ID, "model": receiptAgent.Model})
+	s.event("agent.created", "person:"+demo.Owner, invoiceAgent.ID, invoiceAgent.CreatedAt, map[string]string{"agent_id": invoiceAgent.ID, "model": invoiceAgent.Model})
+	s.event("agent.created", "person:"+demo.Owner, receiptAgent.ID, receiptAgent.CreatedAt, map[string]string{"agent_id": receiptAgent.ID, "model": receiptAgent.Model})
 
 	invoices := Inbox{ID: "ibx_invoices", Name: "Supplier invoices", Address: "invoices@finance.in.kobana.email", AgentID: invoiceAgent.ID,
 		Recipients:      []string{"@acme.example", "@globex.example", "billing@initech.example"},
@@ -172,9 +123,9 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 		Status:          "active", CreatedAt: s.ago(39 * day), UpdatedAt: s.ago(39 * day)}
 	s.put(invoices)
 	s.put(receipts)
-	s.event("inbox.created", "person:"+DemoOwner, invoices.ID, invoices.CreatedAt, map[string]string{"inbox_id": invoices.ID, "address": invoices.Address})
-	s.event("inbox.created", "person:"+DemoOwner, receipts.ID, receipts.CreatedAt, map[string]string{"inbox_id": receipts.ID, "address": receipts.Address})
-	s.event("inbox.recipient_added", "person:"+DemoOwner, invoices.ID, s.ago(15*day), map[string]string{"inbox_id": invoices.ID, "recipient": "billing@initech.example"})
+	s.event("inbox.created", "person:"+demo.Owner, invoices.ID, invoices.CreatedAt, map[string]string{"inbox_id": invoices.ID, "address": invoices.Address})
+	s.event("inbox.created", "person:"+demo.Owner, receipts.ID, receipts.CreatedAt, map[string]string{"inbox_id": receipts.ID, "address": receipts.Address})
+	s.event("inbox.recipient_added", "person:"+demo.Owner, invoices.ID, s.ago(15*day), map[string]string{"inbox_id": invoices.ID, "recipient": "billing@initech.example"})
 
 	// Invoices: mostly succeeded, some failed for different causes.
 	suppliers := []struct{ name, domain, from string }{
@@ -234,7 +185,7 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	e.Reject(rej)
 	s.put(e)
 	if s.err == nil {
-		s.err = st.PutBlob(ctx, DemoWorkspace, e.ID, raw)
+		s.err = st.PutBlob(ctx, demo.Workspace, e.ID, raw)
 	}
 
 	// Webhooks: one healthy, one failing since two days.
@@ -266,9 +217,9 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	}
 
 	// The sandbox workspace has its own records, invisible from Finance.
-	s.ws = DemoSandbox
+	s.ws = demo.Sandbox
 	sc := s.ago(10 * day)
-	s.put(Workspace{ID: DemoSandbox, OrganizationID: DemoOrganization, Name: "Sandbox", Slug: "sandbox", Plan: "free", Environment: "sandbox",
+	s.put(Workspace{ID: demo.Sandbox, OrganizationID: demo.Organization, Name: "Sandbox", Slug: "sandbox", Plan: "free", Environment: "sandbox",
 		CreatedAt: sc, Limits: Limits{EmailsPerMonth: 100, Inboxes: 1, Agents: 1, Webhooks: 1, MaxAttachmentBytes: 5 << 20, RetentionDays: 7}})
 	s.put(Inbox{ID: "ibx_sandbox_test", Name: "Test inbox", Address: "test@sandbox.in.kobana.email", Recipients: []string{}, Status: "active", CreatedAt: sc, UpdatedAt: sc})
 	return s.err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -70,7 +71,7 @@ func TestInlineReprocess(t *testing.T) {
 	runner := &recordingRunner{record: `{"status":"succeeded","steps":[{"index":0,"state":"succeeded"}]}`}
 	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner,
 		Environment: "sandbox", AppURL: "https://app.example", Now: func() time.Time { return demoNow }}
-	req := inbox.ReprocessRequest{Workspace: inbox.DemoWorkspace, EmailID: "eml_inv_00", Actor: inbox.PersonActor(inbox.DemoOwner)}
+	req := inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: "eml_inv_00", Actor: inbox.PersonActor(demo.Owner)}
 	if err := p.Check(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestInlineReprocess(t *testing.T) {
 	if out.Status != inbox.RunSucceeded || out.AgentRun == nil || out.WorkflowRun == nil || out.AgentRun.WorkflowRunID != out.WorkflowRun.ID {
 		t.Fatalf("outcome %+v", out)
 	}
-	raw, _ := st.GetBlob(ctx, inbox.DemoWorkspace, "eml_inv_00")
+	raw, _ := st.GetBlob(ctx, demo.Workspace, "eml_inv_00")
 	if agent.size != int64(len(raw)) {
 		t.Errorf("the agent saw a message of %d bytes, the stored one has %d", agent.size, len(raw))
 	}
@@ -93,7 +94,7 @@ func TestInlineReprocess(t *testing.T) {
 	if len(w.Secrets) != 2 || w.Secrets["ERP_TOKEN"] == "" || !runner.hadMsg[0] {
 		t.Errorf("workflow input: %d secrets, message %v", len(w.Secrets), runner.hadMsg[0])
 	}
-	want := map[string]string{"env": "sandbox", "app_url": "https://app.example", "workspace_id": inbox.DemoWorkspace, "workspace_slug": "finance",
+	want := map[string]string{"env": "sandbox", "app_url": "https://app.example", "workspace_id": demo.Workspace, "workspace_slug": "finance",
 		"workspace_external_id": "erp-7781", "inbox_id": "ibx_invoices", "inbox_email": "invoices@finance.in.kobana.email", "email_id": "eml_inv_00",
 		"agent_id": "agt_invoices", "agent_run_id": out.AgentRun.ID, "workflow_run_id": out.WorkflowRun.ID}
 	for k, v := range want {
@@ -105,14 +106,14 @@ func TestInlineReprocess(t *testing.T) {
 		t.Error("no email_message_id fact")
 	}
 	// Records: the runs, the e-mail's new state, the event.
-	e, _ := inbox.Get[inbox.Email](ctx, r, inbox.DemoWorkspace, "eml_inv_00")
-	run, err := inbox.Get[inbox.AgentRun](ctx, r, inbox.DemoWorkspace, out.AgentRun.ID)
+	e, _ := inbox.Get[inbox.Email](ctx, r, demo.Workspace, "eml_inv_00")
+	run, err := inbox.Get[inbox.AgentRun](ctx, r, demo.Workspace, out.AgentRun.ID)
 	if err != nil || e.AgentRunID != run.ID || e.Status != inbox.EmailProcessed || run.CostUSD != inbox.Cost("claude-sonnet-4-5", run.Tokens) || run.ReprocessOf != "arun_inv_00" {
 		t.Errorf("records: e-mail %s %s, run %+v %v", e.Status, e.AgentRunID, run, err)
 	}
 	var events []inbox.SystemEvent
-	inbox.Each(ctx, r, inbox.DemoWorkspace, store.Query{Status: inbox.EventEmailReprocessed}, func(ev inbox.SystemEvent) error { events = append(events, ev); return nil })
-	if len(events) != 1 || events[0].Actor != "person:"+inbox.DemoOwner || events[0].Subject != "eml_inv_00" {
+	inbox.Each(ctx, r, demo.Workspace, store.Query{Status: inbox.EventEmailReprocessed}, func(ev inbox.SystemEvent) error { events = append(events, ev); return nil })
+	if len(events) != 1 || events[0].Actor != "person:"+demo.Owner || events[0].Subject != "eml_inv_00" {
 		t.Errorf("events %+v", events)
 	}
 }
@@ -122,16 +123,16 @@ func TestInlineReprocess(t *testing.T) {
 func TestInlineReprocessPurgedMessage(t *testing.T) {
 	ctx := context.Background()
 	st, r := seeded(t)
-	if err := st.DeleteBlob(ctx, inbox.DemoWorkspace, "eml_inv_01"); err != nil {
+	if err := st.DeleteBlob(ctx, demo.Workspace, "eml_inv_01"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (inbox.BlobMessages{Blobs: st}).OpenMessage(ctx, inbox.DemoWorkspace, "eml_inv_01"); !errors.Is(err, inbox.ErrPurged) {
+	if _, err := (inbox.BlobMessages{Blobs: st}).OpenMessage(ctx, demo.Workspace, "eml_inv_01"); !errors.Is(err, inbox.ErrPurged) {
 		t.Fatalf("OpenMessage of a purged message: %v", err)
 	}
 	agent := &scriptedAgent{res: inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(workflowDoc)}}
 	runner := &recordingRunner{record: `{"status":"failed","steps":[{"index":0,"state":"failed","reason":"email-unreadable"}]}`}
 	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner}
-	out, err := p.Reprocess(ctx, inbox.ReprocessRequest{Workspace: inbox.DemoWorkspace, EmailID: "eml_inv_01", Actor: "system"})
+	out, err := p.Reprocess(ctx, inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: "eml_inv_01", Actor: "system"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +148,14 @@ func TestInlineReprocessRefusals(t *testing.T) {
 	ctx := context.Background()
 	st, r := seeded(t)
 	count := func() int {
-		recs, _ := st.ListRecords(ctx, inbox.DemoWorkspace, inbox.KindAgentRun, store.Query{Limit: 1000})
+		recs, _ := st.ListRecords(ctx, demo.Workspace, inbox.KindAgentRun, store.Query{Limit: 1000})
 		return len(recs)
 	}
 	before := count()
 	agent := &scriptedAgent{res: inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(workflowDoc)}}
 	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent}
 	req := func(id string) inbox.ReprocessRequest {
-		return inbox.ReprocessRequest{Workspace: inbox.DemoWorkspace, EmailID: id, Actor: "system"}
+		return inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: id, Actor: "system"}
 	}
 	// No workflow runner: refused, nothing recorded.
 	_, err := p.Reprocess(ctx, req("eml_inv_00"))
@@ -163,7 +164,7 @@ func TestInlineReprocessRefusals(t *testing.T) {
 		t.Fatalf("no runner: %v", err)
 	}
 	// An unknown e-mail, and one of another workspace, are not found.
-	for _, c := range []inbox.ReprocessRequest{req("eml_nope"), {Workspace: inbox.DemoSandbox, EmailID: "eml_inv_00"}} {
+	for _, c := range []inbox.ReprocessRequest{req("eml_nope"), {Workspace: demo.Sandbox, EmailID: "eml_inv_00"}} {
 		if err := p.Check(ctx, c); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Check %+v: %v", c, err)
 		}
@@ -173,10 +174,10 @@ func TestInlineReprocessRefusals(t *testing.T) {
 	}
 	// An inbox without agent, and an agent that was deleted: no_agent, from
 	// Check as from Reprocess.
-	ib, _ := inbox.Get[inbox.Inbox](ctx, r, inbox.DemoWorkspace, "ibx_receipts")
+	ib, _ := inbox.Get[inbox.Inbox](ctx, r, demo.Workspace, "ibx_receipts")
 	ib.AgentID = ""
-	r.Put(ctx, inbox.DemoWorkspace, ib)
-	inbox.Delete[inbox.Agent](ctx, r, inbox.DemoWorkspace, "agt_invoices")
+	r.Put(ctx, demo.Workspace, ib)
+	inbox.Delete[inbox.Agent](ctx, r, demo.Workspace, "agt_invoices")
 	for _, id := range []string{"eml_rcp_00", "eml_inv_02"} {
 		if err := p.Check(ctx, req(id)); !errors.As(err, &de) || de.Code != inbox.CodeNoAgent {
 			t.Errorf("Check %s: %v", id, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -103,14 +104,14 @@ func TestSeedFollowsInboxRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := inbox.Repo{Store: st}
-	ws, err := inbox.Get[inbox.Workspace](ctx, r, inbox.DemoWorkspace, inbox.DemoWorkspace)
+	ws, err := inbox.Get[inbox.Workspace](ctx, r, demo.Workspace, demo.Workspace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	inboxes := map[string]inbox.Inbox{}
-	inbox.Each(ctx, r, inbox.DemoWorkspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
+	inbox.Each(ctx, r, demo.Workspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
 	n := 0
-	err = inbox.Each(ctx, r, inbox.DemoWorkspace, store.Query{}, func(e inbox.Email) error {
+	err = inbox.Each(ctx, r, demo.Workspace, store.Query{}, func(e inbox.Email) error {
 		n++
 		rej := inbox.Screen(inboxes[e.InboxID], ws.Limits, e)
 		if e.Status == inbox.EmailRejected {

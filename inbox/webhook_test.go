@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 )
 
 func TestSendSignsAndRecords(t *testing.T) {
@@ -108,11 +109,11 @@ func TestWebhookHealth(t *testing.T) {
 func TestReadEmailFromMessage(t *testing.T) {
 	ctx := context.Background()
 	st, _ := seeded(t)
-	raw, err := st.GetBlob(ctx, inbox.DemoWorkspace, "eml_inv_01")
+	raw, err := st.GetBlob(ctx, demo.Workspace, "eml_inv_01")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := inbox.BlobMessages{Blobs: st}.OpenMessage(ctx, inbox.DemoWorkspace, "eml_inv_01")
+	m, err := inbox.BlobMessages{Blobs: st}.OpenMessage(ctx, demo.Workspace, "eml_inv_01")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type benchTarget struct {
 func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	b.Helper()
 	ctx := context.Background()
-	demo, err := inbox.Seed(ctx, st, time.Now())
+	seeded, err := inbox.Seed(ctx, st, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 		b.Fatal(err)
 	}
 	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: p.DownloadHandler()}}))
-	return benchTarget{name: name, url: hs.URL + "/mcp", token: demo[0].Token}
+	return benchTarget{name: name, url: hs.URL + "/mcp", token: seeded[0].Token}
 }
 
 // benchTargets serves the demo data from the embedded store and from

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/confirm"
 )
@@ -113,7 +114,7 @@ func TestLegacyClientsRunDirectly(t *testing.T) {
 		t.Errorf("an era-2025 client was asked %d times", asked)
 	}
 	var sub billing.Subscription
-	e.stored(billing.DemoOrganization, billing.KindSubscription, "sub_maria", &sub)
+	e.stored(demo.Organization, billing.KindSubscription, "sub_maria", &sub)
 	if e.invoice("inv_1006").Status != billing.InvoiceCancelled || e.invoice("inv_1002").Status != billing.InvoiceRefunded ||
 		e.invoice("inv_1011").Status != billing.InvoiceCancelled || sub.Status != billing.SubscriptionCancelled {
 		t.Fatal("a direct run did not change the store")
@@ -138,7 +139,7 @@ func TestWhatIsConfirmed(t *testing.T) {
 			t.Errorf("%s was not confirmed: %v", tool, r)
 		}
 	}
-	if !e.stored(billing.DemoOrganization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
+	if !e.stored(demo.Organization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
 		t.Fatal("a question ran its tool")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/confirm"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
@@ -32,7 +33,7 @@ var (
 )
 
 func (h *harness) deliveries() int {
-	return h.count(inbox.DemoWorkspace, inbox.KindDelivery, store.Query{})
+	return h.count(demo.Workspace, inbox.KindDelivery, store.Query{})
 }
 
 func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
@@ -58,7 +59,7 @@ func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
 	if r := h.call(st, "emails_delete", map[string]any{"id": "eml_inv_00"}); !strings.Contains(textOf(r), "confirmation_required") {
 		t.Errorf("stdio era 2025: %s", textOf(r))
 	}
-	if h.recv.count() != 0 || h.deliveries() != before || h.count(inbox.DemoWorkspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
+	if h.recv.count() != 0 || h.deliveries() != before || h.count(demo.Workspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
 		t.Fatalf("something ran: receiver=%d deliveries %d→%d", h.recv.count(), before, h.deliveries())
 	}
 }
@@ -109,15 +110,15 @@ func TestConfirmationAnswers(t *testing.T) {
 	}
 	// Anything that does not match asks again, running nothing. The sandbox
 	// workspace gets a webhook with the same id, so only the binding differs.
-	wh, err := h.st.GetRecord(context.Background(), inbox.DemoWorkspace, inbox.KindWebhook, "whk_chat")
+	wh, err := h.st.GetRecord(context.Background(), demo.Workspace, inbox.KindWebhook, "whk_chat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wh.Workspace = inbox.DemoSandbox
+	wh.Workspace = demo.Sandbox
 	if err := h.st.PutRecord(context.Background(), wh); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.st.SetSecret(context.Background(), inbox.DemoSandbox, inbox.WebhookSecretName("whk_chat"), "whsec_sandbox"); err != nil {
+	if err := h.st.SetSecret(context.Background(), demo.Sandbox, inbox.WebhookSecretName("whk_chat"), "whsec_sandbox"); err != nil {
 		t.Fatal(err)
 	}
 	state := ask("owner")
@@ -163,7 +164,7 @@ func TestConfirmationAnswers(t *testing.T) {
 		t.Fatalf("confirmed call: %v, receiver=%d", r, h.recv.count())
 	}
 	// The delivery is signed with the webhook's secret.
-	secrets, _ := h.st.RevealSecrets(context.Background(), inbox.DemoWorkspace)
+	secrets, _ := h.st.RevealSecrets(context.Background(), demo.Workspace)
 	got := h.recv.reqs[0]
 	sig := got.header.Get("X-Kobana-Signature")
 	ts := strings.TrimPrefix(strings.Split(sig, ",")[0], "t=")
@@ -306,7 +307,7 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 	// Nobody is asked to confirm a call on a record that does not exist: the
 	// first call answers not_found, on either era, and nothing changes.
 	legacy := h.connect("owner", "2025-11-25", nil)
-	before := h.count(inbox.DemoWorkspace, inbox.KindEvent, store.Query{})
+	before := h.count(demo.Workspace, inbox.KindEvent, store.Query{})
 	for name, args := range missing {
 		if r := h.rawCall("owner", name, args, formCaps, "", nil); inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"not_found: `) {
 			t.Errorf("%s on a missing record, 2026: %v", name, r)
@@ -315,7 +316,7 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 			t.Errorf("%s on a missing record, 2025: %s, want not_found rather than confirmation_required", name, textOf(r))
 		}
 	}
-	if h.count(inbox.DemoWorkspace, inbox.KindEvent, store.Query{}) != before || h.recv.count() != 0 {
+	if h.count(demo.Workspace, inbox.KindEvent, store.Query{}) != before || h.recv.count() != 0 {
 		t.Error("a refused call changed something")
 	}
 }
@@ -337,7 +338,7 @@ func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
 func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	runsBefore := h.count(inbox.DemoWorkspace, inbox.KindAgentRun, store.Query{})
+	runsBefore := h.count(demo.Workspace, inbox.KindAgentRun, store.Query{})
 	cs := h.connect("owner", "2026-07-28", yes)
 	r := h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_00"})
 	if r.IsError {
@@ -348,11 +349,11 @@ func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
 	if out.AgentRun.ReprocessOf != "arun_inv_00" || out.WorkflowRun == nil || out.WorkflowRun.Status != "succeeded" || out.Status != "succeeded" {
 		t.Fatalf("reprocess result %+v", out)
 	}
-	if h.count(inbox.DemoWorkspace, inbox.KindAgentRun, store.Query{}) != runsBefore+1 {
+	if h.count(demo.Workspace, inbox.KindAgentRun, store.Query{}) != runsBefore+1 {
 		t.Fatal("no new agent run stored")
 	}
 	var e inbox.Email
-	rec, _ := h.st.GetRecord(ctx, inbox.DemoWorkspace, inbox.KindEmail, "eml_inv_00")
+	rec, _ := h.st.GetRecord(ctx, demo.Workspace, inbox.KindEmail, "eml_inv_00")
 	json.Unmarshal(rec.Data, &e)
 	if e.AgentRunID != out.AgentRun.ID || e.WorkflowRunID != out.WorkflowRun.ID {
 		t.Errorf("e-mail not updated: %+v", e)

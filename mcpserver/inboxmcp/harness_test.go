@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
@@ -91,13 +92,13 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	demo, err := inbox.Seed(ctx, st, demoNow)
+	seeded, err := inbox.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, st: st, clock: clk, tokens: map[string]string{}, runner: &fakeRunner{}}
-	h.tokens["owner"] = demo[0].Token
-	h.tokens["viewer"] = demo[1].Token
+	h.tokens["owner"] = seeded[0].Token
+	h.tokens["viewer"] = seeded[1].Token
 	mint := func(name, person, ws string, scopes ...string) {
 		tok, err := st.CreateToken(ctx, store.NewToken{Person: person, Workspace: ws, Scopes: scopes})
 		if err != nil {
@@ -105,23 +106,23 @@ func newHarness(t testing.TB) *harness {
 		}
 		h.tokens[name] = tok
 	}
-	mint("owner-ro", inbox.DemoOwner, inbox.DemoWorkspace, "read")
-	mint("sandbox", inbox.DemoOwner, inbox.DemoSandbox, "read", "write")
+	mint("owner-ro", demo.Owner, demo.Workspace, "read")
+	mint("sandbox", demo.Owner, demo.Sandbox, "read", "write")
 	// A second owner of Finance, and a guest whose role grants nothing.
-	if err := st.PutPerson(ctx, store.Person{ID: "per_carla", Organization: inbox.DemoOrganization, Name: "Carla"}); err != nil {
+	if err := st.PutPerson(ctx, store.Person{ID: "per_carla", Organization: demo.Organization, Name: "Carla"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetMembership(ctx, inbox.DemoWorkspace, "per_carla", "owner"); err != nil {
+	if err := st.SetMembership(ctx, demo.Workspace, "per_carla", "owner"); err != nil {
 		t.Fatal(err)
 	}
-	mint("owner2", "per_carla", inbox.DemoWorkspace, "read", "write")
-	if err := st.PutPerson(ctx, store.Person{ID: "per_guest", Organization: inbox.DemoOrganization, Name: "Guest"}); err != nil {
+	mint("owner2", "per_carla", demo.Workspace, "read", "write")
+	if err := st.PutPerson(ctx, store.Person{ID: "per_guest", Organization: demo.Organization, Name: "Guest"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetMembership(ctx, inbox.DemoWorkspace, "per_guest", "guest"); err != nil {
+	if err := st.SetMembership(ctx, demo.Workspace, "per_guest", "guest"); err != nil {
 		t.Fatal(err)
 	}
-	mint("guest", "per_guest", inbox.DemoWorkspace, "read", "write")
+	mint("guest", "per_guest", demo.Workspace, "read", "write")
 
 	h.recv = &receiver{}
 	h.recv.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +163,7 @@ func newHarness(t testing.TB) *harness {
 	h.url = hs.URL + "/mcp"
 	// Point the demo webhooks at the local receiver.
 	for _, id := range []string{"whk_erp", "whk_chat"} {
-		rec, err := st.GetRecord(ctx, inbox.DemoWorkspace, inbox.KindWebhook, id)
+		rec, err := st.GetRecord(ctx, demo.Workspace, inbox.KindWebhook, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 )
 
@@ -168,7 +168,7 @@ func TestSignedEMLDownload(t *testing.T) {
 	res := h.call(cs, "emails_eml", map[string]any{"id": "eml_inv_01"})
 	var link inboxmcp.EMLLink
 	structured(t, res, &link)
-	raw, err := h.st.GetBlob(context.Background(), inbox.DemoWorkspace, "eml_inv_01")
+	raw, err := h.st.GetBlob(context.Background(), demo.Workspace, "eml_inv_01")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/store"
 )
@@ -48,7 +49,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 			t.Errorf("%s owner has %d tools, want 39", era, n)
 		}
 	}
-	if h.count(inbox.DemoWorkspace, inbox.KindInbox, store.Query{}) != 2 {
+	if h.count(demo.Workspace, inbox.KindInbox, store.Query{}) != 2 {
 		t.Fatal("a denied call created an inbox")
 	}
 }
@@ -73,7 +74,7 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 	if len(list.Emails) != 0 {
 		t.Errorf("sandbox sees %d e-mails", len(list.Emails))
 	}
-	if h.count(inbox.DemoWorkspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
+	if h.count(demo.Workspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
 		t.Fatal("the sandbox token deleted a Finance e-mail")
 	}
 }
@@ -127,7 +128,7 @@ func TestInboxLifecycle(t *testing.T) {
 	}
 	var events inboxmcp.EventList
 	structured(t, h.call(cs, "system_events_list", map[string]any{"type": "inbox.recipient_added", "limit": 5}), &events)
-	if len(events.Events) == 0 || events.Events[0].Subject != ib.ID || events.Events[0].Actor != "person:"+inbox.DemoOwner {
+	if len(events.Events) == 0 || events.Events[0].Subject != ib.ID || events.Events[0].Actor != "person:"+demo.Owner {
 		t.Errorf("events = %+v", events.Events)
 	}
 	if r := h.call(cs, "inboxes_delete", map[string]any{"id": ib.ID}); r.IsError {
@@ -191,7 +192,7 @@ func TestListsFilterAndPage(t *testing.T) {
 func TestSecretsNeverLeave(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	values, _ := h.st.RevealSecrets(ctx, inbox.DemoWorkspace)
+	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
 	cs := h.connect("owner", "2026-07-28", yes)
 	var out strings.Builder
 	var sl inboxmcp.SecretList
@@ -236,7 +237,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	// Rotating returns the new secret once; reading the webhook never does.
 	var ws inboxmcp.WebhookSecret
 	structured(t, h.call(cs, "webhooks_rotate_secret", map[string]any{"id": "whk_erp"}), &ws)
-	after, _ := h.st.RevealSecrets(ctx, inbox.DemoWorkspace)
+	after, _ := h.st.RevealSecrets(ctx, demo.Workspace)
 	if ws.Secret == "" || after["kobana:webhook:whk_erp"] != ws.Secret || strings.Contains(textOf(h.call(cs, "webhooks_get", map[string]any{"id": "whk_erp"})), ws.Secret) {
 		t.Errorf("rotation: %+v", ws)
 	}
