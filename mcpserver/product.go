@@ -76,13 +76,15 @@ type Tool struct {
 	check func(ctx context.Context, c *Caller, args json.RawMessage) error
 }
 
-// WithCheck gives a destructive tool a check that runs before the user is
-// asked to confirm it (and before confirmation_required is answered): that
-// the records it names exist and the caller may act on them, that their
-// state allows the action. Its error is the call's answer, as a handler's
-// would be (a *ToolError, or one wrapping ErrNotFound), and nothing is
-// asked: no one confirms a call that cannot run. In must be the tool's
-// input type. The handler still checks again when it runs.
+// WithCheck gives a destructive tool a check that runs whenever the user
+// would be asked to confirm it (and before confirmation_required is
+// answered): that the records it names exist and the caller may act on
+// them, that their state allows the action. Its error is the call's answer,
+// as a handler's would be (a *ToolError, or one wrapping ErrNotFound), and
+// nothing is asked: no one confirms a call that cannot run. Any other error
+// answers confirmation_unavailable. A call carrying a valid confirmation is
+// not checked again before its handler, which checks when it runs. In must
+// be the tool's input type.
 func WithCheck[In any](t Tool, check func(ctx context.Context, c *Caller, in In) error) Tool {
 	t.check = func(ctx context.Context, c *Caller, args json.RawMessage) error {
 		var v In

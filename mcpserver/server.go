@@ -448,11 +448,6 @@ func (s *Server) toolHandler(t *Tool, p *Product) mcp.ToolHandler {
 			return errorResult(Errorf("invalid_arguments", "%v", err)), nil
 		}
 		if t.Destructive {
-			if t.check != nil {
-				if err := t.check(ctx, c, args); err != nil {
-					return s.failure(t, err), nil
-				}
-			}
 			if res := s.confirm(ctx, c, t, p, req); res != nil {
 				return res, nil
 			}

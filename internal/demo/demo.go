@@ -58,7 +58,9 @@ func Identity(ctx context.Context, st store.Identity) (created bool, err error) 
 		return false, fmt.Errorf("looking for the demo workspace: %w", err)
 	}
 	for _, step := range []func() error{
-		func() error { return st.PutOrganization(ctx, store.Organization{ID: Organization, Name: "Demo Comércio Ltda"}) },
+		func() error {
+			return st.PutOrganization(ctx, store.Organization{ID: Organization, Name: "Demo Comércio Ltda"})
+		},
 		func() error {
 			return st.PutWorkspace(ctx, store.Workspace{ID: Workspace, Organization: Organization, Name: "Finance", Slug: "finance"})
 		},
