@@ -1,0 +1,284 @@
+package queue_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/kobana/workflow/inbox/queue"
+)
+
+// db is the caller's side of a database the queue shares: a table of
+// records written in the same transactions as the jobs.
+type db interface {
+	// tx runs fn in a transaction of the store's handle (fn gets the driver's
+	// transaction: *sql.Tx or pgx.Tx) and commits when fn returns nil.
+	tx(ctx context.Context, fn func(tx any) error) error
+	insertRecord(ctx context.Context, tx any, id string) error
+	records(ctx context.Context) (int, error)
+}
+
+type liteDB struct{ *sql.DB }
+
+func (d liteDB) tx(ctx context.Context, fn func(any) error) error {
+	tx, err := d.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (d liteDB) insertRecord(ctx context.Context, tx any, id string) error {
+	_, err := tx.(*sql.Tx).ExecContext(ctx, "INSERT INTO records (id) VALUES (?)", id)
+	return err
+}
+
+func (d liteDB) records(ctx context.Context) (n int, err error) {
+	err = d.QueryRowContext(ctx, "SELECT count(*) FROM records").Scan(&n)
+	return n, err
+}
+
+type pgDB struct{ *pgxpool.Pool }
+
+func (d pgDB) tx(ctx context.Context, fn func(any) error) error {
+	return pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error { return fn(tx) })
+}
+
+func (d pgDB) insertRecord(ctx context.Context, tx any, id string) error {
+	_, err := tx.(pgx.Tx).Exec(ctx, "INSERT INTO records (id) VALUES ($1)", id)
+	return err
+}
+
+func (d pgDB) records(ctx context.Context) (n int, err error) {
+	err = d.QueryRow(ctx, "SELECT count(*) FROM records").Scan(&n)
+	return n, err
+}
+
+// openLite opens a SQLite file the way the store does (its own handle of a
+// few connections) and a queue on the same file.
+func openLite(t *testing.T, cfg queue.Config) (db, *queue.Queue) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kobana.db")
+	h, err := sql.Open("sqlite", queue.SQLiteDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetMaxOpenConns(4)
+	t.Cleanup(func() { h.Close() })
+	if _, err := h.Exec("CREATE TABLE records (id TEXT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.OpenSQLite(context.Background(), path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return liteDB{h}, q
+}
+
+// openPG opens a fresh schema of the test database and a queue on it.
+func openPG(t *testing.T, cfg queue.Config) (db, *queue.Queue) {
+	t.Helper()
+	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("KOBANA_TEST_POSTGRES is not set: PostgreSQL tests skipped (`source .ci/postgres` starts a throwaway cluster and sets it)")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "queue_" + hex.EncodeToString(b)
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE TABLE records (id text PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		pool.Close()
+	})
+	q, err := queue.OpenPostgres(ctx, pool, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgDB{pool}, q
+}
+
+var backends = []struct {
+	name string
+	open func(*testing.T, queue.Config) (db, *queue.Queue)
+}{{"sqlite", openLite}, {"postgres", openPG}}
+
+// agentWorker completes each job in the transaction that writes its record.
+type agentWorker struct {
+	river.WorkerDefaults[queue.AgentArgs]
+	db   db
+	mu   sync.Mutex
+	runs map[string]int
+	done chan string
+}
+
+func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs]) error {
+	w.mu.Lock()
+	w.runs[job.Args.EmailID]++
+	w.mu.Unlock()
+	err := w.db.tx(ctx, func(tx any) error {
+		if err := w.db.insertRecord(ctx, tx, "run_"+job.Args.EmailID); err != nil {
+			return err
+		}
+		return queue.CompleteTx(ctx, tx, job)
+	})
+	if err == nil {
+		w.done <- job.Args.EmailID
+	}
+	return err
+}
+
+func TestInsertTxCommitsWithTheRecords(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			d, q := b.open(t, queue.Config{})
+			w := &agentWorker{db: d, runs: map[string]int{}, done: make(chan string, 100)}
+			river.AddWorker(q.Workers(), w)
+
+			// A transaction that fails after the insert leaves neither.
+			failing := errors.New("commit refused")
+			err := d.tx(ctx, func(tx any) error {
+				if err := d.insertRecord(ctx, tx, "eml_lost"); err != nil {
+					return err
+				}
+				if _, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: "ws", EmailID: "eml_lost"}, nil); err != nil {
+					return err
+				}
+				return failing
+			})
+			if !errors.Is(err, failing) {
+				t.Fatalf("rolled-back transaction: %v", err)
+			}
+			// Committed ones, each inserted twice (a retried insert): one job each.
+			for i := range 5 {
+				id := fmt.Sprintf("eml_%d", i)
+				for range 2 {
+					err := d.tx(ctx, func(tx any) error {
+						if err := d.insertRecord(ctx, tx, id); err != nil {
+							return err
+						}
+						_, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: "ws", EmailID: id}, nil)
+						return err
+					})
+					if err != nil {
+						// The second record insert conflicts on the primary key:
+						// insert the job alone to see uniqueness skip it.
+						err = d.tx(ctx, func(tx any) error {
+							res, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: "ws", EmailID: id}, nil)
+							if err == nil && !res.UniqueSkippedAsDuplicate {
+								return fmt.Errorf("a second job for %s was inserted", id)
+							}
+							return err
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if err := q.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer q.Stop(ctx)
+			seen := map[string]bool{}
+			timeout := time.After(30 * time.Second)
+			for len(seen) < 5 {
+				select {
+				case id := <-w.done:
+					seen[id] = true
+				case <-timeout:
+					t.Fatalf("worked %d of 5 jobs in 30s", len(seen))
+				}
+			}
+			if err := q.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			for id, n := range w.runs {
+				if n != 1 || id == "eml_lost" {
+					t.Errorf("job for %s ran %d times", id, n)
+				}
+			}
+			if n, err := d.records(ctx); err != nil || n != 10 {
+				t.Errorf("records = %d, %v; want 5 e-mails and 5 runs", n, err)
+			}
+		})
+	}
+}
+
+func TestInsertTxRejectsTheOtherDatabasesTx(t *testing.T) {
+	ctx := context.Background()
+	_, q := openLite(t, queue.Config{Workers: map[string]int{}})
+	_, err := q.InsertTx(ctx, "not a tx", queue.AgentArgs{Workspace: "ws", EmailID: "e"}, nil)
+	if !errors.Is(err, queue.ErrWrongTx) {
+		t.Fatalf("InsertTx with a string: %v, want ErrWrongTx", err)
+	}
+}
+
+// TestSQLiteConcurrentWriters: the store's handle and River's share one file;
+// many transactions at once each insert a record and its job without
+// "database is locked".
+func TestSQLiteConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	d, q := openLite(t, queue.Config{Workers: map[string]int{}})
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("eml_%03d", i)
+			errs <- d.tx(ctx, func(tx any) error {
+				if err := d.insertRecord(ctx, tx, id); err != nil {
+					return err
+				}
+				_, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: "ws", EmailID: id}, nil)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got, _ := d.records(ctx); got != n {
+		t.Fatalf("records = %d, want %d", got, n)
+	}
+}
