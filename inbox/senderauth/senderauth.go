@@ -165,11 +165,9 @@ func (c *Checker) Check(ctx context.Context, in Input) (Result, error) {
 		return res, fmt.Errorf("senderauth: reading the message header: %w", err)
 	}
 	fromDomain := ""
-	if list, err := (&mail.Header{Header: message.Header{Header: hdr}}).AddressList("From"); err == nil && len(list) == 1 {
-		res.From = list[0].Address
-		if at := strings.LastIndexByte(res.From, '@'); at > 0 {
-			fromDomain = strings.ToLower(strings.TrimSuffix(res.From[at+1:], "."))
-		}
+	res.From = fromAddress(hdr)
+	if at := strings.LastIndexByte(res.From, '@'); at > 0 {
+		fromDomain = strings.ToLower(strings.TrimSuffix(res.From[at+1:], "."))
 	}
 	res.SPF = c.spf(ctx, in)
 	res.DKIM = c.dkim(ctx, in.Message())
@@ -178,6 +176,34 @@ func (c *Checker) Check(ctx context.Context, in Input) (Result, error) {
 		res.Authenticated = res.From
 	}
 	return res, nil
+}
+
+// fromAddress is the single address of the From: header, or "". A display
+// name that cannot be decoded (an unknown charset, raw 8-bit bytes) does not
+// hide the address: the address is taken from the angle brackets, as mail
+// readers do. Several From: fields, or several addresses, give "".
+func fromAddress(hdr textproto.Header) string {
+	if len(hdr.Values("From")) != 1 {
+		return ""
+	}
+	list, err := (&mail.Header{Header: message.Header{Header: hdr}}).AddressList("From")
+	if err == nil {
+		if len(list) == 1 {
+			return list[0].Address
+		}
+		return ""
+	}
+	raw := strings.TrimSpace(hdr.Get("From"))
+	if strings.Count(raw, "@") != 1 {
+		return ""
+	}
+	if open := strings.LastIndexByte(raw, '<'); open >= 0 && strings.HasSuffix(raw, ">") {
+		raw = raw[open+1 : len(raw)-1]
+	}
+	if raw == "" || strings.ContainsAny(raw, " \t<>,;\"") {
+		return ""
+	}
+	return raw
 }
 
 func (c *Checker) resolver() Resolver {
