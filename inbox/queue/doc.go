@@ -4,18 +4,18 @@
 //
 // Entry points:
 //
-//   - OpenSQLite opens River on the embedded store's SQLite file (its own
-//     one-connection handle, WAL, a busy timeout, immediate transactions),
-//     OpenPostgres on the PostgreSQL pool every replica shares. Both run
-//     River's migrations first.
+//   - OpenSQLite opens River on the embedded store's write handle (one
+//     connection, as River's SQLite driver asks; store.SQLDB), OpenPostgres
+//     on the PostgreSQL pool every replica shares (pg.Store.PgxPool). Both
+//     run River's migrations first.
 //   - The job arguments of the stages: AgentArgs (an e-mail was received or is
 //     reprocessed: run its agent), WorkflowArgs (an agent run has a workflow:
 //     run it), WebhookArgs (deliver one event to one webhook), RetentionArgs
 //     (purge raw messages past the workspace's retention). Each names the
 //     records it works on by id and declares its queue, attempts and
 //     uniqueness.
-//   - Queue.InsertTx enqueues inside the caller's transaction (*sql.Tx on
-//     SQLite, pgx.Tx on PostgreSQL); CompleteTx marks a running job completed
+//   - Queue.InsertTx enqueues inside the caller's transaction (a store.Tx,
+//     or the driver's *sql.Tx / pgx.Tx); CompleteTx marks a running job completed
 //     inside the worker's transaction, so its records and its completion
 //     commit together.
 //   - Queue.Workers is the registry the pipeline adds its workers to (with

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,8 +16,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
-
-	_ "modernc.org/sqlite" // the embedded database driver, as the store uses
 )
 
 // Config tunes the queue. Zero fields take the defaults.
@@ -60,52 +57,37 @@ type Queue struct {
 	workers *river.Workers
 	lite    *river.Client[*sql.Tx]
 	pg      *river.Client[pgx.Tx]
-	liteDB  *sql.DB // River's own handle on the SQLite file
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
 var ErrWrongTx = errors.New("queue: transaction of another database than the queue's")
 
-// SQLiteDSN returns the database/sql DSN River's SQLite handle uses for a
-// file: WAL (readers never wait for the writer), a busy timeout (a writer
-// waits for another instead of failing), immediate transactions (a
-// transaction takes the write lock when it begins, so two never deadlock
-// upgrading from read to write).
-func SQLiteDSN(path string) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode()
-}
-
-// OpenSQLite opens River on the SQLite file at path (the store's file),
-// migrating River's tables. River gets a handle of its own limited to one
-// connection, as River's SQLite driver asks; jobs inserted with InsertTx go
-// through the caller's transaction on the store's handle.
-func OpenSQLite(ctx context.Context, path string, cfg Config) (*Queue, error) {
-	if path == "" {
-		return nil, errors.New("queue: empty SQLite path")
+// OpenSQLite opens River on a SQLite database through db, the store's
+// write handle (store.SQLDB), migrating River's tables. db must be limited
+// to one connection (SetMaxOpenConns(1)), as River's SQLite driver asks: with
+// one connection River's parallel internal work and the store's writes take
+// turns in the process instead of failing with SQLITE_BUSY, and a job
+// inserted with InsertTx goes through the store's own transaction. The
+// handle stays the caller's to close, after Stop.
+func OpenSQLite(ctx context.Context, db *sql.DB, cfg Config) (*Queue, error) {
+	if db == nil {
+		return nil, errors.New("queue: nil SQLite handle")
 	}
-	db, err := sql.Open("sqlite", SQLiteDSN(path))
-	if err != nil {
-		return nil, fmt.Errorf("queue: opening %s: %w", path, err)
+	if n := db.Stats().MaxOpenConnections; n != 1 {
+		return nil, fmt.Errorf("queue: the SQLite handle allows %d connections; River's SQLite driver needs exactly one (SetMaxOpenConns(1))", n)
 	}
-	db.SetMaxOpenConns(1)
 	driver := riversqlite.New(db)
 	if err := migrate(ctx, driver, cfg.Logger); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("queue: migrating River's tables in %s: %w", path, err)
+		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 200 * time.Millisecond
 	}
-	q := &Queue{workers: river.NewWorkers(), liteDB: db}
+	q := &Queue{workers: river.NewWorkers()}
+	var err error
 	q.lite, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("queue: starting River on %s: %w", path, err)
+		return nil, fmt.Errorf("queue: starting River: %w", err)
 	}
 	return q, nil
 }
@@ -208,17 +190,22 @@ func (q *Queue) Stop(ctx context.Context) error {
 	return q.pg.Stop(ctx)
 }
 
-// Close releases River's own SQLite handle (after Stop). On PostgreSQL the
-// pool is the caller's.
-func (q *Queue) Close() error {
-	if q.liteDB != nil {
-		return q.liteDB.Close()
+// driverTx returns the driver transaction inside tx: tx itself when it is a
+// *sql.Tx or a pgx.Tx, or what its SQLTx or PgxTx method returns (the
+// store's transactions, store.SQLTx and pg.PgxTxer).
+func driverTx(tx any) any {
+	switch t := tx.(type) {
+	case interface{ SQLTx() *sql.Tx }:
+		return t.SQLTx()
+	case interface{ PgxTx() pgx.Tx }:
+		return t.PgxTx()
 	}
-	return nil
+	return tx
 }
 
-// InsertTx enqueues a job inside the caller's transaction: *sql.Tx for a
-// SQLite queue, pgx.Tx for a PostgreSQL one. The job exists if and only if
+// InsertTx enqueues a job inside the caller's transaction: a *sql.Tx (or a
+// store transaction offering one) for a SQLite queue, a pgx.Tx (likewise)
+// for a PostgreSQL one. The job exists if and only if
 // the transaction commits. A unique job already present is not inserted
 // again (the result says UniqueSkippedAsDuplicate).
 func (q *Queue) InsertTx(ctx context.Context, tx any, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
@@ -226,7 +213,7 @@ func (q *Queue) InsertTx(ctx context.Context, tx any, args river.JobArgs, opts *
 		res *rivertype.JobInsertResult
 		err error
 	)
-	switch t := tx.(type) {
+	switch t := driverTx(tx).(type) {
 	case *sql.Tx:
 		if q.lite == nil {
 			return nil, fmt.Errorf("queue: inserting %s: %w (a *sql.Tx on PostgreSQL)", args.Kind(), ErrWrongTx)
@@ -269,7 +256,7 @@ func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.Inse
 // inside the job's Work.
 func CompleteTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T]) error {
 	var err error
-	switch t := tx.(type) {
+	switch t := driverTx(tx).(type) {
 	case *sql.Tx:
 		_, err = river.JobCompleteTx[*riversqlite.Driver](ctx, t, job)
 	case pgx.Tx:

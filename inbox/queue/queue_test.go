@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	_ "modernc.org/sqlite"
 
 	"github.com/kobana/workflow/inbox/queue"
 )
@@ -32,12 +34,22 @@ type db interface {
 
 type liteDB struct{ *sql.DB }
 
+// sqlTxer and pgxTxer stand for the store's transactions (store.SQLTx,
+// pg.PgxTxer): the queue reaches the driver transaction through them.
+type sqlTxer struct{ tx *sql.Tx }
+
+func (t sqlTxer) SQLTx() *sql.Tx { return t.tx }
+
+type pgxTxer struct{ tx pgx.Tx }
+
+func (t pgxTxer) PgxTx() pgx.Tx { return t.tx }
+
 func (d liteDB) tx(ctx context.Context, fn func(any) error) error {
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(sqlTxer{tx}); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -45,7 +57,7 @@ func (d liteDB) tx(ctx context.Context, fn func(any) error) error {
 }
 
 func (d liteDB) insertRecord(ctx context.Context, tx any, id string) error {
-	_, err := tx.(*sql.Tx).ExecContext(ctx, "INSERT INTO records (id) VALUES (?)", id)
+	_, err := tx.(sqlTxer).tx.ExecContext(ctx, "INSERT INTO records (id) VALUES (?)", id)
 	return err
 }
 
@@ -57,11 +69,11 @@ func (d liteDB) records(ctx context.Context) (n int, err error) {
 type pgDB struct{ *pgxpool.Pool }
 
 func (d pgDB) tx(ctx context.Context, fn func(any) error) error {
-	return pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error { return fn(tx) })
+	return pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error { return fn(pgxTxer{tx}) })
 }
 
 func (d pgDB) insertRecord(ctx context.Context, tx any, id string) error {
-	_, err := tx.(pgx.Tx).Exec(ctx, "INSERT INTO records (id) VALUES ($1)", id)
+	_, err := tx.(pgxTxer).tx.Exec(ctx, "INSERT INTO records (id) VALUES ($1)", id)
 	return err
 }
 
@@ -70,25 +82,25 @@ func (d pgDB) records(ctx context.Context) (n int, err error) {
 	return n, err
 }
 
-// openLite opens a SQLite file the way the store does (its own handle of a
-// few connections) and a queue on the same file.
+// openLite opens a SQLite file the way store/sqlite opens its write handle
+// (one connection, WAL, busy timeout, immediate transactions) and a queue
+// on that handle.
 func openLite(t *testing.T, cfg queue.Config) (db, *queue.Queue) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kobana.db")
-	h, err := sql.Open("sqlite", queue.SQLiteDSN(path))
+	h, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.SetMaxOpenConns(4)
+	h.SetMaxOpenConns(1)
 	t.Cleanup(func() { h.Close() })
 	if _, err := h.Exec("CREATE TABLE records (id TEXT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	q, err := queue.OpenSQLite(context.Background(), path, cfg)
+	q, err := queue.OpenSQLite(context.Background(), h, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { q.Close() })
 	return liteDB{h}, q
 }
 
@@ -248,9 +260,9 @@ func TestInsertTxRejectsTheOtherDatabasesTx(t *testing.T) {
 	}
 }
 
-// TestSQLiteConcurrentWriters: the store's handle and River's share one file;
-// many transactions at once each insert a record and its job without
-// "database is locked".
+// TestSQLiteConcurrentWriters: many transactions at once each insert a
+// record and its job through the one shared connection, without "database
+// is locked".
 func TestSQLiteConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	d, q := openLite(t, queue.Config{Workers: map[string]int{}})
@@ -280,5 +292,17 @@ func TestSQLiteConcurrentWriters(t *testing.T) {
 	}
 	if got, _ := d.records(ctx); got != n {
 		t.Fatalf("records = %d, want %d", got, n)
+	}
+}
+
+func TestOpenSQLiteNeedsOneConnection(t *testing.T) {
+	h, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.SetMaxOpenConns(4)
+	if _, err := queue.OpenSQLite(context.Background(), h, queue.Config{}); err == nil || !strings.Contains(err.Error(), "exactly one") {
+		t.Fatalf("OpenSQLite on a 4-connection handle: %v, want an error saying one connection", err)
 	}
 }
