@@ -48,10 +48,11 @@ func (d *Dir) path(workspace, id string) (string, error) {
 }
 
 // Keep makes a spooled message durable as (workspace, id): the spool file is
-// synced, renamed into place and its directory synced, so once Keep returns
-// the message survives a crash. The spool is the stored file afterwards
-// (Remove on it does nothing). An existing message with the same name is an
-// error: stored messages are never rewritten.
+// synced, linked into place and the directory synced, so once Keep returns
+// the message survives a crash. A spool can be kept under several names (one
+// message for several inboxes: the names share the file); Remove on the
+// spool afterwards drops only its own name. An existing message with the
+// same name is an error: stored messages are never rewritten.
 func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -73,7 +74,7 @@ func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 		}
 	}
 	// Link, not rename: link fails when the name exists, so a message is
-	// never replaced; the spool's own name is removed afterwards.
+	// never replaced, and the spool can be kept under other names too.
 	if err := os.Link(sp.Path(), dst); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
@@ -84,11 +85,7 @@ func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 		os.Remove(dst)
 		return err
 	}
-	sp.markKept()
-	if err := os.Remove(sp.Path()); err != nil {
-		return fmt.Errorf("mailstore: removing spool name %s: %w", sp.Path(), err)
-	}
-	return syncDir(filepath.Dir(sp.Path()))
+	return nil
 }
 
 // Open returns a snapshot of a stored message. The snapshot stays readable

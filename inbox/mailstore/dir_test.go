@@ -108,13 +108,27 @@ func TestDirKeepLeavesNoSpoolAndNeverReplaces(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	d, _ := mailstore.OpenDir(root)
-	if err := d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("first")), "ws", "e1"); err != nil {
+	first := spoolOf(t, d.NewSpool, []byte("first"))
+	if err := d.Keep(ctx, first, "ws", "e1"); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(root, "spool")); len(entries) != 0 {
-		t.Fatalf("spool area after Keep holds %d files, want none", len(entries))
+	// One message for two inboxes: kept under a second name too.
+	if err := d.Keep(ctx, first, "ws2", "e9"); err != nil {
+		t.Fatal(err)
 	}
-	err := d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("second")), "ws", "e1")
+	first.Remove()
+	if entries, _ := os.ReadDir(filepath.Join(root, "spool")); len(entries) != 0 {
+		t.Fatalf("spool area after Keep and Remove holds %d files, want none", len(entries))
+	}
+	m2, err := d.Open(ctx, "ws2", "e9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, m2, 64); string(got) != "first" {
+		t.Fatalf("second name holds %q", got)
+	}
+	m2.Close()
+	err = d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("second")), "ws", "e1")
 	if err == nil || !strings.Contains(err.Error(), "already stored") {
 		t.Fatalf("second Keep under the same name: %v, want already stored", err)
 	}

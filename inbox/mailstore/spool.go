@@ -26,9 +26,9 @@ type Message interface {
 }
 
 // Spool is an incoming message being written to a temporary file. Write
-// appends (counting and hashing), ReadAt reads back what was written. A spool
-// is discarded with Remove unless a store has kept it; Remove after a store
-// kept it does nothing.
+// appends (counting and hashing), ReadAt reads back what was written. Remove
+// deletes the spool file's name when the message has been handled; a copy a
+// store kept (a link, a large object) stays.
 type Spool struct {
 	mu     sync.Mutex
 	f      *os.File
@@ -36,7 +36,6 @@ type Spool struct {
 	size   int64
 	limit  int64
 	sum    hash.Hash
-	kept   bool
 	closed bool
 }
 
@@ -119,8 +118,8 @@ func (s *Spool) SHA256() [32]byte {
 // Path is the spool file's path (for stores that move it into place).
 func (s *Spool) Path() string { return s.path }
 
-// Remove closes and deletes the spool file, unless a store has kept it.
-// Calling it more than once is harmless.
+// Remove closes the spool and deletes its file name. Calling it more than
+// once is harmless.
 func (s *Spool) Remove() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,9 +128,6 @@ func (s *Spool) Remove() error {
 	}
 	s.closed = true
 	err := s.f.Close()
-	if s.kept {
-		return nil
-	}
 	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		return fmt.Errorf("mailstore: removing spool %s: %w", s.path, rerr)
 	}
@@ -149,13 +145,6 @@ func (s *Spool) sync() error {
 		return fmt.Errorf("mailstore: syncing spool %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// markKept records that the spool file now belongs to a store.
-func (s *Spool) markKept() {
-	s.mu.Lock()
-	s.kept = true
-	s.mu.Unlock()
 }
 
 // NameError reports a workspace or message id that cannot name a stored
