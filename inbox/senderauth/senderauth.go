@@ -88,6 +88,8 @@ type DKIMResult struct {
 	Result string `json:"result"`
 	// Domain is the signing domain (d=).
 	Domain string `json:"domain,omitempty"`
+	// Selector is the key's selector (s=).
+	Selector string `json:"selector,omitempty"`
 	// Identifier is the signing identity (i=).
 	Identifier string `json:"identifier,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -171,11 +173,34 @@ func (c *Checker) Check(ctx context.Context, in Input) (Result, error) {
 	}
 	res.SPF = c.spf(ctx, in)
 	res.DKIM = c.dkim(ctx, in.Message())
+	addSelectors(res.DKIM, hdr)
 	res.DMARC = c.dmarc(ctx, fromDomain, res.SPF, res.DKIM)
 	if fromDomain != "" && (res.DMARC.SPFAligned || res.DMARC.DKIMAligned) {
 		res.Authenticated = res.From
 	}
 	return res, nil
+}
+
+// addSelectors fills each DKIM result's selector from the signature it
+// verified (go-msgauth reports the domain but not the selector; results come
+// in signature order).
+func addSelectors(results []DKIMResult, hdr textproto.Header) {
+	sigs := hdr.Values("DKIM-Signature")
+	for i := range results {
+		if i >= len(sigs) {
+			return
+		}
+		tags := map[string]string{}
+		for _, kv := range strings.Split(sigs[i], ";") {
+			k, v, ok := strings.Cut(kv, "=")
+			if ok {
+				tags[strings.TrimSpace(k)] = strings.Join(strings.Fields(v), "")
+			}
+		}
+		if strings.EqualFold(tags["d"], results[i].Domain) {
+			results[i].Selector = tags["s"]
+		}
+	}
 }
 
 // fromAddress is the single address of the From: header, or "". A display

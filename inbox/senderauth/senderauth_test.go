@@ -77,6 +77,9 @@ func TestPass(t *testing.T) {
 	if res.SPF.Result != senderauth.Pass || dkimResults(res) != "example.org=pass" || res.DMARC.Result != senderauth.Pass {
 		t.Fatalf("spf=%s dkim=%s dmarc=%+v, want all pass", res.SPF.Result, dkimResults(res), res.DMARC)
 	}
+	if res.DKIM[0].Selector != "k1" {
+		t.Errorf("dkim selector = %q, want k1", res.DKIM[0].Selector)
+	}
 	if !res.DMARC.SPFAligned || !res.DMARC.DKIMAligned || res.DMARC.Policy != "reject" {
 		t.Fatalf("dmarc = %+v, want both aligned under p=reject", res.DMARC)
 	}
