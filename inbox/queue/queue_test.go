@@ -20,6 +20,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // db is the caller's side of a database the queue shares: a table of
@@ -304,5 +306,49 @@ func TestOpenSQLiteNeedsOneConnection(t *testing.T) {
 	h.SetMaxOpenConns(4)
 	if _, err := queue.OpenSQLite(context.Background(), h, queue.Config{}); err == nil || !strings.Contains(err.Error(), "exactly one") {
 		t.Fatalf("OpenSQLite on a 4-connection handle: %v, want an error saying one connection", err)
+	}
+}
+
+// TestWithTheSQLiteStore: River on store/sqlite's write handle, a job
+// inserted in the store's own transaction (store.Tx).
+func TestWithTheSQLiteStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kobana.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	q, err := queue.OpenSQLite(ctx, st.SQLDB(), queue.Config{Workers: map[string]int{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.PutOrganization(ctx, store.Organization{ID: "org", Name: "Org"})
+	st.PutWorkspace(ctx, store.Workspace{ID: "ws", Organization: "org", Name: "WS"})
+	write := func(id string, fail bool) error {
+		return st.WithTx(ctx, func(tx store.Tx) error {
+			if err := tx.CreateRecord(ctx, store.Record{Workspace: "ws", Kind: "email", ID: id, Data: []byte(`{}`)}); err != nil {
+				return err
+			}
+			if _, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: "ws", EmailID: id}, nil); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("refused")
+			}
+			return nil
+		})
+	}
+	if err := write("eml_1", true); err == nil {
+		t.Fatal("the failing transaction committed")
+	}
+	if err := write("eml_2", false); err != nil {
+		t.Fatal(err)
+	}
+	var jobs int
+	st.SQLDB().QueryRow("SELECT count(*) FROM river_job").Scan(&jobs)
+	_, err1 := st.GetRecord(ctx, "ws", "email", "eml_1")
+	_, err2 := st.GetRecord(ctx, "ws", "email", "eml_2")
+	if jobs != 1 || !errors.Is(err1, store.ErrNotFound) || err2 != nil {
+		t.Fatalf("jobs=%d, eml_1: %v, eml_2: %v; want one job and only eml_2", jobs, err1, err2)
 	}
 }
