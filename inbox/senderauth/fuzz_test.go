@@ -13,7 +13,9 @@ import (
 // emptyDNS knows no records at all.
 type emptyDNS struct{}
 
-func (emptyDNS) nx(name string) error { return &net.DNSError{Err: "no such host", Name: name, IsNotFound: true} }
+func (emptyDNS) nx(name string) error {
+	return &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+}
 func (d emptyDNS) LookupTXT(_ context.Context, n string) ([]string, error) {
 	return nil, d.nx(n)
 }
