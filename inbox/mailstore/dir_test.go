@@ -207,3 +207,28 @@ func TestDirSweepSpoolAndWalk(t *testing.T) {
 		t.Fatalf("Walk found %v", got)
 	}
 }
+
+func TestSpoolStartSyncThenKeep(t *testing.T) {
+	ctx := context.Background()
+	d, _ := mailstore.OpenDir(t.TempDir())
+	sp, _ := d.NewSpool(0)
+	sp.Write([]byte("part one "))
+	sp.StartSync()
+	sp.StartSync() // a second call is harmless
+	// Written after the flush began: Keep flushes again.
+	sp.Write([]byte("part two"))
+	if err := d.Keep(ctx, sp, "ws", "e1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := d.Open(ctx, "ws", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := readAll(t, m, 4); string(got) != "part one part two" {
+		t.Fatalf("stored %q", got)
+	}
+}

@@ -37,6 +37,10 @@ type Spool struct {
 	limit  int64
 	sum    hash.Hash
 	closed bool
+	// syncing is the flush StartSync began (nil before); syncedSize the
+	// size it covers.
+	syncing    chan error
+	syncedSize int64
 }
 
 // NewSpool creates an empty spool file in dir. A limit above zero makes
@@ -127,6 +131,10 @@ func (s *Spool) Remove() error {
 		return nil
 	}
 	s.closed = true
+	if s.syncing != nil {
+		err := <-s.syncing // never close under a running flush
+		s.syncing <- err
+	}
 	err := s.f.Close()
 	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		return fmt.Errorf("mailstore: removing spool %s: %w", s.path, rerr)
@@ -137,10 +145,39 @@ func (s *Spool) Remove() error {
 	return nil
 }
 
-// sync flushes the spool file to stable storage.
-func (s *Spool) sync() error {
+// StartSync begins flushing the spool file to stable storage in the
+// background, so the flush overlaps what the caller does next (checking
+// and parsing the message); a store's Keep then waits for it instead of
+// starting its own. Call it once the message is complete.
+func (s *Spool) StartSync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.syncing != nil || s.closed {
+		return
+	}
+	done := make(chan error, 1)
+	s.syncing, s.syncedSize = done, s.size
+	f := s.f
+	go func() { done <- f.Sync() }()
+}
+
+// sync flushes the spool file to stable storage: waits for the flush
+// StartSync began, or flushes now when there was none or the spool grew
+// since.
+func (s *Spool) sync() error {
+	s.mu.Lock()
+	pending, covered, size := s.syncing, s.syncedSize, s.size
+	s.mu.Unlock()
+	if pending != nil {
+		err := <-pending
+		pending <- err // later calls see the same outcome
+		if err == nil && covered == size {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("mailstore: syncing spool %s: %w", s.path, err)
+		}
+	}
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("mailstore: syncing spool %s: %w", s.path, err)
 	}
