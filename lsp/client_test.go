@@ -17,7 +17,7 @@ import (
 // would: every message the server writes is read at once and queued, so the
 // server never waits on the test.
 type testClient struct {
-	t      *testing.T
+	t      testing.TB
 	conn   *jsonrpc.Conn
 	toSrv  *io.PipeWriter
 	nextID int64
@@ -33,7 +33,7 @@ type testClient struct {
 // failure.
 const waitLimit = 20 * time.Second
 
-func startServer(t *testing.T, opts Options) (*testClient, *Server) {
+func startServer(t testing.TB, opts Options) (*testClient, *Server) {
 	t.Helper()
 	srv := New(opts)
 	inR, inW := io.Pipe()
@@ -77,7 +77,7 @@ func startServer(t *testing.T, opts Options) (*testClient, *Server) {
 
 // newClient starts a server and initializes it with the capabilities given
 // (nil: none).
-func newClient(t *testing.T, opts Options, capabilities any) *testClient {
+func newClient(t testing.TB, opts Options, capabilities any) *testClient {
 	t.Helper()
 	c, _ := startServer(t, opts)
 	if capabilities == nil {

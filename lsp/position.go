@@ -76,7 +76,7 @@ func (li *lineIndex) position(off int, enc Encoding) Position {
 	if end := li.lineEnd(line); off > end {
 		off = end // inside a "\r\n" terminator
 	}
-	for off > start && !utf8.RuneStart(li.text[off]) {
+	for off > start && off < len(li.text) && !utf8.RuneStart(li.text[off]) {
 		off--
 	}
 	return Position{Line: line, Character: units(li.text[start:off], enc)}

@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -335,3 +336,51 @@ func labels(l CompletionList) []string {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// FuzzHandlers runs completion, hover, definition and code actions at many
+// offsets of any document: no panic, and every range answered lies in the
+// document.
+func FuzzHandlers(f *testing.F) {
+	f.Add(seed, uint8(7))
+	f.Add(`{"workflow": [{"url": "${{steps.0.response.body.`, uint8(1))
+	f.Add(`{"workflow": [{}, {"url": "\u00e9${{steps.0}}", "form": {"f": "${{email.attachments.0}}"}}]}`, uint8(3))
+	f.Fuzz(func(t *testing.T, doc string, step uint8) {
+		if len(doc) > 8192 {
+			return
+		}
+		srv := New(Options{SecretNames: []string{"A", "B"}})
+		srv.conn = jsonrpc.NewConn(strings.NewReader(""), io.Discard)
+		srv.state = stateRunning
+		const uri = "file:///fuzz/w.json"
+		srv.docs[uri] = &document{uri: uri, version: 1, text: doc}
+		li := newLineIndex(doc)
+		last := li.position(len(doc), UTF16)
+		inDoc := func(r Range) bool {
+			le := func(a, b Position) bool { return a.Line < b.Line || a.Line == b.Line && a.Character <= b.Character }
+			return le(Position{}, r.Start) && le(r.Start, r.End) && le(r.End, last)
+		}
+		for off := 0; off <= len(doc); off += int(step%16) + 1 {
+			p := textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: uri}, Position: li.position(off, UTF16)}
+			for _, it := range srv.completion(p).Items {
+				if it.TextEdit == nil || !inDoc(it.TextEdit.Range) {
+					t.Fatalf("%q at %d: completion %+v", doc, off, it)
+				}
+			}
+			if h := srv.hover(p); h != nil && (h.Range == nil || !inDoc(*h.Range)) {
+				t.Fatalf("%q at %d: hover %+v", doc, off, h)
+			}
+			for _, l := range srv.definition(p) {
+				if !inDoc(l.Range) {
+					t.Fatalf("%q at %d: definition %+v", doc, off, l)
+				}
+			}
+			for _, a := range srv.codeActions(codeActionParams{TextDocument: p.TextDocument, Range: Range{Start: p.Position, End: p.Position}}) {
+				for _, e := range a.Edit.Changes[uri] {
+					if !inDoc(e.Range) {
+						t.Fatalf("%q at %d: code action %+v", doc, off, a)
+					}
+				}
+			}
+		}
+	})
+}
