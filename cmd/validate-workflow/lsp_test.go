@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,5 +112,27 @@ func TestLSPUsage(t *testing.T) {
 	// The stream ends without shutdown: status 1.
 	if status, _, _ := run(t, "", "lsp"); status != 1 {
 		t.Errorf("lsp on an empty stream: status %d, want 1", status)
+	}
+}
+
+// TestEditorsDocListsTheFlags keeps docs/editors.md's flag table in step
+// with the subcommand's flags.
+func TestEditorsDocListsTheFlags(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/editors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := regexp.MustCompile("(?m)^\\| `(-[a-z-]+)").FindAllStringSubmatch(string(doc), -1)
+	var got []string
+	for _, m := range documented {
+		got = append(got, m[1])
+	}
+	want := regexp.MustCompile(`(?m)^  (-[a-z-]+) `).FindAllStringSubmatch(lspUsage, -1)
+	var flags []string
+	for _, m := range want {
+		flags = append(flags, m[1])
+	}
+	if strings.Join(got, " ") != strings.Join(flags, " ") || len(flags) == 0 {
+		t.Errorf("docs/editors.md documents %v; validate-workflow lsp has %v", got, flags)
 	}
 }
