@@ -15,7 +15,7 @@ func (s *Server) codeActions(p codeActionParams) []CodeAction {
 	if len(p.Context.Only) > 0 && !slices.ContainsFunc(p.Context.Only, func(k string) bool { return k == "quickfix" || k == "" }) {
 		return actions
 	}
-	d, an, enc := s.snapshot(p.TextDocument.URI)
+	d, an, enc := s.snapshot(p.TextDocument.URI, true)
 	if d == nil {
 		return actions
 	}

@@ -12,7 +12,7 @@ import (
 
 // completion answers textDocument/completion.
 func (s *Server) completion(p textDocumentPositionParams) CompletionList {
-	d, _, enc := s.snapshot(p.TextDocument.URI)
+	d, _, enc := s.snapshot(p.TextDocument.URI, false)
 	list := CompletionList{Items: []CompletionItem{}}
 	if d == nil {
 		return list

@@ -12,7 +12,7 @@ import (
 // the rule behind it (with the value the example response holds, when there
 // is one); on a step field's name, what the field is for.
 func (s *Server) hover(p textDocumentPositionParams) *Hover {
-	d, an, enc := s.snapshot(p.TextDocument.URI)
+	d, an, enc := s.snapshot(p.TextDocument.URI, true)
 	if d == nil || an.root == nil {
 		return nil
 	}
@@ -98,7 +98,7 @@ func (s *Server) exampleValue(uri string, r *lang.Ref) string {
 // definition answers textDocument/definition: from a steps.N reference to
 // step N.
 func (s *Server) definition(p textDocumentPositionParams) []Location {
-	d, an, enc := s.snapshot(p.TextDocument.URI)
+	d, an, enc := s.snapshot(p.TextDocument.URI, true)
 	if d == nil || an.root == nil {
 		return nil
 	}

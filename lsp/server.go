@@ -540,6 +540,9 @@ func (s *Server) secretNamesLocked(uri string) []string {
 	names = append(names, s.opts.SecretNames...)
 	names = append(names, s.settings.Secrets...)
 	file := s.settings.SecretNamesFile
+	if file != "" && !filepath.IsAbs(file) && len(s.roots) > 0 {
+		file = filepath.Join(s.roots[0], file) // the client's path is the workspace's
+	}
 	if file == "" {
 		file = s.opts.SecretNamesFile
 	}
@@ -622,9 +625,10 @@ func (s *Server) examplesFor(uri string) *examples {
 	return nil
 }
 
-// snapshot returns the document uri with its analysis and the session's
-// encoding, or nil when the document is not open.
-func (s *Server) snapshot(uri string) (*document, *analysis, Encoding) {
+// snapshot returns a copy of the document uri and the session's encoding,
+// with the document's analysis when analysed is set; the document is nil when
+// it is not open.
+func (s *Server) snapshot(uri string, analysed bool) (*document, *analysis, Encoding) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.docs[uri]
@@ -632,7 +636,11 @@ func (s *Server) snapshot(uri string) (*document, *analysis, Encoding) {
 		return nil, nil, s.enc
 	}
 	copy := &document{uri: d.uri, version: d.version, text: d.text, lines: d.index()}
-	return copy, d.analysis(), s.enc
+	var an *analysis
+	if analysed {
+		an = d.analysis()
+	}
+	return copy, an, s.enc
 }
 
 // flushLogs sends the messages queued while s.mu was held.
