@@ -61,7 +61,7 @@ func FuzzPositions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		if len(text) > 1024 {
+		if len(text) > 256 {
 			return
 		}
 		li := newLineIndex(text)

@@ -174,7 +174,6 @@ const (
 	kindModule    = 9
 	kindProperty  = 10
 	kindValue     = 12
-	kindKeyword   = 14
 	kindConstant  = 21
 	kindReference = 18
 )

@@ -76,7 +76,6 @@ type Server struct {
 	pendingLogs []string        // messages for the client, queued while mu is held
 	debouncing  sync.WaitGroup
 	publishMu   sync.Mutex // orders diagnostics: one document compiled and published at a time
-	publishHook func(uri string, version int)
 }
 
 type serverState int
@@ -456,9 +455,6 @@ func (s *Server) publish(uri string) {
 	s.flushLogs()
 	diags := s.diagnostics(text, an, li, enc, names)
 	s.conn.Notify("textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: uri, Version: &version, Diagnostics: diags})
-	if s.publishHook != nil {
-		s.publishHook(uri, version)
-	}
 }
 
 // Code of the server's own diagnostic.
@@ -518,11 +514,8 @@ func (s *Server) diagnostics(text string, an *analysis, li *lineIndex, enc Encod
 	return out
 }
 
-// Message types of window/logMessage.
-const (
-	msgError   = 1
-	msgWarning = 2
-)
+// msgWarning is the window/logMessage type of a warning.
+const msgWarning = 2
 
 // logMessage tells the client something about the server's own work.
 func (s *Server) logMessage(typ int, text string) {
