@@ -299,12 +299,12 @@ const (
 // noteStep is a step record the pipeline writes itself: the step being
 // sent (running record) and what an interruption leaves.
 type noteStep struct {
-	Index     int           `json:"index"`
-	Label     string        `json:"label,omitempty"`
-	State     string        `json:"state"`
-	Error     string        `json:"error,omitempty"`
-	Reason    string        `json:"reason,omitempty"`
-	StartedAt time.Time     `json:"started_at,omitzero"`
+	Index     int          `json:"index"`
+	Label     string       `json:"label,omitempty"`
+	State     string       `json:"state"`
+	Error     string       `json:"error,omitempty"`
+	Reason    string       `json:"reason,omitempty"`
+	StartedAt time.Time    `json:"started_at,omitzero"`
 	Request   *sentRequest `json:"request,omitempty"`
 }
 
