@@ -139,12 +139,10 @@ func (f *runFlags) run(c *Command) int {
 	if report.Errors() > 0 || report.Warnings() > 0 {
 		// The document may hold a secret's value verbatim: the quoted
 		// source lines are redacted like everything else printed.
-		var diags bytes.Buffer
-		if err := lint.WriteText(&diags, []lint.Report{report}, lint.TextOptions{}); err != nil {
+		if err := lint.WriteText(c.Stderr, []lint.Report{report}, lint.TextOptions{Redact: red.String}); err != nil {
 			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
 			return exitUsage
 		}
-		io.WriteString(c.Stderr, red.String(diags.String()))
 	}
 	if report.Errors() > 0 {
 		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", report.File)

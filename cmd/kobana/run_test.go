@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor"
@@ -462,4 +463,63 @@ func TestRunDiagnosticsRedactSecrets(t *testing.T) {
 		t.Errorf("exit %d:\n%s", status, errs)
 	}
 	noSecrets(t, "stderr", errs)
+}
+
+// snippetOf returns the quoted source line and the underline below it from
+// the text diagnostics in stderr (the first snippet).
+func snippetOf(t *testing.T, stderr string) (src, mark string) {
+	t.Helper()
+	lines := strings.Split(stderr, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i], " 1 | ") && strings.HasPrefix(lines[i+1], "   | ") {
+			return strings.TrimPrefix(lines[i], " 1 | "), strings.TrimPrefix(lines[i+1], "   | ")
+		}
+	}
+	t.Fatalf("no snippet in:\n%s", stderr)
+	return "", ""
+}
+
+// TestRunDiagnosticsCaretUnderRedactedSnippet: redaction changes the length
+// of the quoted line, and the underline must follow what is printed — both
+// when the secret comes before the range and when it is the range.
+func TestRunDiagnosticsCaretUnderRedactedSnippet(t *testing.T) {
+	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
+	const marker = "[redacted secrets.FINANCE_TOKEN]"
+	cases := []struct {
+		name, doc, want string // want: the printed text the underline must cover
+	}{
+		{"secret before the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Token": "` + testToken + `", "Host": "a"}}]}`,
+			`"Host"`},
+		{"secret is the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "` + testToken + `": 1}]}`,
+			`"` + marker + `"`},
+		{"secret before and in the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/` + testToken + `", "x` + testToken + `y": 1}]}`,
+			`"x` + marker + `y"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, errs := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", tc.doc), "-secrets", secrets)
+			noSecrets(t, "stderr", errs)
+			if status != exitUsage {
+				t.Fatalf("exit %d:\n%s", status, errs)
+			}
+			src, mark := snippetOf(t, errs)
+			if n := utf8.RuneCountInString(src); n > 120 {
+				t.Errorf("the quoted line is %d columns wide, over the 120 of the text format:\n%s", n, src)
+			}
+			caret := strings.IndexByte(mark, '^')
+			want := strings.LastIndex(src, tc.want)
+			if want >= 0 {
+				want = utf8.RuneCountInString(src[:want]) // the column: src may start with "…"
+			}
+			if want < 0 || caret != want {
+				t.Fatalf("the caret is at column %d, the range at %d:\n%s\n%s", caret, want, src, mark)
+			}
+			if got := strings.TrimRight(mark[caret:], " "); got != "^"+strings.Repeat("~", len(tc.want)-1) {
+				t.Errorf("the underline %q does not cover %q:\n%s\n%s", got, tc.want, src, mark)
+			}
+		})
+	}
 }
