@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/mail"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -40,8 +42,10 @@ standard input.
 
   -secrets  a JSON object KEY → value, the workspace secrets (${{secrets.KEY}})
   -facts    a JSON object of run facts without the "kobana." prefix, e.g.
-            {"email_id": "em_42", "env": "sandbox"}; kobana.now is stamped
-            by the executor when each step starts and cannot be set
+            {"email_id": "em_42", "env": "sandbox"}; env is development,
+            sandbox or production, app_url an absolute http(s) URL,
+            inbox_email a bare address; kobana.now is stamped by the
+            executor when each step starts and cannot be set
   -eml      the triggering e-mail, for ${{email.attachments.N}}
   -allow    a network the guard lets through although the deny-list covers
             it (e.g. 127.0.0.1/32 for a local test server); repeatable
@@ -157,8 +161,8 @@ func (f *runFlags) run(c *Command) int {
 			return exitUsage
 		}
 		for k, v := range m {
-			if err := checkFactKey(k); err != nil {
-				fmt.Fprintf(c.Stderr, "kobana run: facts file %s: %v\n", f.facts, err)
+			if err := checkFact(k, v); err != nil {
+				fmt.Fprintf(c.Stderr, "kobana run: facts file %s: %v\n", f.facts, red.String(err.Error()))
 				return exitUsage
 			}
 			facts[k] = v
@@ -248,8 +252,12 @@ func readStringObject(path, what string) (map[string]string, error) {
 	return out, nil
 }
 
-// checkFactKey accepts the kobana.* facts a run may be given.
-func checkFactKey(k string) error {
+// envs are the values kobana.env may take.
+var envs = []string{"development", "sandbox", "production"}
+
+// checkFact accepts the kobana.* facts a run may be given: a known key other
+// than now, with a value in the format the language fixes for it.
+func checkFact(k, v string) error {
 	switch {
 	case k == "now":
 		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
@@ -263,8 +271,26 @@ func checkFactKey(k string) error {
 			}
 		}
 		return fmt.Errorf("unknown fact %q; the facts are %s", k, strings.Join(known, ", "))
+	case k == "env" && !slices.Contains(envs, v):
+		return fmt.Errorf("fact \"env\" is %q; kobana.env is one of %s", v, strings.Join(envs, ", "))
+	case k == "app_url" && !isBaseURL(v):
+		return fmt.Errorf("fact \"app_url\" is %q; kobana.app_url is the platform's base URL, an absolute http or https URL such as https://app.kobana.com.br", v)
+	case k == "inbox_email" && !isAddress(v):
+		return fmt.Errorf("fact \"inbox_email\" is %q; kobana.inbox_email is the inbox's address, such as ap@inbox.example (no display name, no angle brackets)", v)
 	}
 	return nil
+}
+
+// isBaseURL reports whether s is an absolute http or https URL with a host.
+func isBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" && u.User == nil
+}
+
+// isAddress reports whether s is a bare e-mail address (local@domain).
+func isAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
 }
 
 // isSegment reports whether k is a reference segment: [A-Za-z0-9_-]+.

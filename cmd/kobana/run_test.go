@@ -164,7 +164,7 @@ func TestRunSeedExample(t *testing.T) {
 	rv := newRunReceiver(t)
 	wf := writeFile(t, "wf.json", localSeed(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hooks/`+testHookKey+`"}`)
-	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox"}`)
+	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox", "app_url": "https://app.kobana.com.br", "inbox_email": "ap@inbox.example"}`)
 	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", facts, "-allow", "127.0.0.1/32")
 	if status != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", status, errs, out)
@@ -398,6 +398,11 @@ func TestRunInvalidInput(t *testing.T) {
 		{"facts now", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"now": "2020-01-01T00:00:00Z"}`)}, `"now" cannot be set: kobana.now is stamped by the executor`},
 		{"facts prefix", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"kobana.email_id": "em_1"}`)}, `write the fact without the "kobana." prefix, as "email_id"`},
 		{"facts unknown", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"emailid": "em_1"}`)}, `unknown fact "emailid"; the facts are env, app_url,`},
+		{"facts env staging", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": "staging"}`)}, `fact "env" is "staging"; kobana.env is one of development, sandbox, production`},
+		{"facts env upper case", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": "Production"}`)}, `fact "env" is "Production"; kobana.env is one of development, sandbox, production`},
+		{"facts app_url relative", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"app_url": "app.kobana.com.br"}`)}, `fact "app_url" is "app.kobana.com.br"; kobana.app_url is the platform's base URL, an absolute http or https URL`},
+		{"facts app_url no host", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"app_url": "https:///x"}`)}, `fact "app_url" is "https:///x"; kobana.app_url is the platform's base URL`},
+		{"facts inbox_email", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"inbox_email": "Finance <ap@inbox.example>"}`)}, `fact "inbox_email" is "Finance <ap@inbox.example>"; kobana.inbox_email is the inbox's address, such as ap@inbox.example`},
 		{"facts not strings", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": 1}`)}, `the value of "env" must be a string`},
 		{"secrets not object", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `["x"]`)}, `want a JSON object`},
 		{"secrets two values", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `{} {}`)}, `more than one JSON value`},
