@@ -34,7 +34,9 @@ type runReceiver struct {
 	*httptest.Server
 	mu   sync.Mutex
 	got  []runReceived
-	hang chan struct{} // when set, requests to /hang wait on it
+	hang chan struct{} // requests to /hang wait on it
+	// hanging receives once per request to /hang, when it starts waiting.
+	hanging chan struct{}
 }
 
 type runReceived struct {
@@ -45,7 +47,7 @@ type runReceived struct {
 
 func newRunReceiver(t *testing.T) *runReceiver {
 	t.Helper()
-	rv := &runReceiver{hang: make(chan struct{})}
+	rv := &runReceiver{hang: make(chan struct{}), hanging: make(chan struct{}, 8)}
 	rv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := runReceived{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type"), Files: map[string][]byte{}}
 		if mt, params, _ := mime.ParseMediaType(got.ContentType); mt == "multipart/form-data" {
@@ -73,6 +75,7 @@ func newRunReceiver(t *testing.T) *runReceiver {
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, "bad token "+got.Auth)
 		case r.URL.Path == "/hang":
+			rv.hanging <- struct{}{}
 			select {
 			case <-rv.hang:
 			case <-r.Context().Done():
@@ -237,7 +240,8 @@ func TestRunRecordFileAndStdin(t *testing.T) {
 }
 
 // TestRunInvalidWorkflowSendsNothing checks that a document with errors is
-// reported in the linter's text format and nothing reaches the receiver.
+// reported in the linter's text format, nothing reaches the receiver, and
+// the record is the library's "did not validate" record, as the Inbox keeps.
 func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
 	rv := newRunReceiver(t)
 	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [
@@ -245,8 +249,20 @@ func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
   {"type": "request", "url": "`+rv.URL+`/b", "headers": {"Host": "evil"}}
 ]}`)
 	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-allow", "127.0.0.1/32")
-	if status != exitUsage || out != "" {
+	if status != exitUsage {
 		t.Fatalf("exit %d, stdout %q", status, out)
+	}
+	var rec struct {
+		Status      string            `json:"status"`
+		Steps       []json.RawMessage `json:"steps"`
+		Error       string            `json:"error"`
+		Diagnostics []struct {
+			Code, Pointer string
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Status != executor.RunFailed || rec.Steps == nil || len(rec.Steps) != 0 ||
+		rec.Error != executor.NotValidError || len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Pointer != "/workflow/1/headers/Host" {
+		t.Errorf("record (%v):\n%s", err, out)
 	}
 	if !strings.Contains(errs, wf+":3:") || !strings.Contains(errs, "error:") || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "nothing was sent") {
 		t.Errorf("stderr lacks the diagnostic:\n%s", errs)
@@ -341,9 +357,7 @@ func TestRunCancelStopsWithCompleteRecord(t *testing.T) {
 		{"type": "request", "url": "` + rv.URL + `/after"}]}`
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for len(rv.requests()) == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
+		<-rv.hanging // step 0 was sent and waits for its answer
 		cancel()
 	}()
 	start := time.Now()
@@ -463,11 +477,12 @@ func TestProgressLineIsPrintable(t *testing.T) {
 func TestRunDiagnosticsRedactSecrets(t *testing.T) {
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
 	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"Host": "`+testToken+`"}}]}`)
-	status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", secrets)
+	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", secrets)
 	if status != exitUsage || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "[redacted secrets.FINANCE_TOKEN]") {
 		t.Errorf("exit %d:\n%s", status, errs)
 	}
 	noSecrets(t, "stderr", errs)
+	noSecrets(t, "the record", out)
 }
 
 // snippetOf returns the quoted source line and the underline below it from
@@ -505,8 +520,9 @@ func TestRunDiagnosticsCaretUnderRedactedSnippet(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, _, errs := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", tc.doc), "-secrets", secrets)
+			status, out, errs := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", tc.doc), "-secrets", secrets)
 			noSecrets(t, "stderr", errs)
+			noSecrets(t, "the record", out)
 			if status != exitUsage {
 				t.Fatalf("exit %d:\n%s", status, errs)
 			}
