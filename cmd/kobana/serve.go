@@ -17,7 +17,7 @@ import (
 
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 func init() {

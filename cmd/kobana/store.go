@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kobana/workflow/mcpserver/store"
-	"github.com/kobana/workflow/mcpserver/store/pg"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/pg"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // openStore opens the store named by -db: a postgres:// or postgresql://
@@ -30,7 +31,7 @@ func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, i
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
 		st, err = pg.Open(ctx, db, pg.Options{Options: opts})
 	} else {
-		st, err = store.Open(ctx, db, opts)
+		st, err = sqlite.Open(ctx, db, opts)
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "%s: %v\n", who, err)
