@@ -159,14 +159,17 @@ func TestLanguageReferenceNamesEveryRule(t *testing.T) {
 			t.Errorf("docs/language.md does not name the %s %s", what, text)
 		}
 	}
-	for _, f := range compile.StepFields {
+	for _, f := range compile.StepFields() {
 		need("step field", "| `"+f+"` |")
 	}
-	for _, m := range compile.Methods {
+	for _, m := range compile.Methods() {
 		need("method", "`"+m+"`")
 	}
-	for _, h := range compile.ReservedHeaders {
+	for _, h := range compile.ReservedHeaders() {
 		need("reserved header", "`"+h+"`")
+	}
+	for _, h := range compile.TransportHeaders() {
+		need("header the transport rewrites", "`"+h+"`")
 	}
 	need("reserved prefix", "`x-kobana-*`")
 	for _, k := range lang.KobanaKeys {
