@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -30,12 +29,17 @@ type workflowRunner struct {
 	ex *executor.Executor
 }
 
-// RunWorkflow implements inbox.WorkflowRunner.
+// RunWorkflow implements inbox.WorkflowRunner. Attachments are streamed
+// from the run's snapshot of the raw message; without one (purged), a step
+// that uses an attachment fails before sending.
 func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput) (json.RawMessage, error) {
 	env := executor.Env{Secrets: resolve.SecretMap(in.Secrets), Facts: resolve.FactMap(in.Facts)}
-	if raw := in.EML; len(raw) > 0 {
+	env.Attachments = func() (resolve.Attachments, error) {
+		return nil, fmt.Errorf("%w: %w", eml.ErrUnreadable, inbox.ErrPurged)
+	}
+	if m := in.Message; m != nil {
 		env.Attachments = func() (resolve.Attachments, error) {
-			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
+			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(inbox.MessageReader(m)), nil })
 			if err != nil {
 				return nil, fmt.Errorf("reading the e-mail: %w", err)
 			}

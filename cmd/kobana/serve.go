@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
 )
@@ -164,7 +165,7 @@ type assembly struct {
 	// without one.
 	publicURL string
 	// tokens are the demo tokens, with -demo.
-	tokens []demoToken
+	tokens []demo.Token
 	// handlers are routes products serve beside /mcp, by ServeMux pattern.
 	handlers map[string]http.Handler
 	// server is the MCP server, once the products are built.

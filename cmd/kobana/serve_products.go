@@ -4,9 +4,11 @@ import (
 	"flag"
 
 	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 )
 
 // A product is an MCP product kobana serve can serve (-products). Adding one
@@ -46,13 +48,12 @@ func productNames() []string {
 	return names
 }
 
-// demoToken is a token of the demo organization, printed by -demo.
-type demoToken = inbox.DemoToken
-
-// seedDemoOrganization seeds the demo organization, its people and
-// workspaces (once), and mints their tokens. Inbox's seed holds them;
-// products add their records to the same organization.
-func seedDemoOrganization(a *assembly) ([]demoToken, error) {
+// seedDemoOrganization seeds the demo organization (package demo) with the
+// Inbox records of its Finance workspace, once, and mints the demo
+// people's tokens. It runs whichever products are served, so the
+// organization always comes with its Inbox records; the other products add
+// theirs to it.
+func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
 	return inbox.Seed(a.ctx, a.store, a.now())
 }
 
@@ -60,7 +61,7 @@ func inboxProduct(*flag.FlagSet) productSetup {
 	return productSetup{
 		instructions: "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow; resources under kobana://inbox/.",
 		build: func(a *assembly) (*mcpserver.Product, error) {
-			mp, p, err := inbox.New(inbox.Options{
+			mp, p, err := inboxmcp.New(inboxmcp.Options{
 				Store:      a.store,
 				Lint:       lintWorkflow,
 				Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
@@ -70,7 +71,7 @@ func inboxProduct(*flag.FlagSet) productSetup {
 			if err != nil {
 				return nil, err
 			}
-			a.handlers[inbox.DownloadPath] = p.DownloadHandler()
+			a.handlers[inboxmcp.DownloadPath] = p.DownloadHandler()
 			return mp, nil
 		},
 	}
