@@ -453,3 +453,38 @@ func TestServeStoreSelection(t *testing.T) {
 		t.Errorf("serve -demo on PostgreSQL: %d %q %s", code, out.String(), errOut.String())
 	}
 }
+
+// The runner streams attachments from the run's snapshot of the message;
+// without one (purged), the step that needs an attachment fails before
+// sending and independent steps still run.
+func TestServeWorkflowRunnerAttachments(t *testing.T) {
+	rv := newRunReceiver(t)
+	g := guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g})}
+	doc := `{"result":{},"workflow":[{"type":"request","url":"` + rv.URL + `/upload","form":{"file":"${{email.attachments.0}}"}},
+	{"type":"request","url":"` + rv.URL + `/ping","method":"GET"}]}`
+	raw, err := os.ReadFile(sampleEML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc), Message: inbox.BytesMessage(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rv.requests()
+	if r := decodeRecord(t, string(rec)); r.Status != executor.RunSucceeded || len(got) != 2 || len(got[0].Files["file"]) == 0 {
+		t.Fatalf("with the message: %d requests, record %s", len(got), rec)
+	}
+	rec, err = wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeRecord(t, string(rec))
+	if r.Status != executor.RunFailed || r.Steps[0].State != "failed" || r.Steps[0].Request != nil || !strings.Contains(r.Steps[0].Error, "no longer stored") ||
+		r.Steps[1].State != "succeeded" {
+		t.Errorf("purged message: record %s", rec)
+	}
+	if n := len(rv.requests()); n != 3 {
+		t.Errorf("the receiver got %d requests in all, want 3 (the upload is not sent without the message)", n)
+	}
+}
