@@ -172,10 +172,10 @@ func TestLanguageReferenceNamesEveryRule(t *testing.T) {
 		need("header the transport rewrites", "`"+h+"`")
 	}
 	need("reserved prefix", "`x-kobana-*`")
-	for _, k := range lang.KobanaKeys {
+	for _, k := range lang.KobanaKeys() {
 		need("fact", "`kobana."+k+"`")
 	}
-	for _, s := range lang.AttachmentSuffixes {
+	for _, s := range lang.AttachmentSuffixes() {
 		if s != "base64" {
 			need("attachment metadata", "${{email.attachments.N."+s+"}}")
 		}
