@@ -103,6 +103,18 @@ func (q Query) EffectiveLimit() int {
 	return q.Limit
 }
 
+// Prepared returns the record as a store writes it: validated, and created
+// now when Created is zero (a replace keeps the stored creation time).
+func (r Record) Prepared(now func() time.Time) (Record, error) {
+	if err := r.Validate(); err != nil {
+		return r, err
+	}
+	if r.Created.IsZero() {
+		r.Created = now()
+	}
+	return r, nil
+}
+
 // Validate reports a record that cannot be stored: workspace, kind and id
 // are required.
 func (r Record) Validate() error {

@@ -33,6 +33,7 @@ type Options struct {
 
 // Store is everything the MCP server and the Inbox pipeline persist.
 type Store interface {
+	Transactor
 	Records
 	Blobs
 	Identity
@@ -57,28 +58,50 @@ type Record struct {
 	Data      json.RawMessage
 }
 
-// Query narrows a listing. Zero fields do not filter.
+// Query narrows and orders a listing. Zero fields do not filter; the zero
+// Query lists a kind's records most recent first.
 type Query struct {
 	Parent string
 	Status string
-	// Prefix keeps records whose id starts with it.
+	// Prefix keeps records whose id starts with it (bytewise).
 	Prefix string
 	// Since keeps records created at or after it.
 	Since time.Time
+	// Where keeps the records every filter keeps (see Filter): comparisons
+	// on fields of the records' JSON Data or on their columns, run by the
+	// database over every record of the kind.
+	Where []Filter
+	// Order is the listing's order (see Order); by default most recent
+	// first.
+	Order Order
+	// After continues a listing: the Next of the page before, made by
+	// ListPage for the same workspace, kind, filters and order (Limit may
+	// differ). Any other string is an error wrapping ErrInvalidCursor.
+	After string
 	// Before keeps records created strictly before it; with BeforeID, the
 	// records that come after (Before, BeforeID) in listing order, i.e.
 	// created before Before, or at Before with an id below BeforeID
 	// (keyset pagination that never skips records sharing a timestamp).
+	// Only with the default order and without After; prefer After.
 	Before   time.Time
 	BeforeID string
-	// Limit caps the number of records (default 50, at most 1000).
+	// Limit caps the number of records (default DefaultLimit, at most
+	// MaxLimit).
 	Limit int
 }
 
-// Records stores product documents. Listings are ordered most recent first.
+// Records stores product documents.
 type Records interface {
 	GetRecord(ctx context.Context, workspace, kind, id string) (Record, error)
+	// ListRecords returns the first q.Limit records of the listing q
+	// describes (by default the most recent first).
 	ListRecords(ctx context.Context, workspace, kind string, q Query) ([]Record, error)
+	// ListPage returns one page of the listing q describes and the cursor
+	// of the next (Page.Next, empty after the last page). Pages are keyset
+	// pages: records created, changed or deleted between two calls neither
+	// shift nor repeat the records of later pages, and records sharing a
+	// sort value are never skipped.
+	ListPage(ctx context.Context, workspace, kind string, q Query) (Page, error)
 	// PutRecord inserts the record or replaces the one with the same
 	// workspace, kind and id (keeping its creation time when Created is zero).
 	PutRecord(ctx context.Context, r Record) error

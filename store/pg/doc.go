@@ -8,6 +8,10 @@
 // Entry points:
 //   - Open(ctx, dsn, Options) (*Store, error) connects (pgx pool), migrates
 //     the schema and starts the ledger purge; Store implements store.Store.
+//   - Store.WithTx runs work in one transaction (store.Transactor); its
+//     *Tx offers the pgx.Tx (PgxTx, interface PgxTxer) for River's
+//     riverpgxv5 InsertTx and large objects, and Store.PgxPool the pool
+//     for building a River client on the same database.
 //   - Store.PurgeLedger deletes expired ledger entries on demand.
 //   - Store.NextNumber (store.Counters) hands out per-workspace numbers
 //     (invoice, NF-e) that are unique across replicas, where a product's
@@ -21,6 +25,10 @@
 // record data kept byte for byte. Errors start with "pg: ".
 //
 // Replicas:
+//   - Listings (store.Query) parse a record's Data once per row
+//     (data::jsonb) when they filter or order on its fields; text compares
+//     under COLLATE "C", and Contains lowers under a collation that folds
+//     every letter (und-x-icu, else C.utf8) when the server has one.
 //   - Migrations are versioned (table schema_migrations) and run in one
 //     transaction under an advisory lock, so replicas may start together.
 //   - Consume is one INSERT … ON CONFLICT DO NOTHING: the row count says who

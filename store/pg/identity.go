@@ -163,7 +163,7 @@ func (s *Store) RevokeToken(ctx context.Context, tokenID string) error {
 	if err != nil {
 		return fmt.Errorf("pg: revoke token %s: %w", tokenID, err)
 	}
-	return affected(tag)
+	return affected(tag, "revoke token "+tokenID)
 }
 
 // graceCache remembers the principals of recently authenticated tokens, by
@@ -254,7 +254,7 @@ func (s *Store) DeleteSecret(ctx context.Context, workspace, name string) error 
 	if err != nil {
 		return fmt.Errorf("pg: delete secret %s: %w", name, err)
 	}
-	return affected(tag)
+	return affected(tag, "delete secret "+name)
 }
 
 // RevealSecrets implements store.Secrets.

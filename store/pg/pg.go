@@ -51,6 +51,7 @@ type Options struct {
 // Store implements store.Store on PostgreSQL. One Store per process; several
 // processes (replicas) share one database.
 type Store struct {
+	ops
 	pool   *pgxpool.Pool
 	now    func() time.Time
 	sealer *store.Sealer
@@ -117,6 +118,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.ops = ops{db: pool, now: s.now}
+	if s.ops.dialect.lower, err = lowerCollation(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: reading collations: %w", err)
 	}
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {

@@ -105,6 +105,12 @@ var migrations = [][]string{
 			PRIMARY KEY (workspace_id, name)
 		)`,
 	},
+	// Version 3: the parent and status filters of a listing, answered from
+	// an index in listing order (ties by id included).
+	{
+		`CREATE INDEX records_parent ON records (workspace_id, kind, parent_id, created_at, id)`,
+		`CREATE INDEX records_status ON records (workspace_id, kind, status, created_at, id)`,
+	},
 }
 
 // migrationLock is the advisory-lock key that serialises migrations of one

@@ -83,4 +83,10 @@ var schema = []string{
 		value        BIGINT NOT NULL,
 		PRIMARY KEY (workspace_id, name)
 	)`,
+	// Appended for keyset listings (store.Query): the default order, and
+	// the parent and status filters with it, are answered from an index in
+	// listing order (ties by id included), never by a sort of the kind.
+	`CREATE INDEX IF NOT EXISTS records_recent_id ON records (workspace_id, kind, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS records_parent ON records (workspace_id, kind, parent_id, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS records_status ON records (workspace_id, kind, status, created_at, id)`,
 }

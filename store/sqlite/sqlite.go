@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the embedded, pure-Go database driver
@@ -16,13 +15,23 @@ import (
 
 // Store is the embedded implementation of store.Store: one SQLite file
 // through database/sql and the pure-Go modernc driver.
+//
+// It keeps two pools on the file: a writer with one connection, which every
+// write and transaction takes in turn (SQLite admits one writer at a time;
+// queuing in the pool instead of on the file's lock is what keeps a River
+// client on the same handle free of SQLITE_BUSY), and readers, which WAL
+// lets run beside the writer.
 type Store struct {
-	db     *sql.DB
-	now    func() time.Time
-	sealer *store.Sealer
-	// Statements on the hot path of every request, prepared once.
-	authStmt, getRecordStmt *sql.Stmt
+	ops
+	write, read *sql.DB
+	now         func() time.Time
+	sealer      *store.Sealer
+	// Statement on the hot path of every request, prepared once.
+	authStmt *sql.Stmt
 }
+
+// readers is the number of connections of the reader pool.
+const readers = 4
 
 const (
 	authQuery = `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
@@ -31,7 +40,6 @@ const (
 		JOIN workspaces w ON w.id = t.workspace_id
 		JOIN memberships m ON m.workspace_id = t.workspace_id AND m.person_id = t.person_id
 		WHERE t.hash = $1`
-	getRecordQuery = `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`
 )
 
 var _ store.Store = (*Store)(nil)
@@ -42,245 +50,76 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if path == "" {
 		return nil, errors.New("sqlite: empty database path")
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	dsn := func(pragmas ...string) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "foreign_keys(1)")
+		for _, p := range pragmas {
+			q.Add("_pragma", p)
+		}
+		// BEGIN IMMEDIATE: a transaction takes the write lock when it
+		// starts, so it waits for another writer (busy_timeout) instead of
+		// failing when it first writes after reading.
+		q.Set("_txlock", "immediate")
+		return "file:" + path + "?" + q.Encode()
+	}
+	write, err := sql.Open("sqlite", dsn("journal_mode(WAL)", "synchronous(NORMAL)"))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// SQLite serialises writers; a small pool keeps readers concurrent
-	// without piling up writers that would only wait on the lock.
-	db.SetMaxOpenConns(4)
-	s := &Store{db: db, now: opts.Now}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	write.SetMaxOpenConns(1)
+	// The connection stays open: a new one would re-read the schema.
+	write.SetConnMaxIdleTime(0)
+	write.SetMaxIdleConns(1)
 	for _, stmt := range schema {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			db.Close()
+		if _, err := write.ExecContext(ctx, stmt); err != nil {
+			write.Close()
 			return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
 		}
 	}
-	if s.authStmt, err = db.PrepareContext(ctx, authQuery); err == nil {
-		s.getRecordStmt, err = db.PrepareContext(ctx, getRecordQuery)
-	}
+	read, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: prepare: %w", err)
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	s.sealer, err = store.ResolveSecretKey(opts, func() (store.Key, error) { return s.SigningKey(ctx, store.SecretsKeyPurpose) })
-	if err != nil {
-		db.Close()
+	read.SetMaxOpenConns(readers)
+	read.SetMaxIdleConns(readers)
+	s := &Store{write: write, read: read, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.ops = ops{read: read, write: write, now: s.now}
+	fail := func(err error) (*Store, error) {
+		s.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if s.authStmt, err = read.PrepareContext(ctx, authQuery); err != nil {
+		return fail(fmt.Errorf("prepare: %w", err))
+	}
+	if s.ops.getRecord, err = read.PrepareContext(ctx, getRecordQuery); err != nil {
+		return fail(fmt.Errorf("prepare: %w", err))
+	}
+	if s.sealer, err = store.ResolveSecretKey(opts, func() (store.Key, error) { return s.SigningKey(ctx, store.SecretsKeyPurpose) }); err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.authStmt.Close()
-	s.getRecordStmt.Close()
-	return s.db.Close()
-}
-
-// ---- Records ----
-
-// GetRecord implements Records.
-func (s *Store) GetRecord(ctx context.Context, workspace, kind, id string) (store.Record, error) {
-	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
-	var created int64
-	var data string
-	err := s.getRecordStmt.QueryRowContext(ctx, workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Record{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Record{}, fmt.Errorf("sqlite: get %s %s: %w", kind, id, err)
-	}
-	r.Created = store.FromMillis(created)
-	r.Data = []byte(data)
-	return r, nil
-}
-
-// prefixEnd returns the smallest string above every string that starts with
-// p (bytewise), and false when there is none (p is empty or all 0xff bytes).
-// With it a prefix match is the range id >= p AND id < prefixEnd(p), which
-// compares bytes as PostgreSQL's COLLATE "C" does (SQLite's LIKE would ignore
-// ASCII case) and is answered from the primary key.
-func prefixEnd(p string) (string, bool) {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1]), true
+	for _, st := range []*sql.Stmt{s.authStmt, s.ops.getRecord} {
+		if st != nil {
+			st.Close()
 		}
 	}
-	return "", false
-}
-
-// ListRecords implements Records.
-func (s *Store) ListRecords(ctx context.Context, workspace, kind string, q store.Query) ([]store.Record, error) {
-	where := []string{"workspace_id = $1", "kind = $2"}
-	args := []any{workspace, kind}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if q.Parent != "" {
-		add("parent_id = $%d", q.Parent)
-	}
-	if q.Status != "" {
-		add("status = $%d", q.Status)
-	}
-	if q.Prefix != "" {
-		// Bytewise: TEXT compares with SQLite's BINARY collation (memcmp).
-		add("id >= $%d", q.Prefix)
-		if end, ok := prefixEnd(q.Prefix); ok {
-			add("id < $%d", end)
-		}
-	}
-	if !q.Since.IsZero() {
-		add("created_at >= $%d", store.Millis(q.Since))
-	}
-	if !q.Before.IsZero() && q.BeforeID != "" {
-		args = append(args, store.Millis(q.Before), q.BeforeID)
-		where = append(where, fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id < $%d))", len(args)-1, len(args)-1, len(args)))
-	} else if !q.Before.IsZero() {
-		add("created_at < $%d", store.Millis(q.Before))
-	}
-	args = append(args, q.EffectiveLimit())
-	query := fmt.Sprintf(`SELECT id, parent_id, status, created_at, data FROM records WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d`,
-		strings.Join(where, " AND "), len(args))
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	defer rows.Close()
-	var out []store.Record
-	for rows.Next() {
-		r := store.Record{Workspace: workspace, Kind: kind}
-		var created int64
-		var data string
-		if err := rows.Scan(&r.ID, &r.Parent, &r.Status, &created, &data); err != nil {
-			return nil, fmt.Errorf("sqlite: list %s: %w", kind, err)
-		}
-		r.Created = store.FromMillis(created)
-		r.Data = []byte(data)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	return out, nil
-}
-
-// PutRecord implements Records.
-func (s *Store) PutRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("sqlite: put: %w", err)
-	}
-	created := r.Created
-	if created.IsZero() {
-		created = s.now()
-	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("sqlite: put %s %s: %w", r.Kind, r.ID, err)
-	}
-	return nil
-}
-
-// CreateRecord implements Records.
-func (s *Store) CreateRecord(ctx context.Context, r store.Record) error {
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("sqlite: create: %w", err)
-	}
-	created := r.Created
-	if created.IsZero() {
-		created = s.now()
-	}
-	res, err := s.db.ExecContext(ctx,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, err)
-	} else if n == 0 {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, store.ErrConflict)
-	}
-	return nil
-}
-
-// DeleteRecord implements Records.
-func (s *Store) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete %s %s: %w", kind, id, err)
-	}
-	return affected(res, kind+" "+id)
-}
-
-func affected(res sql.Result, what string) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", what, err)
-	}
-	if n == 0 {
-		return store.ErrNotFound
-	}
-	return nil
-}
-
-// ---- Blobs ----
-
-// PutBlob implements Blobs.
-func (s *Store) PutBlob(ctx context.Context, workspace, id string, content []byte) error {
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
-		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
-	if err != nil {
-		return fmt.Errorf("sqlite: put blob %s: %w", id, err)
-	}
-	return nil
-}
-
-// GetBlob implements Blobs.
-func (s *Store) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
-	var b []byte
-	err := s.db.QueryRowContext(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: get blob %s: %w", id, err)
-	}
-	return b, nil
-}
-
-// DeleteBlob implements Blobs.
-func (s *Store) DeleteBlob(ctx context.Context, workspace, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete blob %s: %w", id, err)
-	}
-	return affected(res, "blob "+id)
+	return errors.Join(s.read.Close(), s.write.Close())
 }
 
 // ---- Identity ----
 
 // PutOrganization implements Identity.
 func (s *Store) PutOrganization(ctx context.Context, o store.Organization) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO organizations (id, name) VALUES ($1, $2)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO organizations (id, name) VALUES ($1, $2)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name`, o.ID, o.Name)
 	if err != nil {
 		return fmt.Errorf("sqlite: put organization %s: %w", o.ID, err)
@@ -290,7 +129,7 @@ func (s *Store) PutOrganization(ctx context.Context, o store.Organization) error
 
 // PutPerson implements Identity.
 func (s *Store) PutPerson(ctx context.Context, p store.Person) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO people (id, organization_id, name, email) VALUES ($1, $2, $3, $4)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO people (id, organization_id, name, email) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, email = excluded.email`,
 		p.ID, p.Organization, p.Name, p.Email)
 	if err != nil {
@@ -301,7 +140,7 @@ func (s *Store) PutPerson(ctx context.Context, p store.Person) error {
 
 // PutWorkspace implements Identity.
 func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO workspaces (id, organization_id, name, slug) VALUES ($1, $2, $3, $4)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO workspaces (id, organization_id, name, slug) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO UPDATE SET organization_id = excluded.organization_id, name = excluded.name, slug = excluded.slug`,
 		w.ID, w.Organization, w.Name, w.Slug)
 	if err != nil {
@@ -313,7 +152,7 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 // GetWorkspace implements Identity.
 func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
 	w := store.Workspace{ID: id}
-	err := s.db.QueryRowContext(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
+	err := s.read.QueryRowContext(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
 		Scan(&w.Organization, &w.Name, &w.Slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Workspace{}, store.ErrNotFound
@@ -327,7 +166,7 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 // GetPerson implements Identity.
 func (s *Store) GetPerson(ctx context.Context, id string) (store.Person, error) {
 	p := store.Person{ID: id}
-	err := s.db.QueryRowContext(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
+	err := s.read.QueryRowContext(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
 		Scan(&p.Organization, &p.Name, &p.Email)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Person{}, store.ErrNotFound
@@ -343,7 +182,7 @@ func (s *Store) SetMembership(ctx context.Context, workspace, person string, rol
 	if err := store.CheckMembership(ctx, s, workspace, person); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, $3)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, $3)
 		ON CONFLICT (workspace_id, person_id) DO UPDATE SET role = excluded.role`, workspace, person, string(role))
 	if err != nil {
 		return fmt.Errorf("sqlite: membership %s/%s: %w", workspace, person, err)
@@ -358,7 +197,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.NewToken) (string, erro
 		return "", fmt.Errorf("sqlite: create token: %w", err)
 	}
 	var role string
-	err = s.db.QueryRowContext(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
+	err = s.read.QueryRowContext(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("sqlite: create token: person %q is not a member of workspace %q", t.Person, t.Workspace)
 	}
@@ -366,7 +205,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.NewToken) (string, erro
 		return "", fmt.Errorf("sqlite: create token: %w", err)
 	}
 	token, id := store.NewTokenValue()
-	_, err = s.db.ExecContext(ctx, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
+	_, err = s.write.ExecContext(ctx, `INSERT INTO tokens (id, hash, person_id, workspace_id, scopes, label, created_at, expires_at, revoked_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
 		id, store.HashToken(token), t.Person, t.Workspace, scopes, t.Label, store.Millis(s.now()), store.Millis(t.Expires))
 	if err != nil {
@@ -398,7 +237,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (store.Principal
 
 // RevokeToken implements Identity.
 func (s *Store) RevokeToken(ctx context.Context, tokenID string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0`, store.Millis(s.now()), tokenID)
+	res, err := s.write.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0`, store.Millis(s.now()), tokenID)
 	if err != nil {
 		return fmt.Errorf("sqlite: revoke token %s: %w", tokenID, err)
 	}
@@ -411,7 +250,7 @@ func (s *Store) RevokeToken(ctx context.Context, tokenID string) error {
 // workspace and name bound as additional data.
 func (s *Store) SetSecret(ctx context.Context, workspace, name, value string) error {
 	sealed := s.sealer.Seal(workspace, name, value)
-	_, err := s.db.ExecContext(ctx, `INSERT INTO secrets (workspace_id, name, sealed, updated_at) VALUES ($1, $2, $3, $4)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO secrets (workspace_id, name, sealed, updated_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (workspace_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
 		workspace, name, sealed, store.Millis(s.now()))
 	if err != nil {
@@ -422,7 +261,7 @@ func (s *Store) SetSecret(ctx context.Context, workspace, name, value string) er
 
 // ListSecrets implements Secrets.
 func (s *Store) ListSecrets(ctx context.Context, workspace string) ([]store.SecretInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
+	rows, err := s.read.QueryContext(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list secrets: %w", err)
 	}
@@ -442,7 +281,7 @@ func (s *Store) ListSecrets(ctx context.Context, workspace string) ([]store.Secr
 
 // DeleteSecret implements Secrets.
 func (s *Store) DeleteSecret(ctx context.Context, workspace, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE workspace_id = $1 AND name = $2`, workspace, name)
+	res, err := s.write.ExecContext(ctx, `DELETE FROM secrets WHERE workspace_id = $1 AND name = $2`, workspace, name)
 	if err != nil {
 		return fmt.Errorf("sqlite: delete secret %s: %w", name, err)
 	}
@@ -451,7 +290,7 @@ func (s *Store) DeleteSecret(ctx context.Context, workspace, name string) error 
 
 // RevealSecrets implements Secrets.
 func (s *Store) RevealSecrets(ctx context.Context, workspace string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
+	rows, err := s.read.QueryContext(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: reveal secrets: %w", err)
 	}
@@ -479,11 +318,11 @@ func (s *Store) RevealSecrets(ctx context.Context, workspace string) (map[string
 // (BEGIN IMMEDIATE: Open sets _txlock), so handles and processes asking at
 // once on one file all get the same key.
 func (s *Store) SigningKey(ctx context.Context, purpose string) (store.Key, error) {
-	k, err := activeKey(ctx, s.db, purpose)
+	k, err := activeKey(ctx, s.read, purpose)
 	if !errors.Is(err, store.ErrNotFound) {
 		return k, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return store.Key{}, fmt.Errorf("sqlite: signing key %s: %w", purpose, err)
 	}
@@ -528,7 +367,7 @@ func activeKey(ctx context.Context, db queryRower, purpose string) (store.Key, e
 func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key, error) {
 	k := store.Key{ID: id, Purpose: purpose}
 	var created, retired int64
-	err := s.db.QueryRowContext(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
+	err := s.read.QueryRowContext(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
 		Scan(&k.Secret, &created, &retired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Key{}, store.ErrNotFound
@@ -544,7 +383,7 @@ func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key
 func (s *Store) RotateKey(ctx context.Context, purpose string) (store.Key, error) {
 	k := store.NewKey(purpose, s.now())
 	now := k.Created
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return store.Key{}, fmt.Errorf("sqlite: rotate key: %w", err)
 	}
@@ -564,7 +403,7 @@ func (s *Store) RotateKey(ctx context.Context, purpose string) (store.Key, error
 
 // PruneKeys implements Keys.
 func (s *Store) PruneKeys(ctx context.Context, purpose string, retiredBefore time.Time) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, store.Millis(retiredBefore))
+	_, err := s.write.ExecContext(ctx, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, store.Millis(retiredBefore))
 	if err != nil {
 		return fmt.Errorf("sqlite: prune keys: %w", err)
 	}
@@ -577,7 +416,7 @@ func (s *Store) PruneKeys(ctx context.Context, purpose string, retiredBefore tim
 // enforces, so two replicas sharing the database cannot both consume a nonce.
 func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) error {
 	now := s.now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, $2, $3)
+	res, err := s.write.ExecContext(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (nonce) DO NOTHING`, nonce, store.Millis(now), store.Millis(expires))
 	if err != nil {
 		return fmt.Errorf("sqlite: ledger: %w", err)
@@ -593,7 +432,7 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 	// refused before the ledger is consulted); keep the table small. States
 	// live minutes, so an entry consumed more than a day ago (by this same
 	// clock, whatever the callers' clocks say) can go.
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM confirmation_ledger WHERE consumed_at < $1`, store.Millis(now.Add(-24*time.Hour))); err != nil {
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM confirmation_ledger WHERE consumed_at < $1`, store.Millis(now.Add(-24*time.Hour))); err != nil {
 		return fmt.Errorf("sqlite: ledger cleanup: %w", err)
 	}
 	return nil
@@ -602,25 +441,9 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 // ConsumedNonce implements Ledger.
 func (s *Store) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM confirmation_ledger WHERE nonce = $1`, nonce).Scan(&n)
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM confirmation_ledger WHERE nonce = $1`, nonce).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: ledger: %w", err)
 	}
 	return n > 0, nil
-}
-
-// ---- Counters ----
-
-// NextNumber implements Counters in one statement: SQLite runs it under the
-// database's write lock, so numbers are unique across every handle (and
-// process) sharing the file.
-func (s *Store) NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error) {
-	var n int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO counters (workspace_id, name, value) VALUES ($1, $2, $3)
-		ON CONFLICT (workspace_id, name) DO UPDATE SET value = MAX(counters.value + 1, excluded.value)
-		RETURNING value`, workspace, name, start).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: counter %s: %w", name, err)
-	}
-	return n, nil
 }

@@ -73,6 +73,17 @@ func Run(t *testing.T, open Open, opts ...Option) {
 		{"SecretsWorkspaces", testSecretsWorkspaces},
 		{"KeysRotation", testKeysRotation},
 		{"LedgerConcurrent", testLedgerConcurrent},
+		// Listings with filters, orders and cursors; transactions; the
+		// typed repository.
+		{"QueryFilters", testQueryFilters},
+		{"QueryOrder", testQueryOrder},
+		{"QueryCursors", testQueryCursors},
+		{"QueryCursorValidation", testQueryCursorValidation},
+		{"QueryInvalid", testQueryInvalid},
+		{"QueryScale", testQueryScale},
+		{"Transactions", testTransactions},
+		{"TransactionsConcurrent", testTransactionsConcurrent},
+		{"Repo", testRepo},
 	} {
 		reason, skip := cfg.skip[tc.name]
 		delete(cfg.skip, tc.name)
