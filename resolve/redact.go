@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -56,10 +57,12 @@ func NewRedactor(src Secrets) *Redactor {
 	return r
 }
 
-// Add makes value redacted as the secret key from now on. Empty values are
-// ignored.
+// Add makes value redacted as the secret key from now on. An empty value
+// has nothing to redact, but its marker is still one (a request that used
+// the secret records it).
 func (r *Redactor) Add(key, value string) {
 	if value == "" {
+		r.AddMarker(Placeholder(key))
 		return
 	}
 	r.mu.Lock()
@@ -217,12 +220,13 @@ func (x *redaction) markerAt(s string, i int) int {
 	return 0
 }
 
-// text appends s with every value redacted to dst. In JSON mode s is the
+// text appends s with every value redacted to dst and reports true, or, when
+// s holds no value, returns dst as it was and false. In JSON mode s is the
 // contents of a JSON string literal: a backslash always starts an escape,
 // matches never start or end inside one, and replacements are escaped.
 func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 	if x == nil {
-		return append(dst, s...), false
+		return dst, false
 	}
 	changed := false
 	last := 0
@@ -263,7 +267,7 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 		i++
 	}
 	if !changed {
-		return append(dst, s...), false
+		return dst, false
 	}
 	return append(dst, s[last:]...), true
 }
@@ -479,6 +483,7 @@ func (x *redaction) json(doc []byte) ([]byte, bool) {
 	var out []byte
 	changed := false
 	last := 0
+	var sdoc string // doc as a string, made once, if a string may hold something
 	for i := 0; i < len(doc); {
 		c := doc[i]
 		var end int
@@ -486,15 +491,25 @@ func (x *redaction) json(doc []byte) ([]byte, bool) {
 		switch {
 		case c == '"':
 			end = stringEnd(doc, i)
-			content := string(doc[i+1 : end-1])
+			if x == nil && bytes.IndexByte(doc[i+1:end-1], '\\') < 0 {
+				i = end
+				continue
+			}
+			if sdoc == "" {
+				sdoc = string(doc)
+			}
+			content := sdoc[i+1 : end-1]
 			fixed := content
 			if strings.Contains(content, `\u`) {
 				fixed = fixSurrogates(content)
 			}
 			red, did := x.text(nil, fixed, true)
-			if !did && fixed == content {
-				i = end
-				continue
+			if !did {
+				if fixed == content {
+					i = end
+					continue
+				}
+				red = []byte(fixed)
 			}
 			repl = append(append(append(make([]byte, 0, len(red)+2), '"'), red...), '"')
 		case c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n':
