@@ -118,7 +118,6 @@ func (r *Redactor) set(value, replacement string) {
 	defer r.mu.Unlock()
 	if r.entries == nil {
 		r.entries = map[string]string{}
-		r.markers = map[string]bool{}
 	}
 	if r.markers == nil {
 		r.markers = map[string]bool{}
