@@ -40,8 +40,8 @@ func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
 // changes nothing.
 type Redactor struct {
 	mu      sync.Mutex
-	entries map[string]string // value → replacement
-	markers map[string]bool   // text redaction never rewrites
+	entries map[string]string // value → replacement; each replacement is a marker
+	markers map[string]bool   // other text redaction never rewrites
 	snap    *redaction        // built from entries and markers on first use
 }
 
@@ -119,14 +119,10 @@ func (r *Redactor) set(value, replacement string) {
 	if r.entries == nil {
 		r.entries = map[string]string{}
 	}
-	if r.markers == nil {
-		r.markers = map[string]bool{}
-	}
 	if old, ok := r.entries[value]; ok && old <= replacement {
 		return
 	}
 	r.entries[value] = replacement
-	r.markers[replacement] = true
 	r.snap = nil
 }
 
@@ -186,12 +182,15 @@ type entry struct {
 
 func newRedaction(entries map[string]string, markers map[string]bool) *redaction {
 	x := &redaction{}
+	x.values = make([]entry, 0, len(entries))
+	x.markers = make([]string, 0, len(entries)+len(markers))
 	for v, repl := range entries {
 		x.values = append(x.values, entry{value: v, repl: repl, short: len(v) < MinSubstring})
 		x.start[v[0]] = true
 		if v[0] == ' ' {
 			x.start['+'] = true
 		}
+		x.markers = append(x.markers, repl)
 	}
 	slices.SortFunc(x.values, func(a, b entry) int {
 		if c := cmp.Compare(len(b.value), len(a.value)); c != 0 {
@@ -201,9 +200,12 @@ func newRedaction(entries map[string]string, markers map[string]bool) *redaction
 	})
 	for m := range markers {
 		x.markers = append(x.markers, m)
+	}
+	for _, m := range x.markers {
 		x.start[m[0]] = true
 	}
 	slices.Sort(x.markers)
+	x.markers = slices.Compact(x.markers)
 	x.start['%'] = true  // a percent-encoded first byte
 	x.start['\\'] = true // a JSON-escaped first character
 	return x
