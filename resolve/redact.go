@@ -173,6 +173,7 @@ type redaction struct {
 	values  []entry // longest first
 	markers []string
 	start   [256]bool // bytes a value or a marker may start with
+	mstart  [256]bool // bytes a marker may start with
 }
 
 type entry struct {
@@ -203,6 +204,7 @@ func newRedaction(entries map[string]string, markers map[string]bool) *redaction
 	}
 	for _, m := range x.markers {
 		x.start[m[0]] = true
+		x.mstart[m[0]] = true
 	}
 	slices.Sort(x.markers)
 	x.markers = slices.Compact(x.markers)
@@ -213,6 +215,9 @@ func newRedaction(entries map[string]string, markers map[string]bool) *redaction
 
 // markerAt returns the length of the marker s starts with at i, or 0.
 func (x *redaction) markerAt(s string, i int) int {
+	if !x.mstart[s[i]] {
+		return 0
+	}
 	for _, m := range x.markers {
 		if strings.HasPrefix(s[i:], m) {
 			return len(m)
@@ -260,7 +265,7 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 		if jsonMode && c == '\\' {
 			n := escapeLen(s, i)
 			_, dec := decodeAt(s, i)
-			glued = dec != "" && isWordByte(dec[0])
+			glued = dec.n > 0 && isWordByte(dec.b[0])
 			i += n
 			continue
 		}
@@ -275,8 +280,20 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 
 // matchAny finds the longest known value at s[i] in any covered form.
 func (x *redaction) matchAny(s string, i int, glued, jsonMode bool) (end int, repl string, ok bool) {
+	c := s[i]
+	var first byte // the byte an escape at s[i] stands for, if it is one
+	escaped := false
+	if c == '%' || c == '\\' {
+		if n, dec := decodeAt(s, i); n > 0 {
+			first, escaped = dec.b[0], true
+		}
+	}
 	for k := range x.values {
 		e := &x.values[k]
+		v0 := e.value[0]
+		if c != v0 && !(escaped && first == v0) && (c != '+' || v0 != ' ') {
+			continue // cannot start here in any form
+		}
 		m := matcher{x: x, s: s, v: e.value, json: jsonMode}
 		end := m.match(i, 0)
 		if end < 0 {
@@ -299,7 +316,7 @@ func (x *redaction) gluedAfter(s string, end int, jsonMode bool) bool {
 	}
 	if jsonMode && s[end] == '\\' {
 		_, dec := decodeAt(s, end)
-		return dec != "" && isWordByte(dec[0])
+		return dec.n > 0 && isWordByte(dec.b[0])
 	}
 	return isWordByte(s[end]) || x.markerAt(s, end) > 0
 }
@@ -330,10 +347,10 @@ func (m *matcher) match(i, j int) int {
 		switch c {
 		case '%', '\\':
 			n, dec := decodeAt(s, i)
-			decoded := n > 0 && strings.HasPrefix(v[j:], dec)
+			isDecoded := n > 0 && dec.prefixOf(v[j:])
 			raw := c == v[j] && (c == '%' || !m.json)
 			switch {
-			case decoded && raw:
+			case isDecoded && raw:
 				// Both readings fit: try the raw one, then the decoded one.
 				if m.failed[[2]int{i, j}] {
 					return -1
@@ -345,9 +362,9 @@ func (m *matcher) match(i, j int) int {
 					m.failed = map[[2]int]bool{}
 				}
 				m.failed[[2]int{i, j}] = true
-				i, j = i+n, j+len(dec)
-			case decoded:
-				i, j = i+n, j+len(dec)
+				i, j = i+n, j+dec.n
+			case isDecoded:
+				i, j = i+n, j+dec.n
 			case raw:
 				i, j = i+1, j+1
 			default:
@@ -368,49 +385,67 @@ func (m *matcher) match(i, j int) int {
 	return i
 }
 
+// decoded is the UTF-8 text an escape stands for: at most one character.
+type decoded struct {
+	b [utf8.UTFMax]byte
+	n int
+}
+
+func (d *decoded) bytes() []byte { return d.b[:d.n] }
+
+// prefixOf reports whether the decoded text starts v.
+func (d *decoded) prefixOf(v string) bool {
+	return d.n > 0 && len(v) >= d.n && string(d.b[:d.n]) == v[:d.n]
+}
+
 // decodeAt decodes the escape at s[i] — %XX, or a JSON escape (\", \\, \/,
 // \b, \f, \n, \r, \t, \uXXXX, a surrogate pair) — returning its length in s
 // and the UTF-8 bytes it stands for; n is 0 when s[i] starts none. A lone
 // surrogate stands for U+FFFD, as it is read.
-func decodeAt(s string, i int) (n int, dec string) {
+func decodeAt(s string, i int) (n int, dec decoded) {
+	one := func(n int, c byte) (int, decoded) {
+		return n, decoded{b: [utf8.UTFMax]byte{c}, n: 1}
+	}
 	if s[i] == '%' {
 		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			return 3, byteStrings[unhex(s[i+1])<<4|unhex(s[i+2])]
+			return one(3, unhex(s[i+1])<<4|unhex(s[i+2]))
 		}
-		return 0, ""
+		return 0, dec
 	}
 	if i+1 >= len(s) {
-		return 0, ""
+		return 0, dec
 	}
 	switch s[i+1] {
 	case '"', '\\', '/':
-		return 2, s[i+1 : i+2]
+		return one(2, s[i+1])
 	case 'b':
-		return 2, "\b"
+		return one(2, '\b')
 	case 'f':
-		return 2, "\f"
+		return one(2, '\f')
 	case 'n':
-		return 2, "\n"
+		return one(2, '\n')
 	case 'r':
-		return 2, "\r"
+		return one(2, '\r')
 	case 't':
-		return 2, "\t"
+		return one(2, '\t')
 	case 'u':
 		r, ok := hex4(s, i+2)
 		if !ok {
-			return 0, ""
+			return 0, dec
 		}
+		n = 6
 		if utf16.IsSurrogate(r) {
-			if r < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			n, r = 6, utf8.RuneError
+			if rr, ok := hex4(s, i+2); ok && rr < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
 				if r2, ok := hex4(s, i+8); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-					return 12, string(utf16.DecodeRune(r, r2))
+					n, r = 12, utf16.DecodeRune(rr, r2)
 				}
 			}
-			return 6, string(utf8.RuneError)
 		}
-		return 6, string(r)
+		dec.n = utf8.EncodeRune(dec.b[:], r)
+		return n, dec
 	}
-	return 0, ""
+	return 0, dec
 }
 
 // escapeLen is the length of the JSON escape at s[i] (at least 1).
@@ -449,13 +484,6 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// byteStrings holds every one-byte string, so decoding allocates nothing.
-var byteStrings = func() (t [256]string) {
-	for i := range t {
-		t[i] = string([]byte{byte(i)})
-	}
-	return t
-}()
 
 const hexDigits = "0123456789abcdef"
 
