@@ -484,7 +484,6 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-
 const hexDigits = "0123456789abcdef"
 
 // appendJSONContent appends s escaped as the contents of a JSON string.
