@@ -435,10 +435,11 @@ func decodeAt(s string, i int) (n int, dec decoded) {
 		}
 		n = 6
 		if utf16.IsSurrogate(r) {
-			n, r = 6, utf8.RuneError
-			if rr, ok := hex4(s, i+2); ok && rr < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-				if r2, ok := hex4(s, i+8); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-					n, r = 12, utf16.DecodeRune(rr, r2)
+			hi := r
+			r = utf8.RuneError // a lone surrogate, unless its pair follows
+			if hi < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if lo, ok := hex4(s, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					n, r = 12, utf16.DecodeRune(hi, lo)
 				}
 			}
 		}
