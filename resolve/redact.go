@@ -295,7 +295,7 @@ func (x *redaction) matchAny(s string, i int, glued, jsonMode bool) (end int, re
 			continue // cannot start here in any form
 		}
 		m := matcher{x: x, s: s, v: e.value, json: jsonMode}
-		end := m.match(i, 0)
+		end := m.match(i)
 		if end < 0 {
 			continue
 		}
@@ -329,19 +329,34 @@ func isWordByte(c byte) bool {
 // written as itself, percent-encoded (%XX, any case; '+' for a space) or,
 // character by character, JSON-escaped.
 type matcher struct {
-	x      *redaction
-	s, v   string
-	json   bool
-	failed map[[2]int]bool // states known not to match, once a choice was met
+	x    *redaction
+	s, v string
+	json bool
 }
 
-// match returns the end in s of the value's remaining bytes v[j:] written
-// from s[i], or -1.
-func (m *matcher) match(i, j int) int {
+// match returns the end in s of the value written from s[i], or -1. Where
+// a '%' or '\' of the value could be read in the text either as written or
+// as the start of an escape that stands for it, the text is read one way
+// throughout, then, if that fails, the other: a value is found when each
+// such character is written the same way (all as written, or all escaped),
+// which is how encoders write, and the work stays linear in the value's
+// length whatever the text.
+func (m *matcher) match(i int) int {
+	end, ambiguous := m.read(i, true)
+	if end < 0 && ambiguous {
+		end, _ = m.read(i, false)
+	}
+	return end
+}
+
+// read matches the value from s[i], preferring, where both readings fit,
+// the character as written (preferRaw) or the escape. ambiguous reports
+// whether such a choice was met.
+func (m *matcher) read(i int, preferRaw bool) (end int, ambiguous bool) {
 	s, v := m.s, m.v
-	for j < len(v) {
+	for j := 0; j < len(v); {
 		if i >= len(s) {
-			return -1
+			return -1, ambiguous
 		}
 		c := s[i]
 		switch c {
@@ -349,40 +364,31 @@ func (m *matcher) match(i, j int) int {
 			n, dec := decodeAt(s, i)
 			isDecoded := n > 0 && dec.prefixOf(v[j:])
 			raw := c == v[j] && (c == '%' || !m.json)
+			if isDecoded && raw {
+				ambiguous = true
+				isDecoded = !preferRaw
+			}
 			switch {
-			case isDecoded && raw:
-				// Both readings fit: try the raw one, then the decoded one.
-				if m.failed[[2]int{i, j}] {
-					return -1
-				}
-				if end := m.match(i+1, j+1); end >= 0 {
-					return end
-				}
-				if m.failed == nil {
-					m.failed = map[[2]int]bool{}
-				}
-				m.failed[[2]int{i, j}] = true
-				i, j = i+n, j+dec.n
 			case isDecoded:
 				i, j = i+n, j+dec.n
 			case raw:
 				i, j = i+1, j+1
 			default:
-				return -1
+				return -1, ambiguous
 			}
 		case '+':
 			if v[j] != ' ' && v[j] != '+' {
-				return -1
+				return -1, ambiguous
 			}
 			i, j = i+1, j+1
 		default:
 			if c != v[j] || c == '[' && m.x.markerAt(s, i) > 0 {
-				return -1
+				return -1, ambiguous
 			}
 			i, j = i+1, j+1
 		}
 	}
-	return i
+	return i, ambiguous
 }
 
 // decoded is the UTF-8 text an escape stands for: at most one character.

@@ -56,3 +56,24 @@ func BenchmarkRedactor(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRedactorAdversarial: text built to make a matcher work hard — a
+// value of 63 backslashes and an "x" against 64 KiB of escaped backslashes,
+// which a receiver could send — next to an ordinary 64-byte token against
+// the same text. The work stays linear in the value's length at each
+// position (no backtracking), so the ratio is about the value's length.
+func BenchmarkRedactorAdversarial(b *testing.B) {
+	text := strings.Repeat(`\\`, 32<<10)
+	for _, tc := range []struct{ name, value string }{
+		{"backslashes", strings.Repeat(`\`, 63) + "x"},
+		{"ordinary-token", "tok_" + strings.Repeat("9f8e7d6c5b", 6)},
+	} {
+		red := resolve.NewRedactor(resolve.SecretMap{"K": tc.value})
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				red.String(text)
+			}
+		})
+	}
+}
