@@ -41,12 +41,12 @@ type agentWorker struct {
 func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs]) error {
 	p, a := w.p, job.Args
 	runID := agentRunID(a)
-	if _, err := inbox.Get[inbox.AgentRun](ctx, p.repo, a.Workspace, runID); err == nil {
+	if _, err := p.repo.AgentRuns.Get(ctx, a.Workspace, runID); err == nil {
 		return nil // committed by an earlier attempt
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	e, err := inbox.Get[inbox.Email](ctx, p.repo, a.Workspace, a.EmailID)
+	e, err := p.repo.Emails.Get(ctx, a.Workspace, a.EmailID)
 	if errors.Is(err, store.ErrNotFound) {
 		p.log.Info("pipeline: the e-mail of an agent job was deleted; nothing to do", "workspace", a.Workspace, "email", a.EmailID)
 		return nil
@@ -62,7 +62,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	if reason != nil {
 		return w.cannotRun(ctx, job, e, reason)
 	}
-	ws, err := inbox.Get[inbox.Workspace](ctx, p.repo, a.Workspace, a.Workspace)
+	ws, err := p.repo.Workspaces.Get(ctx, a.Workspace, a.Workspace)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -117,11 +117,11 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	// The model has answered: record it even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
 	err = p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
-		if err := repo.Create(ctx, a.Workspace, run); err != nil {
+		repo := p.repo.In(tx)
+		if err := repo.AgentRuns.Create(ctx, a.Workspace, run); err != nil {
 			return err
 		}
-		e, err := inbox.Get[inbox.Email](ctx, repo, a.Workspace, a.EmailID)
+		e, err := repo.Emails.Get(ctx, a.Workspace, a.EmailID)
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 				return err
 			}
 		}
-		if err := repo.Put(ctx, a.Workspace, e); err != nil {
+		if err := repo.Emails.Put(ctx, a.Workspace, e); err != nil {
 			return err
 		}
 		for _, ev := range events {
@@ -165,7 +165,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 // run on it (a *inbox.Rejection-like reason recorded on the e-mail).
 func (w *agentWorker) subjects(ctx context.Context, ws string, e inbox.Email) (inbox.Inbox, inbox.Agent, *inbox.Error, error) {
 	p := w.p
-	ib, err := inbox.Get[inbox.Inbox](ctx, p.repo, ws, e.InboxID)
+	ib, err := p.repo.Inboxes.Get(ctx, ws, e.InboxID)
 	if errors.Is(err, store.ErrNotFound) {
 		return ib, inbox.Agent{}, &inbox.Error{Code: FailNoInbox, Message: "the inbox " + e.InboxID + " of this e-mail no longer exists"}, nil
 	}
@@ -175,7 +175,7 @@ func (w *agentWorker) subjects(ctx context.Context, ws string, e inbox.Email) (i
 	if ib.AgentID == "" {
 		return ib, inbox.Agent{}, &inbox.Error{Code: FailNoAgent, Message: "the inbox " + ib.ID + " has no agent; attach one, then reprocess the e-mail"}, nil
 	}
-	ag, err := inbox.Get[inbox.Agent](ctx, p.repo, ws, ib.AgentID)
+	ag, err := p.repo.Agents.Get(ctx, ws, ib.AgentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return ib, ag, &inbox.Error{Code: FailNoAgent, Message: "the agent " + ib.AgentID + " of inbox " + ib.ID + " no longer exists"}, nil
 	}
@@ -193,13 +193,13 @@ func (w *agentWorker) subjects(ctx context.Context, ws string, e inbox.Email) (i
 func (w *agentWorker) cannotRun(ctx context.Context, job *river.Job[queue.AgentArgs], e inbox.Email, why *inbox.Error) error {
 	p, a := w.p, job.Args
 	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
-		e, err := inbox.Get[inbox.Email](ctx, repo, a.Workspace, e.ID)
+		repo := p.repo.In(tx)
+		e, err := repo.Emails.Get(ctx, a.Workspace, e.ID)
 		if err != nil {
 			return err
 		}
 		e.Status, e.StatusDetail = inbox.EmailFailed, why.Code+": "+why.Message
-		if err := repo.Put(ctx, a.Workspace, e); err != nil {
+		if err := repo.Emails.Put(ctx, a.Workspace, e); err != nil {
 			return err
 		}
 		ev, err := inbox.NewEvent(inbox.EventEmailFailed, inbox.ActorSystem, e.ID,

@@ -114,7 +114,22 @@ func (e *env) start() {
 	})
 }
 
-func (e *env) repo() inbox.Repo { return inbox.Repo{Store: e.st} }
+func (e *env) repo() inbox.Repo { return inbox.NewRepo(e.st) }
+
+// put writes records of any of the domain's types.
+func (e *env) put(docs ...inbox.Document) {
+	e.t.Helper()
+	for _, d := range docs {
+		k := d.Key()
+		b, err := json.Marshal(d)
+		if err == nil {
+			err = e.st.PutRecord(e.ctx, store.Record{Workspace: testWS, Kind: k.Kind, ID: k.ID, Parent: k.Parent, Status: k.Status, Created: k.Created, Data: b})
+		}
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
 
 // seed writes the workspace, its inbox, agent, secrets and webhook.
 func (e *env) seed() {
@@ -128,9 +143,7 @@ func (e *env) seed() {
 			Status: inbox.StatusActive, CreatedAt: now},
 		inbox.Webhook{ID: "whk_test", URL: e.recv.URL("/hooks"), Events: inbox.WebhookEvents(), Status: inbox.WebhookActive, CreatedAt: now},
 	} {
-		if err := e.repo().Put(e.ctx, testWS, d); err != nil {
-			e.t.Fatal(err)
-		}
+		e.put(d)
 	}
 	for k, v := range map[string]string{"ERP_TOKEN": testToken, "ERP_URL": e.recv.URL(""), inbox.WebhookSecretName("whk_test"): testHookSec} {
 		if err := e.st.SetSecret(e.ctx, testWS, k, v); err != nil {
@@ -161,14 +174,14 @@ func (e *env) receive(raw string) inbox.Email {
 		e.t.Fatal(err)
 	}
 	err = e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		if err := (inbox.Repo{Store: tx}).Create(e.ctx, testWS, m); err != nil {
+		if err := e.repo().In(tx).Emails.Create(e.ctx, testWS, m); err != nil {
 			return err
 		}
 		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": testInbox}, m.ReceivedAt)
 		if err != nil {
 			return err
 		}
-		if err := (inbox.Repo{Store: tx}).Create(e.ctx, testWS, ev); err != nil {
+		if err := e.repo().In(tx).Events.Create(e.ctx, testWS, ev); err != nil {
 			return err
 		}
 		if err := e.p.Notify(e.ctx, tx, testWS, ev); err != nil {
@@ -189,7 +202,7 @@ func (e *env) settled(id string) inbox.Email {
 	var m inbox.Email
 	err := testwait.Until(30*time.Second, func() error {
 		var err error
-		m, err = inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, id)
+		m, err = e.repo().Emails.Get(e.ctx, testWS, id)
 		if err != nil {
 			return err
 		}
@@ -204,11 +217,12 @@ func (e *env) settled(id string) inbox.Email {
 	return m
 }
 
-// list returns every record of type T of the test workspace.
-func list[T inbox.Document](e *env) []T {
+// all returns every record of a repository in the test workspace, most
+// recent first.
+func all[T any](e *env, r store.Repo[T]) []T {
 	e.t.Helper()
-	var out []T
-	if err := inbox.Each(e.ctx, e.repo(), testWS, store.Query{}, func(v T) error { out = append(out, v); return nil }); err != nil {
+	out, err := r.All(e.ctx, testWS, store.Query{})
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	return out
@@ -216,7 +230,7 @@ func list[T inbox.Document](e *env) []T {
 
 // events returns the types of the workspace's events, oldest first.
 func events(e *env) []string {
-	evs := list[inbox.SystemEvent](e)
+	evs := all(e, e.repo().Events)
 	out := make([]string, 0, len(evs))
 	for i := len(evs) - 1; i >= 0; i-- {
 		out = append(out, evs[i].Type)

@@ -98,7 +98,7 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("pipeline: Config.WebhookSchedule[%d] is %v; retry delays must be positive", i, d)
 		}
 	}
-	p := &Pipeline{cfg: cfg, repo: inbox.Repo{Store: cfg.Store}, log: cfg.Logger}
+	p := &Pipeline{cfg: cfg, repo: inbox.NewRepo(cfg.Store), log: cfg.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -28,7 +28,7 @@ func TestAnEmailRunsThroughEveryStage(t *testing.T) {
 		t.Fatalf("e-mail status %q (%s), want processed", got.Status, got.StatusDetail)
 	}
 
-	runs := list[inbox.AgentRun](e)
+	runs := all(e, e.repo().AgentRuns)
 	if len(runs) != 1 {
 		t.Fatalf("%d agent runs, want 1", len(runs))
 	}
@@ -39,7 +39,7 @@ func TestAnEmailRunsThroughEveryStage(t *testing.T) {
 	if run.Tokens != testTokens || run.CostUSD != inbox.Cost("gpt-4.1-mini", testTokens) || run.CostUSD == 0 {
 		t.Errorf("agent run tokens %+v cost %v, want %+v and the catalog's price", run.Tokens, run.CostUSD, testTokens)
 	}
-	wrs := list[inbox.WorkflowRun](e)
+	wrs := all(e, e.repo().WorkflowRuns)
 	if len(wrs) != 1 {
 		t.Fatalf("%d workflow runs, want 1", len(wrs))
 	}
@@ -107,7 +107,7 @@ func TestAnEmailRunsThroughEveryStage(t *testing.T) {
 	// Webhooks: email.received and email.processed, each delivered once,
 	// signed.
 	e.waitDeliveries(2)
-	for _, d := range list[inbox.Delivery](e) {
+	for _, d := range all(e, e.repo().Deliveries) {
 		if d.Status != inbox.DeliveryDelivered || len(d.Attempts) != 1 || !d.NextAttemptAt.IsZero() {
 			t.Errorf("delivery %s of %s: %s, %d attempts", d.ID, d.Event, d.Status, len(d.Attempts))
 		}
@@ -158,7 +158,7 @@ func TestAnEmailRunsThroughEveryStage(t *testing.T) {
 func (e *env) waitDeliveries(n int) {
 	e.t.Helper()
 	err := testwait.Until(30*time.Second, func() error {
-		ds := list[inbox.Delivery](e)
+		ds := all(e, e.repo().Deliveries)
 		done := 0
 		for _, d := range ds {
 			if d.Status == inbox.DeliveryDelivered || (d.Status == inbox.DeliveryFailed && d.NextAttemptAt.IsZero()) {
@@ -197,7 +197,7 @@ func TestAnAnswerWithoutWorkflowProcessesTheEmail(t *testing.T) {
 	if got := e.settled(m.ID); got.Status != inbox.EmailProcessed || got.WorkflowRunID != "" {
 		t.Fatalf("e-mail %s (%s), workflow run %q", got.Status, got.StatusDetail, got.WorkflowRunID)
 	}
-	if n := len(list[inbox.WorkflowRun](e)); n != 0 {
+	if n := len(all(e, e.repo().WorkflowRuns)); n != 0 {
 		t.Errorf("%d workflow runs, want none", n)
 	}
 	if !slices.Contains(events(e), inbox.EventEmailProcessed) {
@@ -213,7 +213,7 @@ func TestAFailedAgentRunFailsTheEmail(t *testing.T) {
 	if got.Status != inbox.EmailFailed || got.StatusDetail != string(inbox.CauseRefusal) {
 		t.Fatalf("e-mail %s (%s), want failed (refusal)", got.Status, got.StatusDetail)
 	}
-	runs := list[inbox.AgentRun](e)
+	runs := all(e, e.repo().AgentRuns)
 	if len(runs) != 1 || runs[0].Cause != inbox.CauseRefusal || runs[0].Error != "the model declined" {
 		t.Fatalf("agent runs %+v", runs)
 	}
@@ -234,7 +234,7 @@ func TestAnAgentThatCannotRunIsRetried(t *testing.T) {
 	if n := a.called(); n != 2 {
 		t.Errorf("the agent was called %d times, want 2 (one failure, one retry)", n)
 	}
-	if n := len(list[inbox.AgentRun](e)); n != 1 {
+	if n := len(all(e, e.repo().AgentRuns)); n != 1 {
 		t.Errorf("%d agent runs, want 1", n)
 	}
 }
@@ -242,14 +242,12 @@ func TestAnAgentThatCannotRunIsRetried(t *testing.T) {
 func TestAnInboxWithoutAgentFailsTheEmailWithTheReason(t *testing.T) {
 	a := agentAnswering(`{"result": {}}`)
 	e := newEnv(t, a, options{})
-	ib, err := inbox.Get[inbox.Inbox](e.ctx, e.repo(), testWS, testInbox)
+	ib, err := e.repo().Inboxes.Get(e.ctx, testWS, testInbox)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ib.AgentID = ""
-	if err := e.repo().Put(e.ctx, testWS, ib); err != nil {
-		t.Fatal(err)
-	}
+	e.put(ib)
 	e.start()
 	m := e.receive(sampleEmail)
 	got := e.settled(m.ID)
@@ -270,7 +268,7 @@ func TestAFailedStepIsNeverSentAgain(t *testing.T) {
 	if got.Status != inbox.EmailFailed || got.StatusDetail != string(inbox.CauseWorkflowFailed) {
 		t.Fatalf("e-mail %s (%s), want failed (workflow_failed)", got.Status, got.StatusDetail)
 	}
-	wr := list[inbox.WorkflowRun](e)[0]
+	wr := all(e, e.repo().WorkflowRuns)[0]
 	var steps []struct{ State, Reason string }
 	json.Unmarshal(wr.Steps, &steps)
 	if wr.Status != inbox.RunFailed || len(steps) != 3 || steps[0].State != "failed" || steps[1].State != "skipped" || steps[2].State != "skipped" {
@@ -295,7 +293,7 @@ func TestAWorkflowThatDoesNotValidateSendsNothing(t *testing.T) {
 	if got.Status != inbox.EmailFailed {
 		t.Fatalf("e-mail %s", got.Status)
 	}
-	wr := list[inbox.WorkflowRun](e)[0]
+	wr := all(e, e.repo().WorkflowRuns)[0]
 	if wr.Status != inbox.RunFailed || !strings.Contains(wr.Error, "did not validate") || !strings.Contains(string(wr.Diagnostics), "POST") {
 		t.Errorf("workflow run %s: %q %s", wr.Status, wr.Error, wr.Diagnostics)
 	}
@@ -317,11 +315,7 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 			{"index":1,"label":"attach the invoice","state":"sending","request":{"method":"POST","url":"[redacted secrets.ERP_URL]/payables/pay_1/attachments"}}]`),
 		StartedAt: time.Now().UTC()}
 	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
-	for _, d := range []inbox.Document{run, wr, m} {
-		if err := e.repo().Put(e.ctx, testWS, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.put(run, wr, m)
 	// The intake's agent job is done already (its run is recorded).
 	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
 		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
@@ -335,7 +329,7 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 	if got.Status != inbox.EmailFailed || got.StatusDetail != string(inbox.CauseInterrupted) {
 		t.Fatalf("e-mail %s (%s), want failed (interrupted)", got.Status, got.StatusDetail)
 	}
-	wr, err := inbox.Get[inbox.WorkflowRun](e.ctx, e.repo(), testWS, "wrun_left")
+	wr, err := e.repo().WorkflowRuns.Get(e.ctx, testWS, "wrun_left")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +354,7 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 			t.Errorf("%s was sent %d times after the interruption", path, n)
 		}
 	}
-	ar, _ := inbox.Get[inbox.AgentRun](e.ctx, e.repo(), testWS, run.ID)
+	ar, _ := e.repo().AgentRuns.Get(e.ctx, testWS, run.ID)
 	if ar.Status != inbox.RunFailed || ar.Cause != inbox.CauseInterrupted {
 		t.Errorf("agent run %s (%s)", ar.Status, ar.Cause)
 	}
@@ -368,15 +362,15 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 
 func TestAFailingWebhookIsRetriedOnItsScheduleAndEveryAttemptRecorded(t *testing.T) {
 	e := newEnv(t, agentAnswering(`{"result": {}}`), options{})
-	wh, _ := inbox.Get[inbox.Webhook](e.ctx, e.repo(), testWS, "whk_test")
+	wh, _ := e.repo().Webhooks.Get(e.ctx, testWS, "whk_test")
 	wh.Events = []string{inbox.EventEmailProcessed}
-	e.repo().Put(e.ctx, testWS, wh)
+	e.put(wh)
 	e.recv.fail("/hooks", 2)
 	e.start()
 	m := e.receive(sampleEmail)
 	e.settled(m.ID)
 	e.waitDeliveries(1)
-	ds := list[inbox.Delivery](e)
+	ds := all(e, e.repo().Deliveries)
 	if len(ds) != 1 {
 		t.Fatalf("%d deliveries", len(ds))
 	}
@@ -405,7 +399,7 @@ func TestAFailingWebhookIsRetriedOnItsScheduleAndEveryAttemptRecorded(t *testing
 			t.Errorf("attempt sent with delivery id %q, want %q on every attempt", h.Header.Get(inbox.HeaderDelivery), d.ID)
 		}
 	}
-	wh, _ = inbox.Get[inbox.Webhook](e.ctx, e.repo(), testWS, "whk_test")
+	wh, _ = e.repo().Webhooks.Get(e.ctx, testWS, "whk_test")
 	if wh.Status != inbox.WebhookActive || !wh.FailingSince.IsZero() {
 		t.Errorf("webhook %s failing since %v after a success", wh.Status, wh.FailingSince)
 	}
@@ -425,19 +419,19 @@ func TestAFailingWebhookIsRetriedOnItsScheduleAndEveryAttemptRecorded(t *testing
 
 func TestAWebhookThatKeepsFailingIsGivenUpAfterItsAttempts(t *testing.T) {
 	e := newEnv(t, agentAnswering(`{"result": {}}`), options{})
-	wh, _ := inbox.Get[inbox.Webhook](e.ctx, e.repo(), testWS, "whk_test")
+	wh, _ := e.repo().Webhooks.Get(e.ctx, testWS, "whk_test")
 	wh.Events = []string{inbox.EventEmailProcessed}
-	e.repo().Put(e.ctx, testWS, wh)
+	e.put(wh)
 	e.recv.fail("/hooks", 100)
 	e.start()
 	m := e.receive(sampleEmail)
 	e.settled(m.ID)
 	e.waitDeliveries(1)
-	d := list[inbox.Delivery](e)[0]
+	d := all(e, e.repo().Deliveries)[0]
 	if d.Status != inbox.DeliveryFailed || len(d.Attempts) != 4 || !d.NextAttemptAt.IsZero() || d.HTTPStatus != 500 {
 		t.Fatalf("delivery %s, %d attempts (schedule of 3 retries), next %v, HTTP %d", d.Status, len(d.Attempts), d.NextAttemptAt, d.HTTPStatus)
 	}
-	wh, _ = inbox.Get[inbox.Webhook](e.ctx, e.repo(), testWS, "whk_test")
+	wh, _ = e.repo().Webhooks.Get(e.ctx, testWS, "whk_test")
 	if wh.Status != inbox.WebhookFailing || !wh.FailingSince.Equal(d.Attempts[0].AttemptedAt) {
 		t.Errorf("webhook %s failing since %v, want failing since the first attempt %v", wh.Status, wh.FailingSince, d.Attempts[0].AttemptedAt)
 	}
@@ -455,7 +449,7 @@ func TestReprocessingEnqueuesTheStagesAgain(t *testing.T) {
 		t.Fatalf("reprocess: %+v, %v", out, err)
 	}
 	err = testwait.Until(30*time.Second, func() error {
-		got, err := inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, m.ID)
+		got, err := e.repo().Emails.Get(e.ctx, testWS, m.ID)
 		if err != nil {
 			return err
 		}
@@ -467,8 +461,8 @@ func TestReprocessingEnqueuesTheStagesAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, m.ID)
-	run, _ := inbox.Get[inbox.AgentRun](e.ctx, e.repo(), testWS, got.AgentRunID)
+	got, _ := e.repo().Emails.Get(e.ctx, testWS, m.ID)
+	run, _ := e.repo().AgentRuns.Get(e.ctx, testWS, got.AgentRunID)
 	if got.Status != inbox.EmailProcessed || run.ReprocessOf != first.AgentRunID || got.WorkflowRunID == first.WorkflowRunID {
 		t.Errorf("after reprocessing: %s, run %s reprocesses %q (first %s), workflow run %s", got.Status, run.ID, run.ReprocessOf, first.AgentRunID, got.WorkflowRunID)
 	}
@@ -499,7 +493,7 @@ func TestRetentionPurgesOldMessagesAndAReprocessedAttachmentStepFails(t *testing
 		t.Fatal(err)
 	}
 	err := testwait.Until(30*time.Second, func() error {
-		got, err := inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, old.ID)
+		got, err := e.repo().Emails.Get(e.ctx, testWS, old.ID)
 		if err != nil {
 			return err
 		}
@@ -514,7 +508,7 @@ func TestRetentionPurgesOldMessagesAndAReprocessedAttachmentStepFails(t *testing
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the purged message is still on disk: %v", err)
 	}
-	if got, _ := inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, recent.ID); got.Purged {
+	if got, _ := e.repo().Emails.Get(e.ctx, testWS, recent.ID); got.Purged {
 		t.Error("a recent message was purged")
 	}
 	if !slices.Contains(events(e), inbox.EventEmailPurged) {
@@ -527,14 +521,14 @@ func TestRetentionPurgesOldMessagesAndAReprocessedAttachmentStepFails(t *testing
 	}
 	var wr inbox.WorkflowRun
 	err = testwait.Until(30*time.Second, func() error {
-		got, err := inbox.Get[inbox.Email](e.ctx, e.repo(), testWS, old.ID)
+		got, err := e.repo().Emails.Get(e.ctx, testWS, old.ID)
 		if err != nil {
 			return err
 		}
 		if got.Status == inbox.EmailPending || got.WorkflowRunID == "" {
 			return errorf("not reprocessed yet")
 		}
-		wr, err = inbox.Get[inbox.WorkflowRun](e.ctx, e.repo(), testWS, got.WorkflowRunID)
+		wr, err = e.repo().WorkflowRuns.Get(e.ctx, testWS, got.WorkflowRunID)
 		if err == nil && wr.Status == inbox.RunSucceeded {
 			return errorf("still the first run")
 		}

@@ -18,7 +18,7 @@ type reprocessor struct{ p *Pipeline }
 // Check implements inbox.Processor: the e-mail exists, its inbox exists and
 // has an agent (the same refusals as inbox.Inline).
 func (r reprocessor) Check(ctx context.Context, req inbox.ReprocessRequest) error {
-	return (&inbox.Inline{Repo: r.p.repo}).Check(ctx, req)
+	return (&inbox.Inline{Store: r.p.cfg.Store}).Check(ctx, req)
 }
 
 // Reprocess implements inbox.Processor: in one transaction the e-mail goes
@@ -31,13 +31,13 @@ func (r reprocessor) Reprocess(ctx context.Context, req inbox.ReprocessRequest) 
 	p := r.p
 	request := inbox.NewID("rpr")
 	err := p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
-		e, err := inbox.Get[inbox.Email](ctx, repo, req.Workspace, req.EmailID)
+		repo := p.repo.In(tx)
+		e, err := repo.Emails.Get(ctx, req.Workspace, req.EmailID)
 		if err != nil {
 			return err
 		}
 		e.Status, e.StatusDetail = inbox.EmailPending, ""
-		if err := repo.Put(ctx, req.Workspace, e); err != nil {
+		if err := repo.Emails.Put(ctx, req.Workspace, e); err != nil {
 			return err
 		}
 		ev, err := inbox.NewEvent(inbox.EventEmailReprocessed, req.Actor, e.ID,

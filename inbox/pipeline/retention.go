@@ -42,7 +42,7 @@ func (w *retentionWorker) Work(ctx context.Context, job *river.Job[queue.Retenti
 		}
 		d, ok := days[s.Workspace]
 		if !ok {
-			ws, err := inbox.Get[inbox.Workspace](ctx, p.repo, s.Workspace, s.Workspace)
+			ws, err := p.repo.Workspaces.Get(ctx, s.Workspace, s.Workspace)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -73,14 +73,14 @@ func (w *retentionWorker) purge(ctx context.Context, s mailstore.Stored, days in
 	p := w.p
 	var after func(context.Context) error
 	err := p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
-		e, err := inbox.Get[inbox.Email](ctx, repo, s.Workspace, s.ID)
+		repo := p.repo.In(tx)
+		e, err := repo.Emails.Get(ctx, s.Workspace, s.ID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		if err == nil && !e.Purged {
 			e.Purged, e.PurgedAt = true, now
-			if err := repo.Put(ctx, s.Workspace, e); err != nil {
+			if err := repo.Emails.Put(ctx, s.Workspace, e); err != nil {
 				return err
 			}
 			ev, err := inbox.NewEvent(inbox.EventEmailPurged, inbox.ActorSystem, e.ID, map[string]any{"email_id": e.ID, "inbox_id": e.InboxID,

@@ -32,7 +32,7 @@ const DefaultWebhookJitter = 0.2
 // record writes an event to the workspace's log and, in the same
 // transaction, its webhook deliveries (Notify).
 func (p *Pipeline) record(ctx context.Context, tx store.Tx, ws string, ev inbox.SystemEvent) error {
-	if err := (inbox.Repo{Store: tx}).Create(ctx, ws, ev); err != nil {
+	if err := p.repo.In(tx).Events.Create(ctx, ws, ev); err != nil {
 		return err
 	}
 	return p.Notify(ctx, tx, ws, ev)
@@ -47,9 +47,9 @@ func (p *Pipeline) Notify(ctx context.Context, tx store.Tx, ws string, ev inbox.
 	if !inbox.IsWebhookEvent(ev.Type) {
 		return nil
 	}
-	repo := inbox.Repo{Store: tx}
+	repo := p.repo.In(tx)
 	var hooks []inbox.Webhook
-	err := inbox.Each(ctx, repo, ws, store.Query{}, func(wh inbox.Webhook) error {
+	err := repo.Webhooks.Each(ctx, ws, store.Query{}, func(wh inbox.Webhook) error {
 		if wh.Subscribes(ev.Type) {
 			hooks = append(hooks, wh)
 		}
@@ -61,7 +61,7 @@ func (p *Pipeline) Notify(ctx context.Context, tx store.Tx, ws string, ev inbox.
 	for _, wh := range hooks {
 		d := inbox.Delivery{ID: stableID("dlv", ws, ev.ID, wh.ID), WebhookID: wh.ID, Event: ev.Type, Payload: ev.Payload,
 			Status: inbox.DeliveryPending, CreatedAt: ev.CreatedAt}
-		if err := repo.Create(ctx, ws, d); err != nil {
+		if err := repo.Deliveries.Create(ctx, ws, d); err != nil {
 			return err
 		}
 		if _, err := p.cfg.Queue.InsertTx(ctx, tx, queue.WebhookArgs{Workspace: ws, DeliveryID: d.ID}, nil); err != nil {
@@ -135,7 +135,7 @@ func (e *errRetry) Error() string {
 // an attempt was sent and before it was recorded sends it again.
 func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookArgs]) error {
 	p, a := w.p, job.Args
-	d, err := inbox.Get[inbox.Delivery](ctx, p.repo, a.Workspace, a.DeliveryID)
+	d, err := p.repo.Deliveries.Get(ctx, a.Workspace, a.DeliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // the delivery was deleted
 	}
@@ -145,7 +145,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if d.Status == inbox.DeliveryDelivered || (d.Status == inbox.DeliveryFailed && d.NextAttemptAt.IsZero()) {
 		return nil // done already
 	}
-	wh, err := inbox.Get[inbox.Webhook](ctx, p.repo, a.Workspace, d.WebhookID)
+	wh, err := p.repo.Webhooks.Get(ctx, a.Workspace, d.WebhookID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return w.giveUp(ctx, job, d, "the webhook "+d.WebhookID+" was deleted; the delivery is not attempted")
@@ -202,14 +202,14 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 // observe writes a delivery after an attempt, the webhook's health and the
 // attempt's event, in tx.
 func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, attempt inbox.Delivery) error {
-	repo := inbox.Repo{Store: tx}
-	if err := repo.Put(ctx, ws, d); err != nil {
+	repo := w.p.repo.In(tx)
+	if err := repo.Deliveries.Put(ctx, ws, d); err != nil {
 		return err
 	}
-	wh, err := inbox.Get[inbox.Webhook](ctx, repo, ws, d.WebhookID)
+	wh, err := repo.Webhooks.Get(ctx, ws, d.WebhookID)
 	if err == nil {
 		wh.Observe(attempt)
-		if err := repo.Put(ctx, ws, wh); err != nil {
+		if err := repo.Webhooks.Put(ctx, ws, wh); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -228,7 +228,7 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 	if err != nil {
 		return err
 	}
-	return repo.Create(ctx, ws, ev)
+	return repo.Events.Create(ctx, ws, ev)
 }
 
 // giveUp records a delivery that will not be attempted (again), with why.
@@ -236,7 +236,7 @@ func (w *webhookWorker) giveUp(ctx context.Context, job *river.Job[queue.Webhook
 	p := w.p
 	d.Status, d.Error, d.NextAttemptAt = inbox.DeliveryFailed, why, time.Time{}
 	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		if err := (inbox.Repo{Store: tx}).Put(ctx, job.Args.Workspace, d); err != nil {
+		if err := p.repo.In(tx).Deliveries.Put(ctx, job.Args.Workspace, d); err != nil {
 			return err
 		}
 		return queue.CompleteTx(ctx, tx, job)

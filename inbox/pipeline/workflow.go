@@ -37,7 +37,7 @@ type workflowWorker struct {
 // stopped mid-run — records the run as interrupted and sends nothing.
 func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.WorkflowArgs]) error {
 	p, a := w.p, job.Args
-	run, err := inbox.Get[inbox.AgentRun](ctx, p.repo, a.Workspace, a.AgentRunID)
+	run, err := p.repo.AgentRuns.Get(ctx, a.Workspace, a.AgentRunID)
 	if errors.Is(err, store.ErrNotFound) {
 		p.log.Info("pipeline: the agent run of a workflow job was deleted; nothing to do", "workspace", a.Workspace, "agent_run", a.AgentRunID)
 		return nil
@@ -49,7 +49,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	if wfID == "" {
 		wfID = workflowRunID(a.Workspace, run.ID)
 	}
-	prev, err := inbox.Get[inbox.WorkflowRun](ctx, p.repo, a.Workspace, wfID)
+	prev, err := p.repo.WorkflowRuns.Get(ctx, a.Workspace, wfID)
 	switch {
 	case err == nil && prev.Status == inbox.RunRunning:
 		return w.interrupt(ctx, job, run, prev)
@@ -58,7 +58,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
-	e, err := inbox.Get[inbox.Email](ctx, p.repo, a.Workspace, run.EmailID)
+	e, err := p.repo.Emails.Get(ctx, a.Workspace, run.EmailID)
 	if errors.Is(err, store.ErrNotFound) {
 		p.log.Info("pipeline: the e-mail of a workflow job was deleted; nothing is sent", "workspace", a.Workspace, "email", run.EmailID)
 		return nil
@@ -92,7 +92,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	opts.Transport = &gate{base: p.base, prog: prog}
 	opts.OnStep = prog.finished
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, e)}
-	rec := runDocument(ctx, executor.New(opts), run.Output, env)
+	rec := executor.New(opts).RunDocument(ctx, run.Output, env)
 	if prog.conflict {
 		// Another worker started this run (a job rescued while its first
 		// worker still ran): its record is the truth; this attempt sent
@@ -127,7 +127,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 func (w *workflowWorker) runContext(ctx context.Context, ws string, e inbox.Email, run inbox.AgentRun, wfID string) (inbox.RunContext, error) {
 	p := w.p
 	rc := inbox.RunContext{AppURL: p.cfg.AppURL, Email: e, AgentRunID: run.ID, WorkflowRunID: wfID}
-	w2, err := inbox.Get[inbox.Workspace](ctx, p.repo, ws, ws)
+	w2, err := p.repo.Workspaces.Get(ctx, ws, ws)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rc, err
 	}
@@ -135,7 +135,7 @@ func (w *workflowWorker) runContext(ctx context.Context, ws string, e inbox.Emai
 		w2 = inbox.Workspace{ID: ws}
 	}
 	rc.Workspace, rc.Environment = w2, p.environment(w2)
-	ib, err := inbox.Get[inbox.Inbox](ctx, p.repo, ws, e.InboxID)
+	ib, err := p.repo.Inboxes.Get(ctx, ws, e.InboxID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rc, err
 	}
@@ -143,7 +143,7 @@ func (w *workflowWorker) runContext(ctx context.Context, ws string, e inbox.Emai
 		ib = inbox.Inbox{ID: e.InboxID}
 	}
 	rc.Inbox = ib
-	ag, err := inbox.Get[inbox.Agent](ctx, p.repo, ws, run.AgentID)
+	ag, err := p.repo.Agents.Get(ctx, ws, run.AgentID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rc, err
 	}
@@ -182,11 +182,11 @@ func attachments(msg inbox.Message, e inbox.Email) resolve.AttachmentsFunc {
 func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	p, ws := w.p, job.Args.Workspace
 	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
-		if err := repo.Put(ctx, ws, wr); err != nil {
+		repo := p.repo.In(tx)
+		if err := repo.WorkflowRuns.Put(ctx, ws, wr); err != nil {
 			return err
 		}
-		run, err := inbox.Get[inbox.AgentRun](ctx, repo, ws, run.ID)
+		run, err := repo.AgentRuns.Get(ctx, ws, run.ID)
 		if err != nil {
 			return err
 		}
@@ -200,10 +200,10 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 				run.Error = wr.Error
 			}
 		}
-		if err := repo.Put(ctx, ws, run); err != nil {
+		if err := repo.AgentRuns.Put(ctx, ws, run); err != nil {
 			return err
 		}
-		e, err := inbox.Get[inbox.Email](ctx, repo, ws, run.EmailID)
+		e, err := repo.Emails.Get(ctx, ws, run.EmailID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -212,7 +212,7 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 			// points at sets its status.
 			if e.AgentRunID == run.ID {
 				e.ApplyRun(run)
-				if err := repo.Put(ctx, ws, e); err != nil {
+				if err := repo.Emails.Put(ctx, ws, e); err != nil {
 					return err
 				}
 			}
@@ -356,12 +356,12 @@ func (g *progress) beforeSend(ctx context.Context, req *http.Request) error {
 		return err
 	}
 	if !g.created {
-		err = g.p.repo.Create(ctx, g.ws, rec)
+		err = g.p.repo.WorkflowRuns.Create(ctx, g.ws, rec)
 		if errors.Is(err, store.ErrConflict) {
 			g.conflict = true
 		}
 	} else {
-		err = g.p.repo.Put(ctx, g.ws, rec)
+		err = g.p.repo.WorkflowRuns.Put(ctx, g.ws, rec)
 	}
 	if err != nil {
 		g.err = fmt.Errorf("not sent: the run could not record that step %d is being sent (%v)", i, err)
@@ -390,7 +390,7 @@ func (g *progress) finished(sr executor.StepRecord) {
 	rec := g.run
 	rec.Status = inbox.RunRunning
 	if rec.Steps, err = json.Marshal(g.steps); err == nil {
-		err = g.p.repo.Put(context.Background(), g.ws, rec)
+		err = g.p.repo.WorkflowRuns.Put(context.Background(), g.ws, rec)
 	}
 	if err != nil {
 		// The record still says the step is being sent: if the server
@@ -423,49 +423,4 @@ func (g *gate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return g.base.RoundTrip(req)
-}
-
-// documentRecord is the outcome of running an agent's document.
-type documentRecord struct {
-	executor.RunRecord
-	Error       string
-	Diagnostics compile.Diagnostics
-}
-
-// notValid is the error of a run whose document did not validate.
-const notValid = "the workflow did not validate; nothing was sent"
-
-// runDocument validates the agent's document and runs its workflow.
-func runDocument(ctx context.Context, ex *executor.Executor, doc []byte, env executor.Env) *documentRecord {
-	plan, diags := compile.Compile(doc)
-	red := resolve.NewRedactor(env.Secrets)
-	if diags.HasErrors() {
-		now := time.Now().UTC()
-		return &documentRecord{RunRecord: executor.RunRecord{Status: executor.RunFailed, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{}},
-			Error: notValid, Diagnostics: redactDiagnostics(diags.Errors(), red)}
-	}
-	rec := &documentRecord{Diagnostics: redactDiagnostics(diags, red)}
-	if plan == nil || len(plan.Steps) == 0 {
-		now := time.Now().UTC()
-		rec.RunRecord = executor.RunRecord{Status: executor.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{}}
-		return rec
-	}
-	rec.RunRecord = *ex.Run(ctx, plan, env)
-	return rec
-}
-
-// redactDiagnostics returns a copy of ds whose texts, which may quote the
-// document, hold no secret value.
-func redactDiagnostics(ds compile.Diagnostics, red *resolve.Redactor) compile.Diagnostics {
-	if len(ds) == 0 {
-		return nil
-	}
-	out := make(compile.Diagnostics, len(ds))
-	for i, d := range ds {
-		d.Message = red.String(d.Message)
-		d.Pointer = red.String(d.Pointer)
-		d.Suggestion = red.String(d.Suggestion)
-		out[i] = d
-	}
-	return out
 }
