@@ -12,11 +12,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor"
@@ -25,8 +28,10 @@ import (
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/pg"
 	"github.com/kobana/workflow/store/sqlite"
 )
 
@@ -45,8 +50,9 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	root  string
-	st    *sqlite.Store
-	dir   *mailstore.Dir
+	st    store.Store
+	dir   *mailstore.Dir          // SQLite only
+	lo    *mailstore.LargeObjects // PostgreSQL only
 	q     *queue.Queue
 	p     *pipeline.Pipeline
 	recv  *receiver
@@ -57,6 +63,9 @@ type env struct {
 type options struct {
 	cfg   func(*pipeline.Config)
 	start bool
+	// pg runs on PostgreSQL (KOBANA_TEST_POSTGRES), raw messages as large
+	// objects; the default is the embedded SQLite store with files.
+	pg bool
 }
 
 func newEnv(t *testing.T, agent *scripted, opt options) *env {
@@ -64,23 +73,43 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	root := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(root, "kobana.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() }) // after the queue has stopped
-	dir, err := mailstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := queue.OpenSQLite(ctx, st.SQLDB(), queue.Config{PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	e := &env{t: t, ctx: ctx, root: root, agent: agent}
+	var raw pipeline.RawMessages
+	if opt.pg {
+		dsn, _ := pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
+		st, err := pg.Open(ctx, dsn, pg.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() }) // after the queue has stopped
+		e.st, e.lo = st, mailstore.NewLargeObjects(st.PgxPool(), root)
+		if err := e.lo.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e.q, err = queue.OpenPostgres(ctx, st.PgxPool(), queue.Config{PollInterval: 100 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		raw = pipeline.LargeObjects{Objects: e.lo}
+	} else {
+		st, err := sqlite.Open(ctx, filepath.Join(root, "kobana.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() }) // after the queue has stopped
+		e.st = st
+		if e.dir, err = mailstore.OpenDir(root); err != nil {
+			t.Fatal(err)
+		}
+		if e.q, err = queue.OpenSQLite(ctx, st.SQLDB(), queue.Config{PollInterval: 100 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		raw = pipeline.Files{Dir: e.dir}
 	}
 	recv := newReceiver(t)
+	e.recv = recv
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	cfg := pipeline.Config{
-		Store: st, Queue: q, Raw: pipeline.Files{Dir: dir}, Agents: agent,
+		Store: e.st, Queue: e.q, Raw: raw, Agents: agent,
 		Executor:        executor.Options{Guard: g, StepTimeout: 10 * time.Second, RunTimeout: 30 * time.Second},
 		WebhookSchedule: []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond},
 		WebhookJitter:   -1,
@@ -93,7 +122,7 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, root: root, st: st, dir: dir, q: q, p: p, recv: recv, agent: agent}
+	e.p = p
 	e.seed()
 	if opt.start {
 		e.start()
@@ -162,7 +191,7 @@ func (e *env) receive(raw string) inbox.Email {
 		e.t.Fatal(err)
 	}
 	m.ID, m.InboxID, m.Status, m.ReceivedAt = inbox.NewID("eml"), testInbox, inbox.EmailPending, time.Now().UTC()
-	sp, err := e.dir.NewSpool(0)
+	sp, err := mailstore.NewSpool(e.root, 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -170,10 +199,17 @@ func (e *env) receive(raw string) inbox.Email {
 	if _, err := io.WriteString(sp, raw); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.dir.Keep(e.ctx, sp, testWS, m.ID); err != nil {
-		e.t.Fatal(err)
+	if e.dir != nil {
+		if err := e.dir.Keep(e.ctx, sp, testWS, m.ID); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	err = e.st.WithTx(e.ctx, func(tx store.Tx) error {
+		if e.lo != nil {
+			if err := e.lo.KeepTx(e.ctx, tx.(interface{ PgxTx() pgx.Tx }).PgxTx(), sp, testWS, m.ID); err != nil {
+				return err
+			}
+		}
 		if err := e.repo().In(tx).Emails.Create(e.ctx, testWS, m); err != nil {
 			return err
 		}
@@ -389,7 +425,28 @@ func uniqueEmail(n int) string {
 	return strings.Replace(sampleEmail, "Message-ID: <nfe-4521.", fmt.Sprintf("Message-ID: <nfe-4521-%d.", n), 1)
 }
 
-// dirRoot is the data directory the raw messages are kept under.
-func (e *env) dirRoot() string { return e.root }
+// age makes a stored raw message look kept d ago.
+func (e *env) age(id string, d time.Duration) {
+	e.t.Helper()
+	then := time.Now().Add(-d)
+	var err error
+	if e.dir != nil {
+		path := filepath.Join(e.root, "messages", testWS, id+".eml")
+		err = os.Chtimes(path, then, then)
+	} else {
+		_, err = e.st.(*pg.Store).PgxPool().Exec(e.ctx, `UPDATE inbox_messages SET created_at = $1 WHERE workspace_id = $2 AND id = $3`, then, testWS, id)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// pipelineRaw is the env's raw-message storage.
+func pipelineRaw(e *env) pipeline.RawMessages {
+	if e.dir != nil {
+		return pipeline.Files{Dir: e.dir}
+	}
+	return pipeline.LargeObjects{Objects: e.lo}
+}
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -4,9 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +20,12 @@ import (
 )
 
 func TestAnEmailRunsThroughEveryStage(t *testing.T) {
-	e := newEnv(t, agentAnswering(invoiceWorkflow), options{start: true})
+	t.Run("sqlite", func(t *testing.T) { testEveryStage(t, options{start: true}) })
+	t.Run("postgres", func(t *testing.T) { testEveryStage(t, options{start: true, pg: true}) })
+}
+
+func testEveryStage(t *testing.T, opt options) {
+	e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
 	m := e.receive(sampleEmail)
 	got := e.settled(m.ID)
 	if got.Status != inbox.EmailProcessed {
@@ -478,17 +482,18 @@ func TestReprocessingEnqueuesTheStagesAgain(t *testing.T) {
 }
 
 func TestRetentionPurgesOldMessagesAndAReprocessedAttachmentStepFails(t *testing.T) {
-	e := newEnv(t, agentAnswering(invoiceWorkflow), options{start: true})
+	t.Run("sqlite", func(t *testing.T) { testRetention(t, options{start: true}) })
+	t.Run("postgres", func(t *testing.T) { testRetention(t, options{start: true, pg: true}) })
+}
+
+func testRetention(t *testing.T, opt options) {
+	e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
 	old := e.receive(sampleEmail)
 	e.settled(old.ID)
 	recent := e.receive(uniqueEmail(2))
 	e.settled(recent.ID)
 	// The first message was kept 40 days ago; the workspace keeps 30.
-	path := filepath.Join(e.dirRoot(), "messages", testWS, old.ID+".eml")
-	then := time.Now().Add(-40 * 24 * time.Hour)
-	if err := os.Chtimes(path, then, then); err != nil {
-		t.Fatal(err)
-	}
+	e.age(old.ID, 40*24*time.Hour)
 	if _, err := e.q.Insert(e.ctx, queue.RetentionArgs{Workspace: testWS}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -505,8 +510,8 @@ func TestRetentionPurgesOldMessagesAndAReprocessedAttachmentStepFails(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("the purged message is still on disk: %v", err)
+	if _, err := pipelineRaw(e).OpenMessage(e.ctx, testWS, old.ID); !errors.Is(err, inbox.ErrPurged) {
+		t.Errorf("the purged message can still be opened: %v", err)
 	}
 	if got, _ := e.repo().Emails.Get(e.ctx, testWS, recent.ID); got.Purged {
 		t.Error("a recent message was purged")
