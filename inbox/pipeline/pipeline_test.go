@@ -581,3 +581,35 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestARunLeftRunningAfterItsLastStepIsRecordedAsItEnded(t *testing.T) {
+	e := newEnv(t, agentAnswering(invoiceWorkflow), options{})
+	m := e.receive(sampleEmail)
+	// The server stopped after the last step's outcome was recorded and
+	// before the final commit.
+	run := inbox.AgentRun{ID: "arun_done", AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
+		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: "wrun_done", StartedAt: time.Now().UTC()}
+	wr := inbox.WorkflowRun{ID: "wrun_done", AgentRunID: run.ID, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunRunning,
+		Steps:     json.RawMessage(`[{"index":0,"state":"succeeded"},{"index":1,"state":"succeeded"},{"index":2,"state":"succeeded"}]`),
+		StartedAt: time.Now().UTC()}
+	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
+	e.put(run, wr, m)
+	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
+		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.agent.errs = 1 << 20
+	e.start()
+	got := e.settled(m.ID)
+	wr, _ = e.repo().WorkflowRuns.Get(e.ctx, testWS, "wrun_done")
+	if got.Status != inbox.EmailProcessed || wr.Status != inbox.RunSucceeded || wr.Error != "" {
+		t.Fatalf("e-mail %s (%s), run %s %q", got.Status, got.StatusDetail, wr.Status, wr.Error)
+	}
+	for _, path := range []string{"/payables", "/payables/pay_1/attachments", "/notify"} {
+		if n := len(e.recv.requests(path)); n != 0 {
+			t.Errorf("%s was sent %d times", path, n)
+		}
+	}
+}

@@ -259,7 +259,11 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 		done = append(done, b)
 	}
 	total := len(done)
-	if plan, _ := compile.Compile(run.Output); plan != nil {
+	plan, _ := compile.Compile(run.Output)
+	if inFlight == nil && plan != nil && len(done) == len(plan.Steps) {
+		return w.complete(ctx, job, run, wr, done)
+	}
+	if plan != nil {
 		total = max(total, len(plan.Steps))
 		for i := len(done); i < len(plan.Steps); i++ {
 			b, err := json.Marshal(noteStep{Index: i, Label: plan.Steps[i].Label, State: "skipped", Reason: executor.ReasonCancelled,
@@ -283,6 +287,30 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 	p.log.Warn("pipeline: a workflow run was interrupted by a stop; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
 	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
 		return fmt.Errorf("recording interrupted workflow run %s: %w", wr.ID, err)
+	}
+	hit("workflow.interrupted")
+	return nil
+}
+
+// complete records a run its earlier attempt left running after every step
+// had been recorded (the process stopped before the final commit): its
+// outcome is known, so it is recorded as it was, and nothing is sent.
+func (w *workflowWorker) complete(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun, steps []json.RawMessage) error {
+	wr.Status = inbox.RunSucceeded
+	for _, s := range steps {
+		var n noteStep
+		if json.Unmarshal(s, &n) != nil || n.State != inbox.RunSucceeded {
+			wr.Status = inbox.RunFailed
+		}
+	}
+	b, err := json.Marshal(steps)
+	if err != nil {
+		return err
+	}
+	wr.Steps, wr.InFlight, wr.FinishedAt = b, nil, w.p.now()
+	w.p.log.Warn("pipeline: a workflow run had sent every step when its process stopped; its outcome is recorded now, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
+	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
+		return fmt.Errorf("recording workflow run %s: %w", wr.ID, err)
 	}
 	hit("workflow.interrupted")
 	return nil
