@@ -163,23 +163,41 @@ func (e *env) put(docs ...inbox.Document) {
 // seed writes the workspace, its inbox, agent, secrets and webhook.
 func (e *env) seed() {
 	e.t.Helper()
+	seedRecords(e.t, e.ctx, e.st, e.recv)
+}
+
+// seedRecords writes the test workspace (identity and Inbox record), its
+// inbox, agent, secrets and a webhook subscribed to every event, with the
+// ERP and the webhook played by recv.
+func seedRecords(t *testing.T, ctx context.Context, st store.Store, recv *receiver) {
+	t.Helper()
 	now := time.Now().UTC()
-	for _, d := range []inbox.Document{
-		inbox.Workspace{ID: testWS, Name: "Test", Slug: "test", ExternalID: "ext-42", Plan: "business", Environment: "sandbox",
-			Limits: inbox.Limits{RetentionDays: 30}, CreatedAt: now},
-		inbox.Agent{ID: testAgent, Name: "Invoices", Model: "gpt-4.1-mini", Status: inbox.StatusActive, CreatedAt: now},
-		inbox.Inbox{ID: testInbox, Name: "Invoices", Address: "invoices@test.in.kobana.email", AgentID: testAgent, Recipients: []string{},
-			Status: inbox.StatusActive, CreatedAt: now},
-		inbox.Webhook{ID: "whk_test", URL: e.recv.URL("/hooks"), Events: inbox.WebhookEvents(), Status: inbox.WebhookActive, CreatedAt: now},
-	} {
-		e.put(d)
-	}
-	for k, v := range map[string]string{"ERP_TOKEN": testToken, "ERP_URL": e.recv.URL(""), inbox.WebhookSecretName("whk_test"): testHookSec} {
-		if err := e.st.SetSecret(e.ctx, testWS, k, v); err != nil {
-			e.t.Fatal(err)
+	repo := inbox.NewRepo(st)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
+	must(st.PutOrganization(ctx, store.Organization{ID: "org_test", Name: "Test"}))
+	must(st.PutWorkspace(ctx, store.Workspace{ID: testWS, Organization: "org_test", Name: "Test", Slug: "test"}))
+	must(repo.Workspaces.Put(ctx, testWS, inbox.Workspace{ID: testWS, Name: "Test", Slug: "test", ExternalID: "ext-42", Plan: "business",
+		Environment: "sandbox", Limits: inbox.Limits{RetentionDays: 30}, CreatedAt: now}))
+	must(repo.Agents.Put(ctx, testWS, inbox.Agent{ID: testAgent, Name: "Invoices", Model: "gpt-4.1-mini", Status: inbox.StatusActive, CreatedAt: now}))
+	must(repo.Inboxes.Put(ctx, testWS, inbox.Inbox{ID: testInbox, Name: "Invoices", Address: testAddress, AgentID: testAgent,
+		Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now}))
+	must(repo.Webhooks.Put(ctx, testWS, inbox.Webhook{ID: "whk_test", URL: recv.URL("/hooks"), Events: inbox.WebhookEvents(),
+		Status: inbox.WebhookActive, CreatedAt: now}))
+	for k, v := range map[string]string{"ERP_TOKEN": testToken, "ERP_URL": recv.URL(""), inbox.WebhookSecretName("whk_test"): testHookSec} {
+		must(st.SetSecret(ctx, testWS, k, v))
+	}
 }
+
+// mailDomain is the domain the test inboxes receive under.
+const mailDomain = "in.kobana.test"
+
+// testAddress is the test inbox's address.
+const testAddress = "invoices@test." + mailDomain
 
 // receive does what the intake does with an accepted message: keeps the raw
 // message, then in one transaction writes the e-mail record, email.received
@@ -325,8 +343,11 @@ type receiver struct {
 // received is one request the receiver got.
 type received struct {
 	Method, Path string
-	Header       http.Header
-	Body         []byte
+	// Email is the request's email query parameter (the crash tests' steps
+	// carry the e-mail's id there).
+	Email  string
+	Header http.Header
+	Body   []byte
 	// Files are the SHA-256 of the file parts of a multipart body, by field.
 	Files map[string]string
 }
@@ -348,7 +369,7 @@ func (r *receiver) fail(path string, n int) {
 }
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
-	got := received{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Files: map[string]string{}}
+	got := received{Method: req.Method, Path: req.URL.Path, Email: req.URL.Query().Get("email"), Header: req.Header.Clone(), Files: map[string]string{}}
 	if mt, params, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err == nil && mt == "multipart/form-data" {
 		mr := multipart.NewReader(req.Body, params["boundary"])
 		for {
@@ -381,6 +402,19 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	default:
 		io.WriteString(w, `{"ok":true}`)
 	}
+}
+
+// count returns how many requests for an e-mail were received at a path.
+func (r *receiver) count(path, email string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, g := range r.got {
+		if g.Path == path && g.Email == email {
+			n++
+		}
+	}
+	return n
 }
 
 // requests returns the requests received at a path.
