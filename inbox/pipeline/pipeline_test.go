@@ -75,7 +75,7 @@ func testEveryStage(t *testing.T, opt options) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"env": "sandbox", "app_url": "https://kobana.test", "workspace_id": testWS, "workspace_slug": "test",
-		"workspace_external_id": "ext-42", "inbox_id": testInbox, "inbox_email": "invoices@test.in.kobana.email", "email_id": m.ID,
+		"workspace_external_id": "ext-42", "inbox_id": testInbox, "inbox_email": testAddress, "email_id": m.ID,
 		"email_message_id": m.MessageID, "agent_id": testAgent, "agent_run_id": run.ID, "workflow_run_id": wr.ID}
 	for k, v := range want {
 		if facts[k] != v {
