@@ -100,8 +100,8 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 		option.WithHTTPClient(rq.client),
 		option.WithMaxRetries(0), // the runner retries, and records each attempt
 	}
-	if rq.endpoint.key != "" {
-		opts = append(opts, option.WithAPIKey(string(rq.endpoint.key)))
+	if k := rq.endpoint.apiKeyValue(); k != "" {
+		opts = append(opts, option.WithAPIKey(k))
 	}
 	if len(rq.files) > 0 {
 		enc, err := rq.params.MarshalJSON()

@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kobana/workflow/inbox"
 )
 
 // Response formats: how an endpoint is asked for JSON.
@@ -56,7 +57,9 @@ type Endpoint struct {
 	// OpenRouter); a model not listed is sent under its catalog id.
 	Models map[string]string `json:"models,omitempty"`
 
-	key apiKey
+	// key is behind a pointer so that printing an Endpoint with fmt's
+	// %v shows an address, never the key.
+	key *apiKey
 }
 
 // acceptsFiles reports whether the endpoint takes file content parts.
@@ -71,7 +74,17 @@ func (e Endpoint) modelName(id string) string {
 }
 
 // HasKey reports whether an API key was loaded for the endpoint.
-func (e Endpoint) HasKey() bool { return e.key != "" }
+func (e Endpoint) HasKey() bool { return e.key != nil }
+
+// apiKeyValue is the endpoint's key; "" when it takes none.
+func (e Endpoint) apiKeyValue() string {
+	if e.key == nil {
+		return ""
+	}
+	return string(*e.key)
+}
+
+func newKey(s string) *apiKey { k := apiKey(s); return &k }
 
 // apiKey is a credential. It prints as a redaction in every format and log
 // value, so a key that reaches a log line or an error by mistake does not
@@ -248,7 +261,7 @@ func loadFile(path string, getenv func(string) string, providers []string) (Conf
 			if strings.ContainsAny(k, "\r\n") {
 				return Config{}, &ConfigError{at + ".api_key_file", e.APIKeyFile + " holds more than one line; it must hold the key alone"}
 			}
-			e.key = apiKey(k)
+			e.key = newKey(k)
 		}
 		for id, name := range e.Models {
 			if strings.TrimSpace(name) == "" {
@@ -292,10 +305,20 @@ func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt stri
 		if strings.ContainsAny(k, "\r\n") {
 			return &ConfigError{keyAt, fmt.Sprintf("the environment variable %s holds more than one line", e.APIKeyEnv)}
 		}
-		e.key = apiKey(k)
+		e.key = newKey(k)
 	}
 	return nil
 }
 
-// errNoEndpoint says a model's provider has no endpoint configured.
-var errNoEndpoint = errors.New("no model endpoint is configured for this provider")
+// CatalogProviders are the providers of the model catalog, sorted: the
+// names -agents-config may use besides AnyProvider.
+func CatalogProviders() []string {
+	var out []string
+	for _, m := range inbox.Models() {
+		if !slices.Contains(out, m.Provider) {
+			out = append(out, m.Provider)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -373,25 +373,33 @@ func (ru *run) firstRequest() (request, error) {
 
 var (
 	schemaOnce sync.Once
-	schema     map[string]any
+	schema     json.RawMessage
+	schemaDesc string
 )
 
 // answerSchema is response_format's json_schema: workflow.schema.json,
-// without the keys that name the file rather than describe the answer.
-// It is not strict: strict structured outputs take only a subset of JSON
-// Schema, and the linter, not the provider, is the authority.
+// without the keys that name the file rather than describe the answer,
+// encoded once. It is not strict: strict structured outputs take only a
+// subset of JSON Schema, and the linter, not the provider, is the
+// authority.
 func answerSchema() shared.ResponseFormatJSONSchemaJSONSchemaParam {
 	schemaOnce.Do(func() {
-		if err := json.Unmarshal(workflow.Schema, &schema); err != nil {
+		var m map[string]any
+		if err := json.Unmarshal(workflow.Schema, &m); err != nil {
 			panic("workflow.schema.json does not decode: " + err.Error())
 		}
-		delete(schema, "$schema")
-		delete(schema, "$id")
+		delete(m, "$schema")
+		delete(m, "$id")
+		schemaDesc, _ = m["description"].(string)
+		b, err := json.Marshal(m)
+		if err != nil {
+			panic("workflow.schema.json does not encode: " + err.Error())
+		}
+		schema = b
 	})
-	desc, _ := schema["description"].(string)
 	return shared.ResponseFormatJSONSchemaJSONSchemaParam{
 		Name:        "kobana_agent_answer",
-		Description: openai.String(strings.TrimSpace(desc)),
+		Description: openai.String(strings.TrimSpace(schemaDesc)),
 		Schema:      schema,
 		Strict:      openai.Bool(false),
 	}
