@@ -82,7 +82,7 @@ func Render(in Input) (Prompt, error) {
 		ReservedHeaders:  compile.ReservedHeaders(),
 		TransportHeaders: compile.TransportHeaders(),
 		MaxSteps:         compile.MaxSteps,
-		KobanaKeys:       lang.KobanaKeys,
+		KobanaKeys:       lang.KobanaKeys(),
 		SecretNames:      lines(in.SecretNames),
 		Example:          Example,
 	})
