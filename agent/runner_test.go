@@ -675,3 +675,24 @@ func TestFileInputUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnfence checks any model answer is taken apart without a panic, and
+// that what is linted is part of what the model said: a fence is only ever
+// removed, never text added.
+func FuzzUnfence(f *testing.F) {
+	for _, s := range []string{seedAnswer, "```json\n" + seedAnswer + "\n```", "Sure:\n~~~\n{}\n~~~\nbye", "```python\n```\n```json\n{", "```", "~~~json", "\n\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, answer string) {
+		doc, fenced := unfence(answer)
+		if !strings.Contains(answer, doc) {
+			t.Fatalf("unfence(%q) = %q, which the answer does not hold", answer, doc)
+		}
+		if doc != strings.TrimSpace(doc) {
+			t.Fatalf("unfence(%q) = %q, not trimmed", answer, doc)
+		}
+		if !fenced && doc != strings.TrimSpace(answer) {
+			t.Fatalf("unfence(%q) = %q: an answer without a fence was changed", answer, doc)
+		}
+	})
+}
