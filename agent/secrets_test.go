@@ -38,7 +38,7 @@ func TestSecretValuesNeverReachTheModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	repo := inbox.Repo{Store: st}
+	repo := inbox.NewRepo(st)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	raw := []byte(examples.InvoiceEmail)
 	e, err := inbox.ParseEmail(raw)
@@ -48,12 +48,13 @@ func TestSecretValuesNeverReachTheModel(t *testing.T) {
 	e.ID, e.InboxID, e.Status, e.ReceivedAt = "eml_1", "inb_1", inbox.EmailPending, now
 	ag := inbox.Agent{ID: "agt_1", Name: "Invoice reader", Model: "gpt-4.1-mini", Status: inbox.StatusActive, CreatedAt: now,
 		SystemMessage: "Create a payable for each invoice.", Settings: inbox.AgentSettings{FileInputs: true}}
-	for _, d := range []inbox.Document{
-		inbox.Workspace{ID: ws, Name: "Secrets", Environment: "sandbox", CreatedAt: now},
-		inbox.Inbox{ID: "inb_1", Address: "financeiro@example.inbox.kobana.com.br", AgentID: ag.ID, Status: inbox.StatusActive, CreatedAt: now},
-		ag, e,
+	for _, err := range []error{
+		repo.Workspaces.Put(ctx, ws, inbox.Workspace{ID: ws, Name: "Secrets", Environment: "sandbox", CreatedAt: now}),
+		repo.Inboxes.Put(ctx, ws, inbox.Inbox{ID: "inb_1", Address: "financeiro@example.inbox.kobana.com.br", AgentID: ag.ID, Status: inbox.StatusActive, CreatedAt: now}),
+		repo.Agents.Put(ctx, ws, ag),
+		repo.Emails.Put(ctx, ws, e),
 	} {
-		if err := repo.Put(ctx, ws, d); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,7 +63,7 @@ func TestSecretValuesNeverReachTheModel(t *testing.T) {
 	}
 	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
 	var handed map[string]string
-	p := &inbox.Inline{Repo: repo, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: h.runner,
+	p := &inbox.Inline{Store: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: h.runner,
 		Workflows: inbox.WorkflowRunnerFunc(func(_ context.Context, in inbox.WorkflowInput) (json.RawMessage, error) {
 			handed = in.Secrets
 			return json.RawMessage(`{"status": "succeeded", "steps": []}`), nil
@@ -93,7 +94,7 @@ func TestSecretValuesNeverReachTheModel(t *testing.T) {
 			t.Errorf("the workflow runner was not handed secret %s", n)
 		}
 	}
-	stored, err := inbox.Get[inbox.AgentRun](ctx, repo, ws, out.AgentRun.ID)
+	stored, err := repo.AgentRuns.Get(ctx, ws, out.AgentRun.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
