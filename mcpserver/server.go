@@ -297,6 +297,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, s.rewriteError(c, method, err)
 			}
 			res.CacheScope, res.TTLMs = "private", 0
+			if c.Modern() {
+				return completeRead{res}, nil
+			}
 			return res, nil
 		}
 		res, err := next(ctx, method, req)
@@ -304,6 +307,10 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, s.rewriteError(c, method, err)
 		}
 		switch r := res.(type) {
+		case *mcp.CallToolResult:
+			if r.NeedsInput() {
+				return inputRequired{r}, nil
+			}
 		case *mcp.ListToolsResult:
 			r.Tools = filter(r.Tools, func(t *mcp.Tool) bool { return c.May(t.Name) })
 		case *mcp.ListResourcesResult:
@@ -480,12 +487,15 @@ func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessa
 	}, nil
 }
 
+// errorResult is the tool result of a failure: its text starts with the
+// code ("not_found: …"), which programs read. It carries no
+// structuredContent: that must match the tool's outputSchema, which
+// describes success, and clients that listed the tools refuse a result
+// whose structured content does not (-32602), hiding the message.
 func errorResult(e *ToolError) *mcp.CallToolResult {
-	b, _ := json.Marshal(map[string]string{"error": e.Code, "message": e.Message})
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: e.Code + ": " + e.Message}},
-		StructuredContent: json.RawMessage(b),
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: e.Code + ": " + e.Message}},
 	}
 }
 

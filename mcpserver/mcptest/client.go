@@ -63,8 +63,10 @@ func Stdio(t testing.TB, srv *mcpserver.Server, token string) mcp.Transport {
 }
 
 // Connect opens a go-sdk client session over transport speaking era,
-// answering elicitations with answer when it is not nil. The session is
-// closed when the test ends.
+// answering elicitations with answer when it is not nil. Every message the
+// server sends on it is checked against the official MCP schema of era and
+// every tool result against its tool's outputSchema (see Checker): a
+// violation fails t. The session is closed when the test ends.
 func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
@@ -72,11 +74,18 @@ func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "kobana-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	cs, err := c.Connect(context.Background(), Checked(t, transport, NewChecker(era)), &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatalf("connect %s: %v", era, err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	// The tools' output schemas, so that every tool result on this
+	// connection is checked against its tool's.
+	for _, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("connect %s: listing tools: %v", era, err)
+		}
+	}
 	return cs
 }
 
@@ -92,6 +101,16 @@ func TextOf(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// ErrorCode returns the error code of a tool result that failed (the text
+// before the first ": "), "" for a success.
+func ErrorCode(r *mcp.CallToolResult) string {
+	if r == nil || !r.IsError {
+		return ""
+	}
+	code, _, _ := strings.Cut(TextOf(r), ": ")
+	return code
 }
 
 // RPCCode returns the JSON-RPC error code of err, or 0.
