@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,52 +59,61 @@ type Tool struct {
 	inputSchema  *jsonschema.Schema
 	outputSchema *jsonschema.Schema
 	input        *jsonschema.Resolved
+	output       *jsonschema.Resolved
 	handler      func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+	// err is what was wrong with the declaration; New reports it.
+	err error
 }
 
 // NewTool declares a tool whose arguments decode into In and whose
 // structured result is Out; both schemas are derived from the Go types
-// (use `json` and `jsonschema` struct tags for names and descriptions).
+// (`json` tags for names, `jsonschema` tags for descriptions, and the
+// constraint tags listed in schema.go: enum, pattern, minLength, maxLength,
+// minimum, maximum, minItems, maxItems, format). In must be a struct.
+// A declaration the framework cannot serve is reported by New.
 // The handler returns a *ToolError (or wraps ErrNotFound) for failures the
 // model should see as a tool result.
 func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, in In) (Out, error)) Tool {
-	in, err := jsonschema.For[In](schemaOptions)
+	t := Tool{ToolSpec: spec}
+	fail := func(format string, args ...any) Tool {
+		t.err = fmt.Errorf("tool %s: "+format, append([]any{spec.Name}, args...)...)
+		return t
+	}
+	in, err := schemaFor[In]()
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+		return fail("input schema: %v", err)
 	}
 	if in.Type != "object" {
-		panic(fmt.Sprintf("mcpserver: tool %s input must be an object", spec.Name))
+		return fail("input must be an object (a struct), not %s", in.Type+strings.Join(in.Types, "|"))
 	}
-	out, err := jsonschema.For[Out](schemaOptions)
+	out, err := schemaFor[Out]()
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s output schema: %v", spec.Name, err))
+		return fail("output schema: %v", err)
 	}
-	resolved, err := in.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+	if out.Type != "object" {
+		return fail("output must be an object (a struct or map), not %s", out.Type+strings.Join(out.Types, "|"))
 	}
-	return Tool{
-		ToolSpec:     spec,
-		inputSchema:  in,
-		outputSchema: out,
-		input:        resolved,
-		handler: func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
-			var v In
-			if len(args) > 0 && string(args) != "null" {
-				if err := json.Unmarshal(args, &v); err != nil {
-					return nil, &ToolError{Code: "invalid_arguments", Message: err.Error()}
-				}
+	if t.input, err = in.Resolve(nil); err != nil {
+		return fail("input schema: %v", err)
+	}
+	if t.output, err = out.Resolve(nil); err != nil {
+		return fail("output schema: %v", err)
+	}
+	if h == nil {
+		return fail("no handler")
+	}
+	t.inputSchema, t.outputSchema = in, out
+	t.handler = func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
+		var v In
+		if len(args) > 0 && string(args) != "null" {
+			if err := json.Unmarshal(args, &v); err != nil {
+				return nil, &ToolError{Code: "invalid_arguments", Message: err.Error()}
 			}
-			return h(ctx, c, v)
-		},
+		}
+		return h(ctx, c, v)
 	}
+	return t
 }
-
-// schemaOptions describes types whose Go shape is not their JSON shape: a
-// json.RawMessage is any JSON value, not an array of bytes.
-var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"},
-}}
 
 // validate checks raw arguments against the input schema.
 func (t *Tool) validate(args json.RawMessage) error {

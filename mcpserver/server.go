@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -477,14 +478,47 @@ func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessa
 			return errorResult(Errorf("internal_error", "%s failed; try again later", t.Name)), nil
 		}
 	}
-	b, err := json.Marshal(out)
+	b, err := t.encode(out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: encoding result: %w", t.Name, err)
+		// The tool ran: say so, with what it returned, rather than a
+		// structuredContent clients would refuse.
+		s.log.Error("tool result outside its output schema", "tool", t.Name, "error", err)
+		text := fmt.Sprintf("%s: %s ran, but its result does not match the tool's declared output schema (a server bug, logged); do not retry it blindly. The result was: %s",
+			CodeOutputMismatch, t.Name, b)
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}, nil
+}
+
+// CodeOutputMismatch is the error code of a tool that ran but whose result
+// does not match its declared output schema (a bug in the product).
+const CodeOutputMismatch = "output_schema_mismatch"
+
+// encode renders a tool's result as its outputSchema declares it: nil
+// slices and maps are sent as [] and {}, and the result is checked against
+// the schema. On a mismatch it returns the JSON with the error.
+func (t *Tool) encode(out any) ([]byte, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return b, fmt.Errorf("decoding the result: %w", err)
+	}
+	if bytes.Contains(b, []byte("null")) {
+		v = fillNulls(t.outputSchema, v)
+		if b, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("encoding the result: %w", err)
+		}
+	}
+	if err := t.output.Validate(v); err != nil {
+		return b, err
+	}
+	return b, nil
 }
 
 // errorResult is the tool result of a failure: its text starts with the
