@@ -78,18 +78,19 @@ func applyTags(t reflect.Type, s *jsonschema.Schema, path string) error {
 	}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
 			continue
 		}
 		if f.Anonymous && name == "" {
-			// Embedded: its fields are the parent's properties.
+			// Embedded (exported or not, as encoding/json): its fields
+			// are the parent's properties.
 			if err := applyTags(f.Type, s, path); err != nil {
 				return err
 			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {

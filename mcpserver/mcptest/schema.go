@@ -123,9 +123,7 @@ type Checker struct {
 	pending map[string]sentRequest
 	// outputs holds the compiled outputSchema of each listed tool; a listed
 	// tool without one maps to nil.
-	outputs  map[string]*jsonschema.Schema
-	compiler *jsonschema.Compiler
-	seq      int
+	outputs map[string]*jsonschema.Schema
 }
 
 type sentRequest struct {
@@ -136,10 +134,9 @@ type sentRequest struct {
 // NewChecker returns a Checker for a connection speaking protocol version.
 func NewChecker(version string) *Checker {
 	return &Checker{
-		version:  SchemaVersion(version),
-		pending:  map[string]sentRequest{},
-		outputs:  map[string]*jsonschema.Schema{},
-		compiler: jsonschema.NewCompiler(),
+		version: SchemaVersion(version),
+		pending: map[string]sentRequest{},
+		outputs: map[string]*jsonschema.Schema{},
 	}
 }
 
@@ -367,14 +364,38 @@ func (c *Checker) learnTools(what string, result map[string]any) error {
 	return errors.Join(errs...)
 }
 
-// compileSchema compiles a schema the server declared; c.mu is held.
+// declaredSchemas caches the schemas servers declared, compiled, by their
+// JSON text: every connection of a test suite lists the same tools.
+var declaredSchemas = struct {
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	byText   map[string]*jsonschema.Schema
+	seq      int
+}{compiler: jsonschema.NewCompiler(), byText: map[string]*jsonschema.Schema{}}
+
+// compileSchema compiles a schema a server declared.
 func (c *Checker) compileSchema(v any) (*jsonschema.Schema, error) {
-	c.seq++
-	url := fmt.Sprintf("urn:mcptest:schema:%d", c.seq)
-	if err := c.compiler.AddResource(url, v); err != nil {
+	text, err := json.Marshal(v) // map keys sorted: one text per schema
+	if err != nil {
 		return nil, err
 	}
-	return c.compiler.Compile(url)
+	d := &declaredSchemas
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.byText[string(text)]; ok {
+		return s, nil
+	}
+	d.seq++
+	url := fmt.Sprintf("urn:mcptest:schema:%d", d.seq)
+	if err := d.compiler.AddResource(url, v); err != nil {
+		return nil, err
+	}
+	s, err := d.compiler.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	d.byText[string(text)] = s
+	return s, nil
 }
 
 // checkStructured checks a tool result against its tool's outputSchema.
