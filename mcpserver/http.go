@@ -280,8 +280,12 @@ func originAllowed(origins, hosts []string, origin string) bool {
 }
 
 // ServeStdio serves one stdio connection (newline-delimited JSON-RPC on in
-// and out) on behalf of the given token, until the client disconnects or ctx
-// ends. The token is checked now and again on every request.
+// and out) on behalf of the given token, until the client closes its input
+// or ctx ends. The token is checked now and again on every request. When
+// the input ends, the requests already read are answered first (unless the
+// client cancelled them, or ctx ends): `printf 'REQ1\nREQ2\n' | kobana
+// serve -stdio` prints both answers. The end of the input is not an error:
+// ServeStdio then returns nil.
 func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser, out io.WriteCloser) error {
 	if _, err := s.opts.Store.Authenticate(ctx, token); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -290,7 +294,16 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser,
 		return err
 	}
 	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
-	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	f := newInflight(ctx)
+	r := &drainingReader{ReadCloser: in, f: f}
+	r.lines.fn = f.read
+	w := &countingWriter{WriteCloser: out}
+	w.lines.fn = f.wrote
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // Connect serves one in-process connection on behalf of a token (tests,
