@@ -52,6 +52,8 @@ type Server struct {
 	products  []*Product
 	now       func() time.Time
 	log       *slog.Logger
+	// confirmWait is ConfirmationWait (tests shorten it).
+	confirmWait time.Duration
 }
 
 type toolEntry struct {
@@ -91,6 +93,8 @@ func New(opts Options) (*Server, error) {
 		prompts: map[string]*promptEntry{},
 		now:     opts.Now,
 		log:     opts.Logger,
+
+		confirmWait: ConfirmationWait,
 	}
 	if s.now == nil {
 		s.now = time.Now
