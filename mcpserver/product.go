@@ -19,9 +19,15 @@ type Product struct {
 	Resources []Resource
 	Prompts   []Prompt
 	// Complete answers completion/complete for this product's prompts and
-	// resource templates; nil means no suggestions.
+	// resource templates; nil means Completer's answers.
 	Complete CompleteFunc
-	Policy   Policy
+	// Completer declares where ids are suggested from: New checks that its
+	// templates are this product's (with an {id}), its arguments are its
+	// prompts', and its tools exist. When Complete is nil it answers
+	// completions itself; a Complete of the product's own may delegate to
+	// it.
+	Completer *IDCompleter
+	Policy    Policy
 }
 
 // Policy is a product's answer to the confirmation questions the

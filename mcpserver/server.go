@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,8 +79,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("mcpserver: Options.Store is required")
 	}
-	if opts.Roles == nil {
-		opts.Roles = DefaultRoles
+	roles, err := checkRoles(opts.Roles)
+	if err != nil {
+		return nil, err
+	}
+	// A copy: the caller's map cannot change who may do what later.
+	opts.Roles = roles
+	opts.Products = slices.Clone(opts.Products)
+	if err := checkProducts(opts.Products); err != nil {
+		return nil, err
 	}
 	if opts.Name == "" {
 		opts.Name = "kobana"
@@ -116,9 +124,7 @@ func New(opts Options) (*Server, error) {
 		SetCacheable: s.cacheable,
 	})
 	for _, p := range opts.Products {
-		if err := s.addProduct(p); err != nil {
-			return nil, err
-		}
+		s.addProduct(p)
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
@@ -127,16 +133,11 @@ func New(opts Options) (*Server, error) {
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-func (s *Server) addProduct(p *Product) error {
-	if p.Policy.DeclineCode == "" {
-		return fmt.Errorf("mcpserver: product %s: Policy.DeclineCode is required", p.Name)
-	}
+// addProduct registers a product checkProducts accepted.
+func (s *Server) addProduct(p *Product) {
 	s.products = append(s.products, p)
 	for i := range p.Tools {
 		t := &p.Tools[i]
-		if _, dup := s.tools[t.Name]; dup {
-			return fmt.Errorf("mcpserver: tool %s declared twice", t.Name)
-		}
 		s.tools[t.Name] = &toolEntry{tool: t, product: p}
 		readOnly := t.Access == Read
 		destructive := t.Destructive
@@ -162,9 +163,6 @@ func (s *Server) addProduct(p *Product) error {
 	}
 	for i := range p.Resources {
 		r := &p.Resources[i]
-		if _, ok := s.tools[r.Tool]; !ok {
-			return fmt.Errorf("mcpserver: resource %s%s is read by unknown tool %s", r.URI, r.Template, r.Tool)
-		}
 		mime := r.MIMEType
 		if mime == "" {
 			mime = "application/json"
@@ -179,11 +177,6 @@ func (s *Server) addProduct(p *Product) error {
 	}
 	for i := range p.Prompts {
 		pr := &p.Prompts[i]
-		for _, t := range pr.Tools {
-			if _, ok := s.tools[t]; !ok {
-				return fmt.Errorf("mcpserver: prompt %s relies on unknown tool %s", pr.Name, t)
-			}
-		}
 		s.prompts[pr.Name] = &promptEntry{prompt: pr, product: p}
 		args := make([]*mcp.PromptArgument, 0, len(pr.Arguments))
 		for _, a := range pr.Arguments {
@@ -191,7 +184,6 @@ func (s *Server) addProduct(p *Product) error {
 		}
 		s.mcp.AddPrompt(&mcp.Prompt{Name: pr.Name, Title: pr.Title, Description: pr.Description, Arguments: args}, s.getPrompt)
 	}
-	return nil
 }
 
 func uriSegments(u string) []string {
@@ -665,14 +657,21 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			}
 		}
 	}
-	if product == nil || product.Complete == nil {
+	if product == nil {
+		return empty, nil
+	}
+	answer := product.Complete
+	if answer == nil && product.Completer != nil {
+		answer = product.Completer.Complete
+	}
+	if answer == nil {
 		return empty, nil
 	}
 	var ctxArgs map[string]string
 	if req.Params.Context != nil {
 		ctxArgs = req.Params.Context.Arguments
 	}
-	vals, err := product.Complete(ctx, c, ref, req.Params.Argument, ctxArgs)
+	vals, err := answer(ctx, c, ref, req.Params.Argument, ctxArgs)
 	if err != nil {
 		s.log.Error("completion failed", "ref", ref.Name+ref.URI, "error", err)
 		return empty, nil
