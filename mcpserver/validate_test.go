@@ -25,7 +25,9 @@ func tool(name string, access mcpserver.Access) mcpserver.Tool {
 		func(ctx context.Context, c *mcpserver.Caller, in idIn) (idOut, error) { return idOut(in), nil })
 }
 
-func read(context.Context, *mcpserver.Caller, string, map[string]string) (any, error) { return idOut{}, nil }
+func read(context.Context, *mcpserver.Caller, string, map[string]string) (any, error) {
+	return idOut{}, nil
+}
 
 func prompt(context.Context, *mcpserver.Caller, map[string]string) (*mcp.GetPromptResult, error) {
 	return &mcp.GetPromptResult{}, nil
