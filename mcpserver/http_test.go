@@ -104,3 +104,41 @@ func TestLegacyRequestWithoutSession(t *testing.T) {
 		t.Fatalf("tools/list in the session: HTTP %d %s", resp.StatusCode, got)
 	}
 }
+
+// The protocol errors of 2026-07-28 (answered by the SDK below the
+// framework) are valid messages of the official schema too, with HTTP
+// statuses a client can act on.
+func TestModernProtocolErrorsMatchTheOfficialSchema(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	auth := "Bearer " + e.tokens["owner"]
+	for _, tc := range []struct {
+		name, version, method, mcpName, body, wantCode string
+	}{
+		{"no _meta", "2026-07-28", "tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, "-32602"},
+		{"unsupported version", "2099-01-01", "tools/list", "",
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta("2099-01-01") + `}}`, "-32022"},
+		{"header mismatch", "2026-07-28", "tools/call", "notes_purge",
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"notes_get","arguments":{"id":"n1"},` + meta("2026-07-28") + `}}`, "-32020"},
+		{"unknown method", "2026-07-28", "tasks/list", "", `{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{` + meta("2026-07-28") + `}}`, "-32601"},
+		{"unknown tool", "2026-07-28", "tools/call", "notes_nope",
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"notes_nope","arguments":{},` + meta("2026-07-28") + `}}`, "-32602"},
+		{"unknown prompt", "2026-07-28", "prompts/get", "nope",
+			`{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"nope",` + meta("2026-07-28") + `}}`, "-32602"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{"Authorization": auth, "Mcp-Protocol-Version": tc.version, "Mcp-Method": tc.method}
+			if tc.mcpName != "" {
+				h["Mcp-Name"] = tc.mcpName
+			}
+			resp, got := post(t, e.url, tc.body, h)
+			check := mcptest.NewChecker(mcptest.Modern)
+			check.Sent([]byte(tc.body))
+			if err := check.Received([]byte(got)); err != nil {
+				t.Errorf("HTTP %d: %v", resp.StatusCode, err)
+			}
+			if !strings.Contains(got, `"code":`+tc.wantCode) || resp.StatusCode < 400 {
+				t.Errorf("HTTP %d %s; want an HTTP error status with JSON-RPC error %s", resp.StatusCode, got, tc.wantCode)
+			}
+		})
+	}
+}

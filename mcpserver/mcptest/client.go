@@ -69,12 +69,21 @@ func Stdio(t testing.TB, srv *mcpserver.Server, token string) mcp.Transport {
 // violation fails t. The session is closed when the test ends.
 func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := ConnectChecked(t, transport, era, answer)
+	return cs
+}
+
+// ConnectChecked is Connect that also returns the session's Checker, whose
+// Seen tells which kinds of message the test exercised.
+func ConnectChecked(t testing.TB, transport mcp.Transport, era string, answer Answer) (*mcp.ClientSession, *Checker) {
+	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if answer != nil {
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
 	}
+	check := NewChecker(era)
 	c := mcp.NewClient(&mcp.Implementation{Name: "kobana-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), Checked(t, transport, NewChecker(era)), &mcp.ClientSessionOptions{ProtocolVersion: era})
+	cs, err := c.Connect(context.Background(), Checked(t, transport, check), &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatalf("connect %s: %v", era, err)
 	}
@@ -86,7 +95,7 @@ func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *
 			t.Fatalf("connect %s: listing tools: %v", era, err)
 		}
 	}
-	return cs
+	return cs, check
 }
 
 // TextOf joins the text contents of a tool result.

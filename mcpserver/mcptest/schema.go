@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -124,6 +125,8 @@ type Checker struct {
 	// outputs holds the compiled outputSchema of each listed tool; a listed
 	// tool without one maps to nil.
 	outputs map[string]*jsonschema.Schema
+	// seen counts the messages checked by kind (see Seen).
+	seen map[string]int
 }
 
 type sentRequest struct {
@@ -137,7 +140,25 @@ func NewChecker(version string) *Checker {
 		version: SchemaVersion(version),
 		pending: map[string]sentRequest{},
 		outputs: map[string]*jsonschema.Schema{},
+		seen:    map[string]int{},
 	}
+}
+
+// Seen counts the messages the Checker accepted, by kind: the result
+// definition a response was checked against ("CallToolResult",
+// "InputRequiredResult", "ReadResourceResult", …), "error <code>" for
+// errors, "request <method>" and "notification <method>" for what the
+// server sent on its own. Tests use it to show that they exercised a kind.
+func (c *Checker) Seen() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.seen)
+}
+
+func (c *Checker) count(kind string) {
+	c.mu.Lock()
+	c.seen[kind]++
+	c.mu.Unlock()
 }
 
 // Version is the schema version the Checker checks against.
@@ -215,9 +236,9 @@ func (c *Checker) receivedOne(m map[string]any) error {
 	id, hasID := m["id"]
 	switch {
 	case method != "" && hasID:
-		return c.validate("server request "+method, m, "JSONRPCRequest", "ServerRequest")
+		return c.counted("request "+method, c.validate("server request "+method, m, "JSONRPCRequest", "ServerRequest"))
 	case method != "":
-		return c.validate("server notification "+method, m, "JSONRPCNotification", "ServerNotification")
+		return c.counted("notification "+method, c.validate("server notification "+method, m, "JSONRPCNotification", "ServerNotification"))
 	}
 	c.mu.Lock()
 	req, known := c.pending[idKey(id)]
@@ -231,11 +252,12 @@ func (c *Checker) receivedOne(m map[string]any) error {
 		if err := c.validate(what, m, "JSONRPCErrorResponse"); err != nil {
 			return err
 		}
-		if em, ok := e.(map[string]any); ok {
-			if code, ok := em["code"].(json.Number); ok && code.String() == "0" {
-				return fmt.Errorf("%s (%s schema): error code 0 is not a JSON-RPC error code: %s", what, c.version, compact(m))
-			}
+		em, _ := e.(map[string]any)
+		code, _ := em["code"].(json.Number)
+		if code.String() == "0" {
+			return fmt.Errorf("%s (%s schema): error code 0 is not a JSON-RPC error code: %s", what, c.version, compact(m))
 		}
+		c.count("error " + code.String())
 		return nil
 	}
 	if err := c.validate(what, m, "JSONRPCResultResponse"); err != nil {
@@ -258,13 +280,25 @@ func (c *Checker) receivedOne(m map[string]any) error {
 	if err := c.undeclaredNulls(what, def, result); err != nil {
 		return err
 	}
+	var err error
 	switch {
 	case req.method == "tools/list":
-		return c.learnTools(what, result)
+		err = c.learnTools(what, result)
 	case req.method == "tools/call" && def == "CallToolResult":
-		return c.checkStructured(what, req.tool, result)
+		err = c.checkStructured(what, req.tool, result)
 	}
-	return nil
+	if isError, _ := result["isError"].(bool); isError && err == nil {
+		c.count("CallToolResult isError")
+	}
+	return c.counted(def, err)
+}
+
+// counted counts kind when err is nil, and returns err.
+func (c *Checker) counted(kind string, err error) error {
+	if err == nil {
+		c.count(kind)
+	}
+	return err
 }
 
 // validate checks v against each named definition in turn.
