@@ -12,13 +12,14 @@ import (
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // expiringLedger is a store whose ledger waits for its context to end, as
 // a locked database does, and records the deadline it was given.
 type expiringLedger struct {
-	*store.SQL
+	*sqlite.Store
 	mu        sync.Mutex
 	deadlines []time.Time
 	unbounded int
@@ -44,7 +45,7 @@ func TestConfirmationWaitsForTheLedgerAtMostTwoSeconds(t *testing.T) {
 		t.Fatalf("ConfirmationWait is %v; the user must hear within 2 s", mcpserver.ConfirmationWait)
 	}
 	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
-	ledger := &expiringLedger{SQL: e.st}
+	ledger := &expiringLedger{Store: e.st}
 	url := serve(t, ledger, e.toy.product(mcpserver.Policy{DeclineCode: "user_declined"}))
 	cs := mcptest.Connect(t, mcptest.HTTP(url, e.tokens["owner"]), mcptest.Modern, mcptest.Yes)
 	start := time.Now()
@@ -69,21 +70,21 @@ func TestConfirmationWaitsForTheLedgerAtMostTwoSeconds(t *testing.T) {
 // stuckStore is a store whose confirmation calls block until released,
 // whatever their context says.
 type stuckStore struct {
-	*store.SQL
+	*sqlite.Store
 	release  chan struct{}
 	stuckKey bool // SigningKey blocks too
 }
 
 func (s *stuckStore) Consume(ctx context.Context, nonce string, expires time.Time) error {
 	<-s.release
-	return s.SQL.Consume(context.Background(), nonce, expires)
+	return s.Store.Consume(context.Background(), nonce, expires)
 }
 
 func (s *stuckStore) SigningKey(ctx context.Context, purpose string) (store.Key, error) {
 	if s.stuckKey {
 		<-s.release
 	}
-	return s.SQL.SigningKey(context.Background(), purpose)
+	return s.Store.SigningKey(context.Background(), purpose)
 }
 
 // A store that ignores deadlines does not hold the answer: it comes at
@@ -96,7 +97,7 @@ func TestConfirmationDoesNotWaitForAStuckStore(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
-			st := &stuckStore{SQL: e.st, release: make(chan struct{}), stuckKey: stuckKey}
+			st := &stuckStore{Store: e.st, release: make(chan struct{}), stuckKey: stuckKey}
 			defer close(st.release)
 			srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{e.toy.product(mcpserver.Policy{DeclineCode: "user_declined"})}})
 			if err != nil {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // New checks every declaration before it serves anything: a product that

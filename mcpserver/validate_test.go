@@ -9,7 +9,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 type idIn struct {

@@ -17,7 +17,8 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // requiredEnv makes missing clients a failure instead of a skip (CI sets it
@@ -57,7 +58,7 @@ func clients(t *testing.T) string {
 func server(t *testing.T) (url, token string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kobana.db"), store.Options{})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kobana.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // kit is Inbox alone with its demo data, built from the public
@@ -30,7 +31,7 @@ func newKit(t *testing.T) *kit {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: clock})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
