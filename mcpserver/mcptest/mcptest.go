@@ -130,28 +130,32 @@ func post(client *http.Client, url, token, method, name string, params map[strin
 
 // checkers holds one Checker per endpoint and token, primed with the
 // tools that token may list.
-var checkers sync.Map // url + "\x00" + token → *Checker
+var checkers sync.Map // url + "\x00" + token → *primedChecker
+
+type primedChecker struct {
+	once  sync.Once
+	check *Checker
+}
 
 // toolChecker returns the Checker of an endpoint and token, listing the
-// tools on first use; a token that cannot list gets a Checker that knows no
-// tool.
+// tools once, on first use (concurrent first calls wait for that one
+// listing); a token that cannot list gets a Checker that knows no tool.
 func toolChecker(client *http.Client, url, token string) *Checker {
-	key := url + "\x00" + token
-	if c, ok := checkers.Load(key); ok {
-		return c.(*Checker)
-	}
-	check := NewChecker(Modern)
-	_, raw, err := post(client, url, token, "tools/list", "", map[string]any{
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    Modern,
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		},
-	}, check)
-	if err == nil {
-		check.Received(raw) // a broken list fails the tests that list tools
-	}
-	c, _ := checkers.LoadOrStore(key, check)
-	return c.(*Checker)
+	v, _ := checkers.LoadOrStore(url+"\x00"+token, &primedChecker{})
+	p := v.(*primedChecker)
+	p.once.Do(func() {
+		p.check = NewChecker(Modern)
+		_, raw, err := post(client, url, token, "tools/list", "", map[string]any{
+			"_meta": map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    Modern,
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			},
+		}, p.check)
+		if err == nil {
+			p.check.Received(raw) // a broken list fails the tests that list tools
+		}
+	})
+	return p.check
 }
 
 // InputRequired reports whether a result asks the user a question.
