@@ -66,7 +66,10 @@ type Tool struct {
 	outputSchema *jsonschema.Schema
 	input        *jsonschema.Resolved
 	output       *jsonschema.Resolved
-	handler      func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+	// constrainedOutput: the output schema says more than the Go type
+	// guarantees, so results are checked against it.
+	constrainedOutput bool
+	handler           func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
 	// err is what was wrong with the declaration; New reports it.
 	err error
 }
@@ -109,6 +112,7 @@ func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, 
 		return fail("no handler")
 	}
 	t.inputSchema, t.outputSchema = in, out
+	t.constrainedOutput = constrained(out)
 	t.handler = func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
 		var v In
 		if len(args) > 0 && string(args) != "null" {

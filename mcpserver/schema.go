@@ -2,14 +2,17 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/valyala/fastjson"
 )
 
 // Tool schemas are inferred from Go types, then made portable and
@@ -266,6 +269,32 @@ func constrains(s *jsonschema.Schema) bool {
 		s.Pattern != "" || s.Format != "" || s.Required != nil
 }
 
+// constrained reports whether s or a schema in it has a keyword that a Go
+// type's encoding does not guarantee by itself: the constraint tags.
+func constrained(s *jsonschema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Enum != nil || s.Const != nil || s.Pattern != "" || s.Format != "" || s.MinLength != nil || s.MaxLength != nil ||
+		s.Minimum != nil || s.Maximum != nil || s.ExclusiveMinimum != nil || s.ExclusiveMaximum != nil || s.MultipleOf != nil ||
+		s.MinItems != nil || s.MaxItems != nil || s.UniqueItems || s.MinProperties != nil || s.MaxProperties != nil {
+		return true
+	}
+	for _, p := range s.Properties {
+		if constrained(p) {
+			return true
+		}
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf, s.PrefixItems} {
+		for _, x := range list {
+			if constrained(x) {
+				return true
+			}
+		}
+	}
+	return constrained(s.Items) || constrained(s.AdditionalProperties)
+}
+
 // anyJSON is an explicit "any JSON value".
 func anyJSON() []*jsonschema.Schema {
 	var out []*jsonschema.Schema
@@ -275,41 +304,164 @@ func anyJSON() []*jsonschema.Schema {
 	return out
 }
 
-// fillNulls replaces, in a decoded value, each null the schema does not
-// allow where it expects an array or an object (nil slices and maps) with
-// an empty one. It returns the value.
-func fillNulls(s *jsonschema.Schema, v any) any {
-	if s == nil {
-		return v
+// fillNulls rewrites the JSON text b so that each null the schema does not
+// allow, where it expects an array or an object (a nil slice or map), is an
+// empty one. The text is parsed with fastjson (few allocations), filled in
+// place and written again; numbers keep their text, strings are escaped as
+// encoding/json escapes them.
+func fillNulls(s *jsonschema.Schema, b []byte) ([]byte, error) {
+	p := jsonParsers.Get()
+	defer jsonParsers.Put(p)
+	v, err := p.ParseBytes(b)
+	if err != nil {
+		return nil, err
 	}
-	switch x := v.(type) {
-	case nil:
-		switch s.Type {
-		case "array":
-			return []any{}
-		case "object":
-			return map[string]any{}
+	a := jsonArenas.Get()
+	defer jsonArenas.Put(a)
+	if e := empty(s, v); e != "" {
+		v = e.new(a)
+	} else if err := fill(s, v, a); err != nil {
+		return nil, err
+	}
+	return appendJSON(make([]byte, 0, len(b)+64), v), nil
+}
+
+var (
+	jsonParsers fastjson.ParserPool
+	jsonArenas  fastjson.ArenaPool
+)
+
+// errRepeatedKey: an object repeats a key whose null would be filled in (a
+// text encoding/json never writes).
+var errRepeatedKey = errors.New("an object repeats a key")
+
+// fill fills in the nulls of s in v, in place. (A parse shares one null
+// value: a null is replaced in its parent.)
+func fill(s *jsonschema.Schema, v *fastjson.Value, a *fastjson.Arena) error {
+	if s == nil {
+		return nil
+	}
+	switch v.Type() {
+	case fastjson.TypeObject:
+		s = branchFor(s, "object")
+		o, _ := v.Object()
+		var (
+			replace []string
+			err     error
+		)
+		o.Visit(func(key []byte, x *fastjson.Value) {
+			ps := s.Properties[string(key)]
+			if ps == nil {
+				ps = s.AdditionalProperties
+			}
+			if empty(ps, x) != "" {
+				replace = append(replace, string(key))
+			} else if e := fill(ps, x, a); e != nil {
+				err = e
+			}
+		})
+		if err != nil {
+			return err
 		}
-	case map[string]any:
-		if b := branchFor(s, "object"); b != s {
-			return fillNulls(b, v)
+		for _, key := range replace {
+			n := 0
+			o.Visit(func(k []byte, _ *fastjson.Value) {
+				if string(k) == key {
+					n++
+				}
+			})
+			if n > 1 {
+				return fmt.Errorf("%w: %q", errRepeatedKey, key)
+			}
+			ps := s.Properties[key]
+			if ps == nil {
+				ps = s.AdditionalProperties
+			}
+			o.Set(key, empty(ps, o.Get(key)).new(a))
 		}
-		for k, val := range x {
-			if p, ok := s.Properties[k]; ok {
-				x[k] = fillNulls(p, val)
-			} else if s.AdditionalProperties != nil {
-				x[k] = fillNulls(s.AdditionalProperties, val)
+	case fastjson.TypeArray:
+		s = branchFor(s, "array")
+		items, _ := v.Array()
+		for i, x := range items {
+			if e := empty(s.Items, x); e != "" {
+				v.SetArrayItem(i, e.new(a))
+			} else if err := fill(s.Items, x, a); err != nil {
+				return err
 			}
 		}
-	case []any:
-		if b := branchFor(s, "array"); b != s {
-			return fillNulls(b, v)
+	}
+	return nil
+}
+
+// emptyKind is what a null becomes: an array or an object.
+type emptyKind string
+
+func (k emptyKind) new(a *fastjson.Arena) *fastjson.Value {
+	if k == "array" {
+		return a.NewArray()
+	}
+	return a.NewObject()
+}
+
+// empty says what the null x becomes under s; "" when x stays as it is.
+func empty(s *jsonschema.Schema, x *fastjson.Value) emptyKind {
+	if s == nil || x.Type() != fastjson.TypeNull || (s.Type != "array" && s.Type != "object") {
+		return ""
+	}
+	return emptyKind(s.Type)
+}
+
+// appendJSON writes v. (fastjson's own writer quotes strings the way Go
+// source does, which is not always JSON: a control character becomes \x01.)
+func appendJSON(dst []byte, v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		dst = append(dst, '{')
+		first := true
+		o.Visit(func(key []byte, x *fastjson.Value) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendString(dst, key)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, x)
+		})
+		return append(dst, '}')
+	case fastjson.TypeArray:
+		items, _ := v.Array()
+		dst = append(dst, '[')
+		for i, x := range items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSON(dst, x)
 		}
-		for i := range x {
-			x[i] = fillNulls(s.Items, x[i])
+		return append(dst, ']')
+	case fastjson.TypeString:
+		return appendString(dst, v.GetStringBytes())
+	}
+	return v.MarshalTo(dst) // numbers (as written), true, false, null
+}
+
+// appendString writes s as a JSON string, as encoding/json would.
+func appendString(dst, s []byte) []byte {
+	plain := utf8.Valid(s)
+	for i, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' ||
+			c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) { // U+2028, U+2029
+			plain = false
+			break
 		}
 	}
-	return v
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	q, _ := json.Marshal(string(s)) // a string always encodes
+	return append(dst, q...)
 }
 
 // branchFor returns the anyOf branch of s of the given type, or s.

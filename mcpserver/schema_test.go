@@ -213,6 +213,32 @@ func TestEncodeSendsEmptyCollectionsAndChecksTheSchema(t *testing.T) {
 		t.Errorf("nested list: %s", d)
 	}
 
+	// Filling in nulls keeps every other value as it was.
+	type texts struct {
+		Text  string         `json:"text"`
+		Nums  []float64      `json:"nums"`
+		Any   any            `json:"any"`
+		Empty []string       `json:"empty"`
+		Map   map[string]any `json:"map"`
+	}
+	tricky := texts{Text: "a \"quote\" <b>&amp; é 😀 \u2028 \\ \n\t\x01", Nums: []float64{1e21, 0.1, -0, 12345678901234567}, Any: map[string]any{"null": nil, "list": []any{nil, "x"}},
+		Map: map[string]any{"k": nil}}
+	tt := NewTool(ToolSpec{Name: "tt"}, func(ctx context.Context, c *Caller, in struct{}) (texts, error) { return texts{}, nil })
+	b, err = tt.encode(tricky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back, want map[string]any
+	orig, _ := json.Marshal(tricky)
+	json.Unmarshal(orig, &want)
+	want["empty"] = []any{}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if d := cmp.Diff(want, back); d != "" {
+		t.Errorf("values changed (-want +got):\n%s\n%s", d, b)
+	}
+
 	// A value its schema refuses is reported, with its JSON.
 	type constrained struct {
 		Month string `json:"month" pattern:"^[0-9]{4}-[0-9]{2}$"`

@@ -494,22 +494,27 @@ func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessa
 const CodeOutputMismatch = "output_schema_mismatch"
 
 // encode renders a tool's result as its outputSchema declares it: nil
-// slices and maps are sent as [] and {}, and the result is checked against
-// the schema. On a mismatch it returns the JSON with the error.
+// slices and maps are sent as [] and {}. The Go type guarantees the rest of
+// the shape (types, required members, no others), so the result is checked
+// against the schema only when the schema says more than the type can (a
+// constraint tag: enum, pattern, lengths, bounds, format). On a mismatch it
+// returns the JSON with the error.
 func (t *Tool) encode(out any) ([]byte, error) {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
+	if bytes.Contains(b, []byte("null")) {
+		if b, err = fillNulls(t.outputSchema, b); err != nil {
+			return nil, fmt.Errorf("re-encoding the result: %w", err)
+		}
+	}
+	if !t.constrainedOutput {
+		return b, nil
+	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return b, fmt.Errorf("decoding the result: %w", err)
-	}
-	if bytes.Contains(b, []byte("null")) {
-		v = fillNulls(t.outputSchema, v)
-		if b, err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("encoding the result: %w", err)
-		}
 	}
 	if err := t.output.Validate(v); err != nil {
 		return b, err
