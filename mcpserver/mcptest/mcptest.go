@@ -1,10 +1,3 @@
-// Package mcptest helps tests drive the MCP server with plain JSON-RPC over
-// HTTP, for the protocol-2026-07-28 cases a go-sdk client cannot express: the
-// per-request _meta (protocol version, client capabilities), requestState
-// and inputResponses of a confirmed tools/call.
-//
-// ToolCall.Send is the entry point; FormCaps and YesAnswer are the usual
-// capabilities and answer of a client that confirms with a form.
 package mcptest
 
 import (
