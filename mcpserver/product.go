@@ -41,6 +41,18 @@ type Policy struct {
 	// confirmation is then left to the client. When false such calls answer
 	// confirmation_required and nothing runs.
 	LegacyRunsDirectly bool
+	// Where names what a call acts in, for the confirmation question:
+	// "workspace <id>" when nil (Inbox); Billing, whose records belong to
+	// the organization, says "organization <id>".
+	Where func(c *Caller) string
+}
+
+// where is the place a confirmation question names.
+func (p Policy) where(c *Caller) string {
+	if p.Where != nil {
+		return p.Where(c)
+	}
+	return "workspace " + c.Workspace
 }
 
 // ToolSpec declares a tool.
@@ -70,8 +82,32 @@ type Tool struct {
 	// guarantees, so results are checked against it.
 	constrainedOutput bool
 	handler           func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+	// check runs before a destructive call is confirmed (WithCheck).
+	check func(ctx context.Context, c *Caller, args json.RawMessage) error
 	// err is what was wrong with the declaration; New reports it.
 	err error
+}
+
+// WithCheck gives a destructive tool a check that runs whenever the user
+// would be asked to confirm it (and before confirmation_required is
+// answered): that the records it names exist and the caller may act on
+// them, that their state allows the action. Its error is the call's answer,
+// as a handler's would be (a *ToolError, or one wrapping ErrNotFound), and
+// nothing is asked: no one confirms a call that cannot run. Any other error
+// answers confirmation_unavailable. A call carrying a valid confirmation is
+// not checked again before its handler, which checks when it runs. In must
+// be the tool's input type.
+func WithCheck[In any](t Tool, check func(ctx context.Context, c *Caller, in In) error) Tool {
+	t.check = func(ctx context.Context, c *Caller, args json.RawMessage) error {
+		var v In
+		if len(args) > 0 && string(args) != "null" {
+			if err := json.Unmarshal(args, &v); err != nil {
+				return &ToolError{Code: "invalid_arguments", Message: err.Error()}
+			}
+		}
+		return check(ctx, c, v)
+	}
+	return t
 }
 
 // NewTool declares a tool whose arguments decode into In and whose
@@ -126,6 +162,8 @@ func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, 
 }
 
 // validate checks raw arguments against the input schema.
+// The error names the argument in the caller's terms (tags[].name), not
+// the schema's (/properties/tags/items/properties/name).
 func (t *Tool) validate(args json.RawMessage) error {
 	var v any = map[string]any{}
 	if len(args) > 0 && string(args) != "null" {
@@ -133,7 +171,52 @@ func (t *Tool) validate(args json.RawMessage) error {
 			return err
 		}
 	}
-	return t.input.Validate(v)
+	if err := t.input.Validate(v); err != nil {
+		return errors.New(argumentProblem(err.Error()))
+	}
+	return nil
+}
+
+// argumentProblem rewrites a jsonschema-go validation message
+// ("validating root: validating /properties/id: pattern: …") to name the
+// argument ("argument id: pattern: …").
+func argumentProblem(msg string) string {
+	const prefix = "validating "
+	i := strings.LastIndex(msg, prefix)
+	if i < 0 {
+		return msg
+	}
+	where, reason, ok := strings.Cut(msg[i+len(prefix):], ": ")
+	if !ok {
+		return msg
+	}
+	if where == "root" {
+		if names, ok := strings.CutPrefix(reason, "required: missing properties: "); ok {
+			return "missing required argument(s) " + names
+		}
+		if names, ok := strings.CutPrefix(reason, "unexpected additional properties "); ok {
+			return "unknown argument(s) " + names + "; the tool's input schema lists the arguments it takes"
+		}
+		return reason
+	}
+	var path strings.Builder
+	for _, seg := range strings.Split(strings.TrimPrefix(where, "/"), "/") {
+		switch seg {
+		case "properties":
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			continue
+		case "items":
+			path.WriteString("[]")
+			continue
+		case "additionalProperties":
+			path.WriteString("{}")
+			continue
+		}
+		path.WriteString(seg)
+	}
+	return "argument " + strings.TrimPrefix(path.String(), ".") + ": " + reason
 }
 
 // ToolError is a failure reported to the model as an isError tool result

@@ -248,3 +248,31 @@ func TestEncodeSendsEmptyCollectionsAndChecksTheSchema(t *testing.T) {
 		t.Errorf("got %s, %v; want the JSON and a schema error", b, err)
 	}
 }
+
+func TestArgumentProblemsNameTheArgument(t *testing.T) {
+	type inner struct {
+		Tag string `json:"tag" pattern:"^[a-z]+$"`
+	}
+	type in struct {
+		ID    string  `json:"id" pattern:"^inv_[0-9]+$"`
+		Model string  `json:"model,omitempty" enum:"a,b"`
+		Tags  []inner `json:"tags,omitempty"`
+	}
+	tool := NewTool(ToolSpec{Name: "x"}, func(context.Context, *Caller, in) (struct{}, error) { return struct{}{}, nil })
+	for args, want := range map[string]string{
+		`{}`:                                    `missing required argument(s) ["id"]`,
+		`{"id":"x"}`:                            `argument id: pattern: "x" does not match regular expression "^inv_[0-9]+$"`,
+		`{"id":"inv_1","model":"c"}`:            `argument model: enum: c does not equal any of: [a b]`,
+		`{"id":"inv_1","tags":[{"tag":"A"}]}`:   `argument tags[].tag: pattern: "A" does not match regular expression "^[a-z]+$"`,
+		`{"id":"inv_1","extra":1}`:              `unknown argument(s) ["extra"]; the tool's input schema lists the arguments it takes`,
+		`{"id":"inv_1","tags":[{"tag":"abc"}]}`: ``,
+	} {
+		err := tool.validate(json.RawMessage(args))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", args, err)
+		case want != "" && (err == nil || err.Error() != want):
+			t.Errorf("%s: got %v, want %s", args, err, want)
+		}
+	}
+}

@@ -9,9 +9,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -36,21 +37,21 @@ func newKit(t *testing.T) *kit {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	demo, err := inbox.Seed(ctx, st, now)
+	seeded, err := inbox.Seed(ctx, st, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := billing.SeedDemo(ctx, st, now); err != nil {
 		t.Fatal(err)
 	}
-	k := &kit{tokens: map[string]string{"owner": demo[0].Token, "viewer": demo[1].Token}}
-	if err := st.PutPerson(ctx, store.Person{ID: "per_olga", Organization: inbox.DemoOrganization, Name: "Olga"}); err != nil {
+	k := &kit{tokens: map[string]string{"owner": seeded[0].Token, "viewer": seeded[1].Token}}
+	if err := st.PutPerson(ctx, store.Person{ID: "per_olga", Organization: demo.Organization, Name: "Olga"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetMembership(ctx, inbox.DemoWorkspace, "per_olga", "operator"); err != nil {
+	if err := st.SetMembership(ctx, demo.Workspace, "per_olga", "operator"); err != nil {
 		t.Fatal(err)
 	}
-	if k.tokens["operator"], err = st.CreateToken(ctx, store.NewToken{Person: "per_olga", Workspace: inbox.DemoWorkspace, Scopes: []string{"read", "write"}}); err != nil {
+	if k.tokens["operator"], err = st.CreateToken(ctx, store.NewToken{Person: "per_olga", Workspace: demo.Workspace, Scopes: []string{"read", "write"}}); err != nil {
 		t.Fatal(err)
 	}
 	p, _, err := billing.New(billing.Options{Store: st, Now: clock})

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -74,7 +75,7 @@ func server(t *testing.T) (url, token string) {
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	ibx, ip, err := inbox.New(inbox.Options{Store: st, PublicURL: hs.URL})
+	ibx, ip, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: hs.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func server(t *testing.T) (url, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inbox.DownloadPath: ip.DownloadHandler()}}))
+	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: ip.DownloadHandler()}}))
 	return hs.URL + "/mcp", tokens[0].Token
 }
 
