@@ -178,7 +178,7 @@ func (ru *run) converse(ctx context.Context) {
 			ru.fail(inbox.CauseRefusal, "the provider's content filter stopped the answer")
 			return
 		case ans.finish == "length":
-			ru.res.Answer = clipText(ans.content, MaxAnswerRecorded)
+			ru.res.Answer = clipAnswer(ans.content)
 			ru.fail(inbox.CauseOutputTruncated, "the model stopped at its output limit before finishing its answer")
 			return
 		}

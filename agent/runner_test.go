@@ -388,7 +388,7 @@ func TestFailuresNotRetried(t *testing.T) {
 		"bad request":            {standin.Error(400, "invalid_request_error", "response_format is not supported"), inbox.CauseProviderError, "response_format is not supported"},
 		"refusal":                {standin.Reply{Refusal: "I can't help with that."}, inbox.CauseRefusal, "I can't help with that."},
 		"content filter":         {standin.Reply{Content: "", FinishReason: "content_filter"}, inbox.CauseRefusal, "content filter"},
-		"truncated":              {standin.Reply{Content: `{"result": {"supp`, FinishReason: "length"}, inbox.CauseOutputTruncated, "output limit"},
+		"truncated":              {standin.Reply{Content: "{\n  \"result\": {\"supp", FinishReason: "length"}, inbox.CauseOutputTruncated, "output limit"},
 		"no choices":             {standin.Reply{Body: `{"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0}}`}, inbox.CauseProviderError, "without a choice"},
 		"not json":               {standin.Reply{Body: `this is not json`}, inbox.CauseProviderError, "not a Chat Completions response"},
 	} {
@@ -406,6 +406,9 @@ func TestFailuresNotRetried(t *testing.T) {
 			}
 			if len(res.Output) != 0 {
 				t.Errorf("a failed run has output %s", res.Output)
+			}
+			if c.cause == inbox.CauseOutputTruncated && res.Answer != c.reply.Content {
+				t.Errorf("the truncated answer is recorded as %q, not as the model wrote it", res.Answer)
 			}
 		})
 	}
