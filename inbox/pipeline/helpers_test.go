@@ -169,7 +169,7 @@ func (e *env) seed() {
 // seedRecords writes the test workspace (identity and Inbox record), its
 // inbox, agent, secrets and a webhook subscribed to every event, with the
 // ERP and the webhook played by recv.
-func seedRecords(t *testing.T, ctx context.Context, st store.Store, recv *receiver) {
+func seedRecords(t testing.TB, ctx context.Context, st store.Store, recv *receiver) {
 	t.Helper()
 	now := time.Now().UTC()
 	repo := inbox.NewRepo(st)
@@ -332,7 +332,7 @@ func (s *scripted) called() int {
 // receiver plays the ERP and the webhook endpoint on loopback and counts
 // what it receives.
 type receiver struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu       sync.Mutex
@@ -352,7 +352,7 @@ type received struct {
 	Files map[string]string
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	r := &receiver{t: t, failures: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
