@@ -3,6 +3,7 @@ package inboxmcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"testing"
@@ -371,5 +372,21 @@ func TestPlanLimits(t *testing.T) {
 	}
 	if r := h.call(cs, "agents_create", map[string]any{"name": "C", "model": "gpt-5-ultra", "system_message": "x"}); !strings.Contains(textOf(r), "unknown model") {
 		t.Errorf("unknown model: %s", textOf(r))
+	}
+}
+
+// Deleting an e-mail deletes its raw message where the product keeps it
+// (Options.Messages), after the user's yes.
+func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", yes)
+	if r := h.call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
+		t.Fatal(textOf(r))
+	}
+	if _, err := h.st.GetBlob(context.Background(), demo.Workspace, "eml_rcp_01"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("raw message after the delete: %v", err)
+	}
+	if r := h.call(cs, "emails_get", map[string]any{"id": "eml_rcp_01"}); !strings.HasPrefix(textOf(r), "not_found: ") {
+		t.Fatalf("e-mail after the delete: %s", textOf(r))
 	}
 }
