@@ -109,9 +109,7 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 	if plan == nil {
 		return false, fmt.Errorf("the embedded seed example does not compile: %v", diags.Err())
 	}
-	msg, err := eml.New(func() (io.ReadCloser, error) {
-		return io.NopCloser(strings.NewReader(examples.InvoiceEmail)), nil
-	})
+	msg, err := eml.New(strings.NewReader(examples.InvoiceEmail), int64(len(examples.InvoiceEmail)))
 	if err != nil {
 		return false, fmt.Errorf("the embedded sample e-mail: %w", err)
 	}

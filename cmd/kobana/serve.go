@@ -290,7 +290,7 @@ func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput)
 	var attachments resolve.AttachmentsFunc
 	if len(raw) > 0 {
 		attachments = func() (resolve.Attachments, error) {
-			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
+			msg, err := eml.New(bytes.NewReader(raw), int64(len(raw)))
 			if err != nil {
 				return nil, fmt.Errorf("reading the e-mail: %w", err)
 			}

@@ -61,7 +61,7 @@ func ParseEmail(raw []byte) (Email, error) {
 			}
 		}
 	}
-	msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
+	msg, err := eml.New(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		return e, fmt.Errorf("reading attachments: %w", err)
 	}

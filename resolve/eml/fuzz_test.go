@@ -27,7 +27,7 @@ func FuzzMessage(f *testing.F) {
 	f.Add([]byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: multipart/related; boundary=c\r\n\r\n--c\r\n\r\n--c--\r\n--b--"))
 	f.Add([]byte("Content-Disposition: attachment; filename*0*=utf-8''%C3; filename*1*=%A7.pdf\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\na=3Db=\r\nc=ZZ"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := New(fromBytes(data))
+		m, err := newBytes(data)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // lineWriter breaks what it writes into CRLF-terminated lines of width bytes.
@@ -99,9 +101,9 @@ func TestLargeAttachment(t *testing.T) {
 		t.Fatal(err)
 	}
 	atts := m.Attachments()
-	if len(atts) != 2 || atts[0] != (Attachment{0, "backup.zip", "application/zip", size}) ||
-		atts[1] != (Attachment{1, "leia.txt", "text/plain", 3}) {
-		t.Fatalf("Attachments() = %+v", atts)
+	if diff := cmp.Diff([]Attachment{{Index: 0, Filename: "backup.zip", ContentType: "application/zip", Size: size},
+		{Index: 1, Filename: "leia.txt", ContentType: "text/plain", Size: 3}}, atts); diff != "" {
+		t.Fatalf("Attachments() (-want +got):\n%s", diff)
 	}
 	r, err := m.Open(0)
 	if err != nil {

@@ -10,9 +10,8 @@ import (
 	"testing"
 )
 
-func fromBytes(b []byte) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-}
+// newBytes reads a message held in memory.
+func newBytes(b []byte) (*Message, error) { return New(bytes.NewReader(b), int64(len(b))) }
 
 func mustRead(t *testing.T, name string) []byte {
 	t.Helper()
@@ -90,7 +89,7 @@ func TestMalformed(t *testing.T) {
 		{"header line without a colon", []byte("From a@b\r\nSubject: x\r\n\r\nbody"), []string{"message header"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(fromBytes(tc.eml))
+			m, err := newBytes(tc.eml)
 			if err == nil {
 				t.Fatalf("New succeeded with %d attachments, want an error", m.Len())
 			}
@@ -117,7 +116,7 @@ func TestLimitsAccept(t *testing.T) {
 	for i := MaxDepth - 1; i >= 0; i-- {
 		fmt.Fprintf(&b, "--b%d--\r\n", i)
 	}
-	m, err := New(fromBytes([]byte(b.String())))
+	m, err := newBytes([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func TestBodyPartsNotDecoded(t *testing.T) {
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!not base64!!\r\n" +
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: x-unknown\r\n\r\nbody\r\n" +
 		"--b\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERg==\r\n--b--\r\n"
-	m, err := New(fromBytes([]byte(eml)))
+	m, err := newBytes([]byte(eml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +152,7 @@ func TestEveryTruncation(t *testing.T) {
 			step = 7
 		}
 		for n := 0; n < len(data); n += step {
-			m, err := New(fromBytes(data[:n]))
+			m, err := newBytes(data[:n])
 			if err != nil {
 				if !errors.Is(err, ErrMalformed) {
 					t.Fatalf("%s cut at %d: %v is not ErrMalformed", name, n, err)
