@@ -397,9 +397,10 @@ func (r *partReader) Read(p []byte) (int, error) {
 // fill reads and decodes the next chunk of the range, or confirms the whole
 // once it is read.
 func (r *partReader) fill() {
-	if r.out == nil {
-		r.out = make([]byte, 0, rawChunk)
-		r.raw = make([]byte, rawChunk)
+	if r.raw == nil {
+		n := int(min(rawChunk, r.p.Length+1))
+		r.out = make([]byte, 0, n)
+		r.raw = make([]byte, n)
 	}
 	if r.pos > 0 {
 		r.out = r.out[:copy(r.out, r.out[r.pos:])]

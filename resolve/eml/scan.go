@@ -60,7 +60,7 @@ func (s *scanner) window(pos int64, atLeast int) ([]byte, error) {
 	}
 	start := max(0, pos-lookbehind)
 	need := int(pos-start) + int(want)
-	size := max(windowSize, need)
+	size := max(min(windowSize, int(s.size-start)), need)
 	if len(s.buf) < size {
 		nb := make([]byte, size)
 		if start >= s.off && start < s.off+int64(s.n) {
@@ -124,14 +124,16 @@ func eolLen(line []byte) int {
 	return 0
 }
 
-// matchBoundary reports which of bounds (innermost last, tried first) the
-// line is a delimiter of, and whether it is the closing one: "--", the
-// boundary, an optional "--", optional blanks, then the line ending.
+// matchBoundary reports which of bounds (innermost last) the line is a
+// delimiter of, and whether it is the closing one: "--", the boundary, an
+// optional "--", optional blanks, then the line ending. Enclosing
+// boundaries are tried first: a multipart whose parts reuse its parent's
+// boundary ends at the parent's delimiter, as in Python's reading.
 func matchBoundary(line []byte, bounds []string) (int, bool) {
 	if len(line) < 2 || line[0] != '-' || line[1] != '-' {
 		return -1, false
 	}
-	for k := len(bounds) - 1; k >= 0; k-- {
+	for k := range bounds {
 		rest, ok := bytes.CutPrefix(line[2:], []byte(bounds[k]))
 		if !ok {
 			continue

@@ -1,0 +1,131 @@
+package eml
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The corpus is real-world and deliberately broken mail from public test
+// suites, redistributed under their licences (each folder holds its LICENSE):
+//
+//   - cpython/: CPython's Lib/test/test_email/data/msg_*.txt, Python 3.11.2
+//     (Debian package libpython3.11-testsuite), https://github.com/python/cpython,
+//     Python Software Foundation License.
+//   - enmime/: testdata/{mail,low-quality,parts}/*.raw of
+//     https://github.com/jhillyerd/enmime at 0d919cc223e9cb6c2d45d6c653e7a64156006351,
+//     MIT License; a file named "mail-x.raw" here is testdata/mail/x.raw there.
+//   - flanker/: tests/fixtures/messages/**/*.eml of
+//     https://github.com/mailgun/flanker at c7f70738dbb39eda2861b03917b63ec9fa828f5d,
+//     Apache License 2.0 (big.eml, torture.eml and enclosed-endless.eml left out
+//     for size); a file named "spam-x.eml" here is messages/spam/x.eml there.
+//
+// golden.json is what Python's email package (3.11, policy default) extracts
+// from each message under this project's definition of an attachment;
+// golden.py, run by hand, writes it.
+
+// goldenAttachment is one attachment as Python extracted it.
+type goldenAttachment struct {
+	Index       int     `json:"index"`
+	Filename    *string `json:"filename"`
+	ContentType string  `json:"content_type"`
+	Size        *int64  `json:"size"`
+	SHA256      *string `json:"sha256"`
+}
+
+// corpusDifferences are the attachments where this reader deliberately
+// gives other bytes than Python, with the reason.
+var corpusDifferences = map[string]string{}
+
+// TestCorpus reads every message of the corpus and compares each
+// attachment with what Python's email package extracts: the same number of
+// attachments in the same order, the same declared type and filename, and
+// the same bytes (size and SHA-256).
+func TestCorpus(t *testing.T) {
+	raw, err := os.ReadFile("testdata/corpus/golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden map[string][]goldenAttachment
+	if err := json.Unmarshal(raw, &golden); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("testdata/corpus/*/*")
+	seen, compared := 0, 0
+	for _, path := range files {
+		name, _ := filepath.Rel("testdata/corpus", path)
+		name = filepath.ToSlash(name)
+		if filepath.Base(name) == "LICENSE" || filepath.Dir(path) == "testdata/corpus" {
+			continue
+		}
+		want, ok := golden[name]
+		if !ok {
+			t.Errorf("%s: not in golden.json (run golden.py)", name)
+			continue
+		}
+		seen++
+		t.Run(name, func(t *testing.T) {
+			m, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			got := m.Attachments()
+			ix := m.Index()
+			if len(got) != len(want) {
+				for _, a := range got {
+					t.Logf("go: %d %q %s %d %v", a.Index, a.Filename, a.ContentType, a.Size, a.Defects)
+				}
+				for _, a := range want {
+					t.Logf("python: %d %v %s", a.Index, a.Filename, a.ContentType)
+				}
+				t.Fatalf("%d attachments, Python finds %d", len(got), len(want))
+			}
+			for i, w := range want {
+				a := got[i]
+				key := name + "#" + string(rune('0'+i))
+				if _, ok := corpusDifferences[key]; ok {
+					continue
+				}
+				declared := ix.Parts[m.parts[i]].ContentType
+				if declared != w.ContentType {
+					t.Errorf("attachment %d: declared type %q, Python %q", i, declared, w.ContentType)
+				}
+				if w.Filename != nil {
+					if pyName := sanitizeFilename(decodeWords(*w.Filename)); pyName != "" && pyName != a.Filename {
+						t.Errorf("attachment %d: filename %q, Python %q", i, a.Filename, pyName)
+					}
+				}
+				if w.SHA256 == nil {
+					continue
+				}
+				r, err := m.Open(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := sha256.New()
+				n, err := io.Copy(h, r)
+				r.Close()
+				if err != nil {
+					t.Fatalf("attachment %d: %v", i, err)
+				}
+				if n != *w.Size || hex.EncodeToString(h.Sum(nil)) != *w.SHA256 {
+					t.Errorf("attachment %d (%s): %d bytes (defects %v), Python %d bytes; same bytes: %v",
+						i, a.Filename, n, a.Defects, *w.Size, hex.EncodeToString(h.Sum(nil)) == *w.SHA256)
+				}
+				if n != a.Size {
+					t.Errorf("attachment %d: streamed %d bytes, Size %d", i, n, a.Size)
+				}
+				compared++
+			}
+		})
+	}
+	if seen < 150 {
+		t.Errorf("only %d corpus messages read", seen)
+	}
+	t.Logf("%d messages, %d attachments compared byte for byte", seen, compared)
+}
