@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"slices"
+
 	"github.com/kobana/workflow/internal/jsonpos"
 	"github.com/kobana/workflow/lang"
 )
@@ -54,8 +56,10 @@ const (
 	CodeIndexOutOfRange         = lang.CodeIndexOutOfRange
 )
 
-// AllCodes lists every diagnostic code Compile can report.
-var AllCodes = []string{
+// AllCodes returns every diagnostic code Compile can report, as a new slice.
+func AllCodes() []string { return slices.Clone(allCodes[:]) }
+
+var allCodes = [...]string{
 	CodeJSONSyntax, CodeDuplicateKey, CodeInvalidUTF8, CodeTooDeep, CodeTooLarge, CodeNotObject,
 	CodeUnknownTopLevel, CodeMissingResult, CodeWorkflowType, CodeWorkflowEmpty, CodeTooManySteps,
 	CodeStepType, CodeUnknownField, CodeMissingField, CodeFieldType, CodeUnknownStepType, CodeMethod,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,13 +17,24 @@ import (
 	"github.com/kobana/workflow/lang"
 )
 
-// StepFields lists the fields a step may have.
-var StepFields = []string{"type", "label", "method", "url", "headers", "body", "form", "expected_status"}
+var stepFields = [...]string{"type", "label", "method", "url", "headers", "body", "form", "expected_status"}
 
-// ReservedHeaders lists the header names a step may not set (compared
-// case-insensitively);
-// every x-kobana-* name is reserved too.
-var ReservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Proxy-Authorization"}
+// StepFields returns the fields a step may have, as a new slice.
+func StepFields() []string { return slices.Clone(stepFields[:]) }
+
+var reservedHeaders = [...]string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Proxy-Authorization"}
+
+// ReservedHeaders returns, as a new slice, the header names a step may not
+// set because the platform sets them (compared case-insensitively); every
+// x-kobana-* name is reserved too.
+func ReservedHeaders() []string { return slices.Clone(reservedHeaders[:]) }
+
+var transportHeaders = [...]string{"Trailer", "TE", "Keep-Alive", "Proxy-Connection", "Expect"}
+
+// TransportHeaders returns, as a new slice, the header names a step may not
+// set because the HTTP transport would drop or rewrite them, so the request
+// sent would not be the one recorded (compared case-insensitively).
+func TransportHeaders() []string { return slices.Clone(transportHeaders[:]) }
 
 // Compile validates doc, the agent's output, and returns its Plan with every
 // diagnostic found. The Plan is nil when any diagnostic is an error, or when
@@ -181,17 +193,17 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 		}
 		fields[name] = m.Value
 		known := false
-		for _, f := range StepFields {
+		for _, f := range stepFields {
 			if f == name {
 				known = true
 				break
 			}
 		}
 		if !known {
-			sugg := suggest.Closest(name, StepFields)
-			msg := fmt.Sprintf("unknown field %q in step %d: a step has %s", name, i, strings.Join(StepFields, ", "))
+			sugg := suggest.Closest(name, stepFields[:])
+			msg := fmt.Sprintf("unknown field %q in step %d: a step has %s", name, i, strings.Join(stepFields[:], ", "))
 			if sugg != "" {
-				msg = fmt.Sprintf("unknown field %q in step %d; did you mean %q? A step has %s", name, i, sugg, strings.Join(StepFields, ", "))
+				msg = fmt.Sprintf("unknown field %q in step %d; did you mean %q? A step has %s", name, i, sugg, strings.Join(stepFields[:], ", "))
 			}
 			c.add(SeverityError, CodeUnknownField, base+"/"+escapePointer(name), m.Key.Start, m.Key.End, sugg, "%s", msg)
 		}
@@ -222,7 +234,7 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 			} else if validMethod(up) {
 				c.add(SeverityError, CodeMethod, base+"/method", m.Start, m.End, up, "method %q must be written in upper case: %q", m.Text, up)
 			} else {
-				c.errorAt(m, CodeMethod, base+"/method", "method %q is not supported: use one of %s", m.Text, strings.Join(Methods, ", "))
+				c.errorAt(m, CodeMethod, base+"/method", "method %q is not supported: use one of %s", m.Text, strings.Join(methods[:], ", "))
 			}
 		} else {
 			st.Method = m.Text
@@ -277,7 +289,7 @@ func keyStart(obj *jsonpos.Value, key string) int {
 }
 
 func validMethod(m string) bool {
-	for _, x := range Methods {
+	for _, x := range methods {
 		if m == x {
 			return true
 		}
@@ -390,7 +402,8 @@ func (sc *stepCompiler) checkRef(v *jsonpos.Value, ptr string, r *lang.Ref) {
 	default:
 		allowed = fmt.Sprintf("only earlier steps (0 to %d) can be referenced", i-1)
 	}
-	sc.add(SeverityError, CodeForwardReference, ptr, start, end, "", "%s: %s; at run time this step would fail", why, allowed)
+	sc.step.Forward = append(sc.step.Forward, r)
+	sc.add(SeverityWarning, CodeForwardReference, ptr, start, end, "", "%s: %s; this step will fail at run time without sending anything (the other steps still run)", why, allowed)
 }
 
 func (sc *stepCompiler) deps() []int {
@@ -488,7 +501,7 @@ func (sc *stepCompiler) headers(h *jsonpos.Value) {
 			keyOK = false
 		}
 		if keyOK && isReserved(name) {
-			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: %s are set by the platform, and x-kobana-* names belong to Kobana", name, strings.Join(ReservedHeaders, ", "))
+			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: %s are set by the platform, and x-kobana-* names belong to Kobana", name, strings.Join(reservedHeaders[:], ", "))
 			keyOK = false
 		}
 		if keyOK {
@@ -538,7 +551,7 @@ func invalidHeaderValueByte(s string) int {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func isReserved(name string) bool {
-	for _, r := range ReservedHeaders {
+	for _, r := range reservedHeaders {
 		if strings.EqualFold(r, name) {
 			return true
 		}

@@ -189,9 +189,9 @@ func TestDiagnostics(t *testing.T) {
 		{"expected status float", req(`, "expected_status": 201.5`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `201.5`, "100 to 599", ""},
 		{"expected status string", req(`, "expected_status": "201"`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `"201"`, "without quotes", ""},
 		{"expected status huge", req(`, "expected_status": 1e400`), CodeExpectedStatus, SeverityError, "/workflow/0/expected_status", `1e400`, "100 to 599", ""},
-		{"forward reference", step(`{"type": "request", "url": "https://a.example/${{steps.1.response.status}}"}, {"type": "request", "url": "https://a.example/"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.1.response.status}}`, "runs after it", ""},
-		{"self reference", step(`{"type": "request", "url": "https://a.example/${{steps.0.response.status}}"}`), CodeForwardReference, SeverityError, "/workflow/0/url", `${{steps.0.response.status}}`, "its own response", ""},
-		{"reference past the end", step(`{"type": "request", "url": "https://a.example/", "body": {"a": ["${{steps.5.response.body}}"]}}`), CodeForwardReference, SeverityError, "/workflow/0/body/a/0", `${{steps.5.response.body}}`, "has 1 step (", ""},
+		{"forward reference", step(`{"type": "request", "url": "https://a.example/${{steps.1.response.status}}"}, {"type": "request", "url": "https://a.example/"}`), CodeForwardReference, SeverityWarning, "/workflow/0/url", `${{steps.1.response.status}}`, "runs after it", ""},
+		{"self reference", step(`{"type": "request", "url": "https://a.example/${{steps.0.response.status}}"}`), CodeForwardReference, SeverityWarning, "/workflow/0/url", `${{steps.0.response.status}}`, "its own response", ""},
+		{"reference past the end", step(`{"type": "request", "url": "https://a.example/", "body": {"a": ["${{steps.5.response.body}}"]}}`), CodeForwardReference, SeverityWarning, "/workflow/0/body/a/0", `${{steps.5.response.body}}`, "has 1 step (", ""},
 		{"unknown namespace", req(`, "headers": {"Authorization": "Bearer ${{secret.TOKEN}}"}`), lang.CodeUnknownNS, SeverityError, "/workflow/0/headers/Authorization", `${{secret.TOKEN}}`, "did you mean ${{secrets.TOKEN}}", "${{secrets.TOKEN}}"},
 		{"unknown kobana key", req(`, "body": {"id": "${{kobana.emailid}}"}`), lang.CodeUnknownKobana, SeverityError, "/workflow/0/body/id", `${{kobana.emailid}}`, "unknown run fact", "${{kobana.email_id}}"},
 		{"unterminated", req(`, "body": "x ${{secrets.A"`), lang.CodeUnterminated, SeverityError, "/workflow/0/body", `${{secrets.A`, "unterminated", ""},
@@ -290,5 +290,29 @@ func TestErr(t *testing.T) {
 	}
 	if (Diagnostics{{Severity: SeverityWarning}}).Err() != nil {
 		t.Error("warnings are not errors")
+	}
+}
+
+// TestForwardReferenceFailsTheStepNotTheWorkflow: a forward reference is a
+// warning that says the step will fail; the plan exists, the step keeps the
+// reference (so the executor fails it before sending) and does not list the
+// later step among the steps it depends on.
+func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
+	plan, ds := Compile([]byte(`{"result": 1, "workflow": [
+		{"type": "request", "url": "https://a.example/"},
+		{"type": "request", "url": "https://a.example/${{steps.0.response.status}}/${{steps.2.response.body.id}}"},
+		{"type": "request", "url": "https://a.example/"}]}`))
+	if plan == nil || ds.HasErrors() {
+		t.Fatalf("no plan: %v", ds)
+	}
+	if len(ds) != 1 || ds[0].Code != CodeForwardReference || ds[0].Severity != SeverityWarning || !strings.Contains(ds[0].Message, "this step will fail") {
+		t.Fatalf("diagnostics %v", ds)
+	}
+	s1 := plan.Steps[1]
+	if len(s1.DependsOn) != 1 || s1.DependsOn[0] != 0 {
+		t.Errorf("DependsOn %v, want [0]", s1.DependsOn)
+	}
+	if len(s1.Forward) != 1 || s1.Forward[0].Index != 2 {
+		t.Errorf("Forward %v, want the reference to step 2", s1.Forward)
 	}
 }

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/kobana/workflow/lang"
@@ -13,8 +14,11 @@ const MaxSteps = 20
 // MaxDocumentSize is the largest document Compile reads, in bytes.
 const MaxDocumentSize = 1 << 20
 
-// Methods lists the HTTP methods a step may use.
-var Methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+var methods = [...]string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// Methods returns the HTTP methods a step may use, as a new slice the caller
+// may keep or change without touching the compiler's rule.
+func Methods() []string { return slices.Clone(methods[:]) }
 
 // Plan is a validated workflow, ready to run.
 type Plan struct {
@@ -43,6 +47,11 @@ type Step struct {
 	// this step references. A step that references a failed or skipped step
 	// is skipped.
 	DependsOn []int
+	// Forward lists, in document order, the references to the responses of
+	// this step itself or of later steps (or of steps past the last one).
+	// Such a step fails before anything is sent; the compiler warns about
+	// each of them.
+	Forward []*lang.Ref
 }
 
 // Header is a request header whose value may hold placeholders.

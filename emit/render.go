@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/internal/sendurl"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 )
@@ -127,6 +128,14 @@ type Record struct {
 // live request and its record in one walk. It fails with *resolve.SkipError,
 // *resolve.RefError or *Error before anything could be sent.
 func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
+	// A reference to this step or a later one can never resolve: the step
+	// fails, whatever happened to the steps before it.
+	for _, r := range step.Forward {
+		if _, err := scope.Resolve(r); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("emit: step %d refers forward to %s, yet it resolved", step.Index, r)
+	}
 	if err := scope.Check(step.DependsOn); err != nil {
 		return nil, err
 	}
@@ -141,22 +150,9 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 	req.Record = rec
 
 	// URL
-	live, record, err := rd.inline(step.URL, "url")
+	u, record, err := rd.url(step.URL)
 	if err != nil {
 		return nil, err
-	}
-	if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
-		return nil, &Error{Field: "url", Msg: fmt.Sprintf("the url contains %s after substitution: %s", controlName(live[i]), red.String(record))}
-	}
-	u, err := url.Parse(live)
-	if err != nil {
-		return nil, &Error{Field: "url", Msg: "the url does not parse after substitution: " + red.String(record)}
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &Error{Field: "url", Msg: fmt.Sprintf("the url must be http or https after substitution, not %q: %s", u.Scheme, red.String(record))}
-	}
-	if u.Host == "" {
-		return nil, &Error{Field: "url", Msg: "the url has no host after substitution: " + red.String(record)}
 	}
 	req.URL = u
 	rec.URL = red.String(record)
@@ -170,7 +166,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		if !httpguts.ValidHeaderFieldValue(live) {
 			bad := "a control character"
 			if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
-				bad = controlName(live[i])
+				bad = sendurl.ControlName(live[i])
 			}
 			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
 		}
@@ -216,18 +212,6 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 	return req, nil
 }
 
-func controlName(c byte) string {
-	switch c {
-	case '\r':
-		return "a carriage return (CR)"
-	case '\n':
-		return "a line feed (LF)"
-	case 0:
-		return "a NUL byte"
-	}
-	return "a control character"
-}
-
 func mustJSONString(s string) json.RawMessage {
 	out := append([]byte{'"'}, appendJSONString(nil, s)...)
 	return append(out, '"')
@@ -254,7 +238,80 @@ func describeAttachment(v resolve.Value) string {
 	return fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, a.Filename, a.ContentType, a.Size)
 }
 
-// inline renders a template that must be built in memory (URL, header).
+// url renders the step's URL: the URL sent, made a valid URL the way
+// browsers make one (package sendurl), and its record text, which shows the
+// same URL with secrets and inlined attachments replaced by their redacted
+// form or description.
+func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
+	var stack [256]byte
+	var pstack [4]sendurl.Piece
+	text, pieces := stack[:0], pstack[:0]
+	for _, seg := range t.Segments {
+		if seg.Ref == nil {
+			text = append(text, seg.Literal...)
+			continue
+		}
+		v, err := rd.scope.Resolve(seg.Ref)
+		if err != nil {
+			return nil, "", err
+		}
+		start := len(text)
+		switch v.Kind {
+		case resolve.File, resolve.Base64:
+			enc, err := rd.inlineBase64(v, "url")
+			if err != nil {
+				return nil, "", err
+			}
+			text = append(text, enc...)
+			rd.scrubEchoes(v)
+		default:
+			text = append(text, v.Text...)
+		}
+		if v.Kind != resolve.Text {
+			pieces = append(pieces, sendurl.Piece{Start: start, End: len(text), Record: recordOf(seg.Ref, v)})
+		}
+	}
+	raw := t.Source
+	if !t.IsLiteral() {
+		raw = string(text)
+	}
+	live, record, err := sendurl.Build(raw, pieces)
+	if err != nil {
+		shown := recordText(raw, pieces)
+		var ce *sendurl.ControlError
+		if errors.As(err, &ce) {
+			return nil, "", &Error{Field: "url", Msg: fmt.Sprintf("the url contains %s after substitution, which no URL may hold: %q", sendurl.ControlName(ce.Char), shown), Err: err}
+		}
+		return nil, "", &Error{Field: "url", Msg: fmt.Sprintf("%v: %q", err, shown), Err: err}
+	}
+	u, err := url.Parse(live)
+	if err != nil {
+		return nil, "", &Error{Field: "url", Msg: "the url does not parse after substitution: " + record, Err: err}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", &Error{Field: "url", Msg: fmt.Sprintf("the url must be http or https after substitution, not %q: %s", u.Scheme, record)}
+	}
+	if u.Hostname() == "" {
+		return nil, "", &Error{Field: "url", Msg: "the url has no host after substitution: " + record}
+	}
+	return u, record, nil
+}
+
+// recordText is text with each piece replaced by its record form, as
+// written (for messages about text that could not be made a URL).
+func recordText(text string, pieces []sendurl.Piece) string {
+	var b strings.Builder
+	at := 0
+	for _, p := range pieces {
+		b.WriteString(text[at:p.Start])
+		b.WriteString(p.Record)
+		at = p.End
+	}
+	b.WriteString(text[at:])
+	return b.String()
+}
+
+// inline renders a template that must be built in memory (a header value).
 // Both renderings are built in stack buffers, so each costs one allocation
 // (its string) up to 256 bytes.
 func (rd *renderer) inline(t lang.Template, field string) (live, record string, err error) {

@@ -519,3 +519,38 @@ func TestEchoedAttachmentsAndSecretsStayOutOfTheRecord(t *testing.T) {
 		t.Errorf("the long body was not clipped")
 	}
 }
+
+// TestForwardReferenceFailsOnlyThatStep: earlier steps run, the step that
+// refers forward fails before sending with a reason that says so, and an
+// independent later step still runs.
+func TestForwardReferenceFailsOnlyThatStep(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x1"}`)
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	plan, ds := compile.Compile([]byte(`{"result":1,"workflow":[
+		{"type":"request","url":"https://x.example/a"},
+		{"type":"request","url":"https://x.example/b/${{steps.0.response.body.id}}","body":{"later":"${{steps.2.response.body.id}}"}},
+		{"type":"request","url":"https://x.example/c"}]}`))
+	if plan == nil {
+		t.Fatalf("the workflow is rejected: %v", ds)
+	}
+	rec := ex.Run(t.Context(), plan, env(nil))
+	s := rec.Steps
+	if rec.Status != executor.RunFailed || s[0].State != resolve.StateSucceeded || s[2].State != resolve.StateSucceeded {
+		t.Fatalf("%s", recordJSON(t, rec))
+	}
+	if s[1].State != resolve.StateFailed || s[1].Reason != executor.ReasonReference || s[1].Request != nil ||
+		!strings.Contains(s[1].Error, "not sent") || !strings.Contains(s[1].Error, "step 2") || !strings.Contains(s[1].Error, "forward reference") {
+		t.Errorf("step 1: %+v", s[1])
+	}
+	var paths []string
+	for _, r := range rv.requests {
+		paths = append(paths, r.Path)
+	}
+	if fmt.Sprint(paths) != "[/a /c]" {
+		t.Errorf("the receiver got %v, want [/a /c]", paths)
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // Access is what a tool does, from least to most powerful.

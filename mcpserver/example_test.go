@@ -10,7 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // A product with one read tool, served to a client that speaks 2026-07-28.
@@ -18,7 +19,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	st, err := store.Open(ctx, filepath.Join(dir, "example.db"), store.Options{})
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "example.db"), store.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

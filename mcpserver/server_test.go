@@ -19,12 +19,13 @@ import (
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // toy is a small product exercising every framework feature.
 type toy struct {
-	st    *store.SQL
+	st    *sqlite.Store
 	runs  atomic.Int64
 	items []string
 }
@@ -97,7 +98,7 @@ func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
 
 type env struct {
 	path    string
-	st      *store.SQL
+	st      *sqlite.Store
 	toy     *toy
 	srv     *mcpserver.Server
 	url     string
@@ -109,7 +110,7 @@ func newEnv(t *testing.T, policy mcpserver.Policy) *env {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
-	st, err := store.Open(ctx, path, store.Options{})
+	st, err := sqlite.Open(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestConfirmedCallRunsOnceUnderConcurrency(t *testing.T) {
 }
 
 // brokenLedger is a store whose ledger cannot be written.
-type brokenLedger struct{ *store.SQL }
+type brokenLedger struct{ *sqlite.Store }
 
 func (brokenLedger) Consume(context.Context, string, time.Time) error {
 	return errors.New("database is locked")
@@ -386,7 +387,7 @@ func TestLedgerUnavailableRunsNothing(t *testing.T) {
 
 // brokenAuth is a store whose token lookups fail the way a lost database
 // connection does, naming the database's host.
-type brokenAuth struct{ *store.SQL }
+type brokenAuth struct{ *sqlite.Store }
 
 const dbHost = "db-primary.internal.example"
 
@@ -578,7 +579,7 @@ func TestLegacySessionIgnoresModernMeta(t *testing.T) {
 func TestConfirmationSingleUseAcrossReplicas(t *testing.T) {
 	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
 	ctx := context.Background()
-	st2, err := store.Open(ctx, e.path, store.Options{})
+	st2, err := sqlite.Open(ctx, e.path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,11 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
-	"github.com/kobana/workflow/mcpserver/store"
-	"github.com/kobana/workflow/mcpserver/store/pg"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/pg"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 func init() {
@@ -321,7 +322,7 @@ func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, i
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
 		st, err = pg.Open(ctx, db, pg.Options{Options: opts})
 	} else {
-		st, err = store.Open(ctx, db, opts)
+		st, err = sqlite.Open(ctx, db, opts)
 	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "%s: %v\n", who, err)

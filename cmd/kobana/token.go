@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 func init() {

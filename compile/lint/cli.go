@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -18,8 +19,10 @@ const (
 	ExitUsage = 2
 )
 
-// Formats lists the output formats of the command line.
-var Formats = []string{"text", "json", "sarif"}
+var formats = [...]string{"text", "json", "sarif"}
+
+// Formats returns the output formats of the command line, as a new slice.
+func Formats() []string { return slices.Clone(formats[:]) }
 
 // CLI is the validate-workflow command line, shared by the validate-workflow
 // program and `kobana validate`.
@@ -84,7 +87,7 @@ func (c *CLI) Run(args []string) int {
 		args = rest[1:]
 	}
 	if !validFormat(*format) {
-		fmt.Fprintf(c.Stderr, "%s: unknown format %q: use %s\n", name, *format, strings.Join(Formats, ", "))
+		fmt.Fprintf(c.Stderr, "%s: unknown format %q: use %s\n", name, *format, strings.Join(formats[:], ", "))
 		return ExitUsage
 	}
 	if len(files) == 0 {
@@ -155,7 +158,7 @@ func unwrapPath(err error, file string) string {
 }
 
 func validFormat(f string) bool {
-	for _, x := range Formats {
+	for _, x := range formats {
 		if x == f {
 			return true
 		}

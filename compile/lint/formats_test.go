@@ -206,7 +206,7 @@ func TestWriteSARIF(t *testing.T) {
 			t.Errorf("rule %+v", r)
 		}
 	}
-	if diff := cmp.Diff(compile.AllCodes, ids); diff != "" {
+	if diff := cmp.Diff(compile.AllCodes(), ids); diff != "" {
 		t.Errorf("rule ids (-codes +rules):\n%s", diff)
 	}
 	// The unreadable file is a notification, and the run did not succeed.
@@ -278,22 +278,37 @@ func TestSARIFOfEveryExample(t *testing.T) {
 	for _, r := range reports {
 		n += len(r.Diagnostics)
 	}
-	if len(log.Runs[0].Results) != n || n < len(compile.AllCodes) {
+	if len(log.Runs[0].Results) != n || n < len(compile.AllCodes()) {
 		t.Errorf("%d results for %d diagnostics", len(log.Runs[0].Results), n)
 	}
 }
 
 // TestRules checks that every code has a rule, in the order of
 // compile.AllCodes, with the severity the compiler reports it with.
+// TestRulesCannotBeChangedFromOutside: Rules hands out a copy; editing it
+// changes neither the next copy nor what SARIF output and RuleFor say.
+func TestRulesCannotBeChangedFromOutside(t *testing.T) {
+	mine := lint.Rules()
+	want := mine[0]
+	mine[0].Summary = "changed"
+	mine[0].Severity = compile.SeverityWarning
+	if got := lint.Rules()[0]; got != want {
+		t.Errorf("Rules()[0] = %+v after a caller edited its copy, want %+v", got, want)
+	}
+	if got, _ := lint.RuleFor(want.Code); got != want {
+		t.Errorf("RuleFor(%q) = %+v, want %+v", want.Code, got, want)
+	}
+}
+
 func TestRules(t *testing.T) {
 	var codes []string
-	for _, r := range lint.Rules {
+	for _, r := range lint.Rules() {
 		codes = append(codes, r.Code)
 		if r.Summary == "" || !strings.HasSuffix(r.Summary, ".") {
 			t.Errorf("rule %s: summary %q", r.Code, r.Summary)
 		}
 	}
-	if diff := cmp.Diff(compile.AllCodes, codes); diff != "" {
+	if diff := cmp.Diff(compile.AllCodes(), codes); diff != "" {
 		t.Fatalf("rules (-compile.AllCodes +lint.Rules):\n%s", diff)
 	}
 	for code, path := range invalidExamples(t) {

@@ -54,14 +54,14 @@ func displayName(path string) string {
 
 func TestEveryCodeHasAnInvalidExample(t *testing.T) {
 	examples := invalidExamples(t)
-	for _, code := range compile.AllCodes {
+	for _, code := range compile.AllCodes() {
 		if _, ok := examples[code]; !ok {
 			t.Errorf("no example %s/%s.json for code %s", invalidDir, code, code)
 		}
 	}
 	for name := range examples {
 		known := false
-		for _, code := range compile.AllCodes {
+		for _, code := range compile.AllCodes() {
 			known = known || code == name
 		}
 		if !known {
@@ -149,18 +149,42 @@ func TestValidExamplesAreClean(t *testing.T) {
 }
 
 // TestDocsListEveryCode checks that docs/lint.md has a heading for every
-// code: SARIF rules link to it by the code as anchor.
+// code (SARIF rules link to it by the code as anchor), followed by the
+// severity the compiler reports it with and the rule's summary.
 func TestDocsListEveryCode(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/lint.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range lint.Rules {
-		if !strings.Contains(string(doc), "\n### `"+r.Code+"`\n") {
-			t.Errorf("docs/lint.md has no heading for %s", r.Code)
+	for _, r := range lint.Rules() {
+		sev := strings.ToUpper(r.Severity.String()[:1]) + r.Severity.String()[1:]
+		if entry := "\n### `" + r.Code + "`\n" + sev + ". " + r.Summary; !strings.Contains(string(doc), entry) {
+			t.Errorf("docs/lint.md has no entry %q", entry)
 		}
 	}
 	if !strings.HasSuffix(lint.HelpURI, "docs/lint.md#") {
 		t.Errorf("HelpURI %s does not point at docs/lint.md", lint.HelpURI)
+	}
+}
+
+// TestForwardReferenceFailsOnlyWithStrict: a forward reference is a
+// warning, so the linter passes the document unless -strict is given.
+func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
+	path := filepath.Join(invalidDir, compile.CodeForwardReference+".json")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{path}, lint.ExitOK},
+		{[]string{"-strict", path}, lint.ExitProblems},
+	} {
+		var out, errOut bytes.Buffer
+		c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+		if got := c.Run(tc.args); got != tc.want {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, got, tc.want, out.String(), errOut.String())
+		}
+		if !strings.Contains(out.String(), "warning: step 0 refers to step 1") {
+			t.Errorf("%v: output %q", tc.args, out.String())
+		}
 	}
 }

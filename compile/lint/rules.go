@@ -1,6 +1,10 @@
 package lint
 
-import "github.com/kobana/workflow/compile"
+import (
+	"slices"
+
+	"github.com/kobana/workflow/compile"
+)
 
 // Rule describes one diagnostic code for tools that list them (SARIF rules,
 // documentation).
@@ -13,9 +17,11 @@ type Rule struct {
 	Summary string
 }
 
-// Rules lists every code of compile.AllCodes with its description, in the
-// order of compile.AllCodes.
-var Rules = []Rule{
+// Rules returns every code of compile.AllCodes with its description, in the
+// order of compile.AllCodes, as a new slice.
+func Rules() []Rule { return slices.Clone(rules[:]) }
+
+var rules = [...]Rule{
 	{compile.CodeJSONSyntax, compile.SeverityError, "The document must be valid JSON."},
 	{compile.CodeDuplicateKey, compile.SeverityError, "A key may appear only once in each JSON object."},
 	{compile.CodeInvalidUTF8, compile.SeverityError, "The document must be valid UTF-8."},
@@ -43,7 +49,7 @@ var Rules = []Rule{
 	{compile.CodeFormContentType, compile.SeverityWarning, "A content-type header on a form step is dropped: the multipart boundary is the platform's."},
 	{compile.CodeExpectedStatus, compile.SeverityError, `"expected_status" must be an integer from 100 to 599.`},
 	{compile.CodeNotAllowed, compile.SeverityError, "Placeholders are allowed only in the url, header values, body string values and form values."},
-	{compile.CodeForwardReference, compile.SeverityError, "A step may reference only the responses of earlier steps."},
+	{compile.CodeForwardReference, compile.SeverityWarning, "A step may reference only the responses of earlier steps: a step that refers to itself or a later step fails at run time without sending anything, while the other steps run."},
 	{compile.CodeFileOutsideForm, compile.SeverityWarning, "A whole attachment in a url or header is sent as base64; send files as a form field instead."},
 	{compile.CodePlaceholderUnterminated, compile.SeverityError, `Every "${{" must be closed by "}}"; there is no escape for a literal "${{".`},
 	{compile.CodePlaceholderEmpty, compile.SeverityError, "A placeholder must hold a reference: ${{ namespace.path }}."},
@@ -61,7 +67,7 @@ var Rules = []Rule{
 // RuleFor returns the rule of code; ok is false for a code the linter does
 // not know.
 func RuleFor(code string) (r Rule, ok bool) {
-	for _, r := range Rules {
+	for _, r := range rules {
 		if r.Code == code {
 			return r, true
 		}

@@ -119,13 +119,13 @@ type sarifRegion struct {
 func WriteSARIF(w io.Writer, reports []Report) error {
 	run := sarifRun{
 		Tool: sarifTool{Driver: sarifDriver{
-			Name: ToolName, InformationURI: InformationURI, Rules: make([]sarifRule, len(Rules)),
+			Name: ToolName, InformationURI: InformationURI, Rules: make([]sarifRule, len(rules)),
 		}},
 		Results:    []sarifResult{},
 		ColumnKind: "unicodeCodePoints",
 	}
-	index := make(map[string]int, len(Rules))
-	for i, r := range Rules {
+	index := make(map[string]int, len(rules))
+	for i, r := range rules {
 		index[r.Code] = i
 		run.Tool.Driver.Rules[i] = sarifRule{
 			ID:                   r.Code,

@@ -72,7 +72,7 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 		fields = append(fields, f)
 	}
 	sort.Strings(fields)
-	want := append([]string(nil), compile.StepFields...)
+	want := compile.StepFields()
 	sort.Strings(want)
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("step properties (-compile.StepFields +schema):\n%s", diff)
@@ -87,7 +87,7 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 	for _, m := range at(t, step, "properties", "method", "enum").([]any) {
 		methods = append(methods, m.(string))
 	}
-	if diff := cmp.Diff(compile.Methods, methods); diff != "" {
+	if diff := cmp.Diff(compile.Methods(), methods); diff != "" {
 		t.Errorf("method enum (-compile.Methods +schema):\n%s", diff)
 	}
 	if got := at(t, s, "properties", "workflow", "maxItems"); got != float64(compile.MaxSteps) {
@@ -125,7 +125,7 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 		}
 	}
 	var wantReserved []string
-	for _, h := range compile.ReservedHeaders {
+	for _, h := range compile.ReservedHeaders() {
 		wantReserved = append(wantReserved, strings.ToLower(h))
 	}
 	if diff := cmp.Diff(wantReserved, reserved); diff != "" {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // DemoOrganization is the organization SeedDemo fills: the one inbox.Seed

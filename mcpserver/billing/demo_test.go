@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 func TestSeedDemo(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "demo.db"), store.Options{})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // testClock is a settable clock shared by the store, the framework and
@@ -43,7 +44,7 @@ const (
 
 type env struct {
 	t      testing.TB
-	st     *store.SQL
+	st     *sqlite.Store
 	path   string // the store's file
 	clock  *testClock
 	srv    *mcpserver.Server
@@ -63,7 +64,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	ctx := context.Background()
 	clk := &testClock{t: demoNow}
 	path := filepath.Join(t.TempDir(), "billing.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clk.Now})
+	st, err := sqlite.Open(ctx, path, store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 // store file, with its own Billing product, as a second replica would.
 func (e *env) replica() *env {
 	e.t.Helper()
-	st, err := store.Open(context.Background(), e.path, store.Options{Now: e.clock.Now})
+	st, err := sqlite.Open(context.Background(), e.path, store.Options{Now: e.clock.Now})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // racingStore plays another replica that claims the invoice's next NF-e
 // right after this one listed the invoice's NF-e and found none live.
 type racingStore struct {
-	*store.SQL
+	*sqlite.Store
 	invoice string
 	claimed bool
 }
 
 func (s *racingStore) ListRecords(ctx context.Context, org, kind string, q store.Query) ([]store.Record, error) {
-	recs, err := s.SQL.ListRecords(ctx, org, kind, q)
+	recs, err := s.Store.ListRecords(ctx, org, kind, q)
 	if err == nil && kind == KindNFe && q.Parent == s.invoice && !s.claimed {
 		s.claimed = true
 		// The other replica saw the same history, so it claims the same id.
 		id := "nfe_" + strings.TrimPrefix(s.invoice, "inv_") + "_" + strconv.Itoa(len(recs)+1)
-		err = s.SQL.CreateRecord(ctx, store.Record{Workspace: org, Kind: KindNFe, ID: id, Parent: s.invoice, Status: NFePending, Data: []byte(`{}`)})
+		err = s.Store.CreateRecord(ctx, store.Record{Workspace: org, Kind: KindNFe, ID: id, Parent: s.invoice, Status: NFePending, Data: []byte(`{}`)})
 	}
 	return recs, err
 }
@@ -37,7 +38,7 @@ func (s *racingStore) ListRecords(ctx context.Context, org, kind string, q store
 // refuses, writes nothing and takes no number.
 func TestEmitLosesTheClaimRace(t *testing.T) {
 	ctx := context.Background()
-	sql, err := store.Open(ctx, filepath.Join(t.TempDir(), "race.db"), store.Options{})
+	sql, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "race.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestEmitLosesTheClaimRace(t *testing.T) {
 	if err := SeedDemo(ctx, sql, now); err != nil {
 		t.Fatal(err)
 	}
-	st := &racingStore{SQL: sql, invoice: "inv_1011"}
+	st := &racingStore{Store: sql, invoice: "inv_1011"}
 	_, p, err := New(Options{Store: st, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

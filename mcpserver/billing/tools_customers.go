@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // CustomerListArg filters billing_customers_list.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // InvoiceListArg filters billing_invoices_list.

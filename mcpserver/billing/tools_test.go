@@ -14,7 +14,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 func billingTools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {

@@ -14,7 +14,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/confirm"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP, with

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // Demo identifiers, stable so that documentation can name them.

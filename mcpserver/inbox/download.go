@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // DownloadTTL is how long a signed .eml link stays valid.

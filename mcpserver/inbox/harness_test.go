@@ -16,7 +16,8 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // clock is a settable test clock.
@@ -48,7 +49,7 @@ func (r *receiver) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 
 type harness struct {
 	t       testing.TB
-	st      *store.SQL
+	st      *sqlite.Store
 	clock   *clock
 	srv     *mcpserver.Server
 	product *inbox.Product
@@ -84,7 +85,7 @@ func newHarness(t testing.TB) *harness {
 	t.Helper()
 	ctx := context.Background()
 	clk := &clock{t: demoNow}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: clk.Now})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // AgentList is a page of agents.

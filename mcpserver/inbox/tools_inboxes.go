@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // InboxListArg filters inboxes_list.

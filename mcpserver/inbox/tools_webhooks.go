@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // WebhookEvents are the events a webhook can subscribe to.

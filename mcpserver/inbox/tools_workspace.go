@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/store"
 )
 
 // WorkspaceArg optionally names the workspace (it must be the token's).

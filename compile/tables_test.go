@@ -1,0 +1,49 @@
+package compile_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kobana/workflow/compile"
+)
+
+// TestRuleTablesCannotBeChangedFromOutside: the lists the compiler enforces
+// are handed out as copies, so a caller that edits one (by mistake or on
+// purpose) changes neither the compiler's rules nor what the next caller sees.
+func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
+	tables := map[string]func() []string{
+		"Methods":          compile.Methods,
+		"StepFields":       compile.StepFields,
+		"ReservedHeaders":  compile.ReservedHeaders,
+		"TransportHeaders": compile.TransportHeaders,
+		"AllCodes":         compile.AllCodes,
+	}
+	for name, get := range tables {
+		before := get()
+		if len(before) == 0 {
+			t.Fatalf("%s is empty", name)
+		}
+		mine := get()
+		for i := range mine {
+			mine[i] = "changed"
+		}
+		_ = append(mine[:0], "appended")
+		if after := get(); !slices.Equal(before, after) {
+			t.Errorf("%s changed from outside: %v, then %v", name, before, after)
+		}
+	}
+	// The compiler still enforces the original lists.
+	m := compile.Methods()
+	m[0] = "BREW"
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"GET","url":"https://a.example/"}]}`)); ds.HasErrors() {
+		t.Errorf("GET refused after a caller edited its copy of Methods: %v", ds)
+	}
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"BREW","url":"https://a.example/"}]}`)); !ds.HasErrors() {
+		t.Error("BREW accepted after a caller wrote it into its copy of Methods")
+	}
+	h := compile.ReservedHeaders()
+	h[0] = "X-Other"
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"Host":"x"}}]}`)); !ds.HasErrors() {
+		t.Error("Host accepted after a caller edited its copy of ReservedHeaders")
+	}
+}
