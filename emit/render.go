@@ -107,7 +107,7 @@ func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
 	default:
 		req.ContentLength = r.body.length
 		req.Body = r.body.open()
-		req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		req.GetBody = r.body.replay
 	}
 	return req, nil
 }
@@ -120,7 +120,9 @@ type Record struct {
 	// Body is the JSON value of a JSON body, or a JSON string for a text body.
 	Body json.RawMessage `json:"body,omitempty"`
 	// Form is an object mirroring the step's form fields, in order; a file
-	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}.
+	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}, with
+	// "defects":[{"code":…,"message":…}] when reading the attachment needed
+	// repairs (see package resolve/eml).
 	Form json.RawMessage `json:"form,omitempty"`
 }
 
@@ -233,9 +235,20 @@ func recordOf(r *lang.Ref, v resolve.Value) string {
 	return v.Text
 }
 
+// describeAttachment is the record's text for an attachment's bytes:
+// "[attachment 0: nota.pdf, application/pdf, 12345 bytes]", with
+// "; repaired: code, …" before the bracket when reading it needed repairs
+// (eml.Defect codes).
 func describeAttachment(v resolve.Value) string {
 	a := v.Attachment
-	return fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, a.Filename, a.ContentType, a.Size)
+	if len(a.Defects) == 0 {
+		return fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, a.Filename, a.ContentType, a.Size)
+	}
+	codes := make([]string, len(a.Defects))
+	for i, d := range a.Defects {
+		codes[i] = d.Code
+	}
+	return fmt.Sprintf("[attachment %d: %s, %s, %d bytes; repaired: %s]", a.Index, a.Filename, a.ContentType, a.Size, strings.Join(codes, ", "))
 }
 
 // url renders the step's URL: the URL sent, made a valid URL the way
@@ -553,6 +566,20 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = appendJSONString(rec, rd.red.String(a.ContentType))
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
+			if len(a.Defects) > 0 {
+				rec = append(rec, `,"defects":[`...)
+				for i, d := range a.Defects {
+					if i > 0 {
+						rec = append(rec, ',')
+					}
+					rec = append(rec, `{"code":"`...)
+					rec = appendJSONString(rec, d.Code)
+					rec = append(rec, `","message":"`...)
+					rec = appendJSONString(rec, rd.red.String(d.Message))
+					rec = append(rec, `"}`...)
+				}
+				rec = append(rec, ']')
+			}
 			rec = append(rec, '}')
 			continue
 		}
