@@ -102,7 +102,8 @@ type b64Decoder struct {
 	acc     uint32 // bits of the current group (slow path)
 	invalid bool
 	after   bool
-	buf     []byte // decoding mode: whitespace-stripped input
+	buf     []byte // decoding mode: a line not yet ended
+	scratch []byte // decoding mode: a line with its blanks removed
 }
 
 // b64Value maps a character to its 6-bit value, or 0xff.
@@ -115,21 +116,6 @@ var b64Value = func() (t [256]byte) {
 	}
 	return t
 }()
-
-// alphaRun returns the length of the leading run of alphabet characters.
-func alphaRun(s []byte) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if (b64Value[s[i]] | b64Value[s[i+1]] | b64Value[s[i+2]] | b64Value[s[i+3]] |
-			b64Value[s[i+4]] | b64Value[s[i+5]] | b64Value[s[i+6]] | b64Value[s[i+7]]) >= 64 {
-			break
-		}
-	}
-	for i < len(s) && b64Value[s[i]] < 64 {
-		i++
-	}
-	return i
-}
 
 func isBlank(c byte) bool { return c == '\r' || c == '\n' || c == ' ' || c == '\t' }
 
@@ -185,29 +171,97 @@ func (d *b64Decoder) decode(dst, src []byte) []byte {
 		d.count(src)
 		return nil
 	}
+	// Whole lines whose length is a multiple of 4 are decoded in place
+	// while the data are aligned on a group; anything else (a carried
+	// partial line, blanks inside a line, a short last line) goes through
+	// the stripped path.
+	if len(d.buf) > 0 {
+		i := bytes.IndexByte(src, '\n')
+		if i < 0 {
+			d.buf = append(d.buf, src...)
+			return dst
+		}
+		d.buf = append(d.buf, src[:i+1]...)
+		src = src[i+1:]
+		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], d.buf))
+		d.buf = d.buf[:0]
+	}
 	for len(src) > 0 {
-		chunk := src[:min(len(src), 32<<10)]
-		src = src[len(chunk):]
-		d.buf = appendStripped(d.buf[:0], chunk)
-		dst = d.decodeStripped(dst, d.buf)
+		i := bytes.IndexByte(src, '\n')
+		if i < 0 {
+			d.buf = append(d.buf[:0], src...) // a partial line: wait for its end
+			return dst
+		}
+		line := src[:i]
+		src = src[i+1:]
+		if k := len(line); k > 0 && line[k-1] == '\r' {
+			line = line[:k-1]
+		}
+		if len(line)%4 == 0 && len(line) > 0 && d.n&3 == 0 && d.pads == 0 && !d.done && line[len(line)-1] != '=' {
+			at := len(dst)
+			dst = grow(dst, len(line)/4*3+8) // slack keeps Decode on its 8-byte path
+			if m, err := base64.StdEncoding.Decode(dst[at:], line); err == nil {
+				dst = dst[:at+m]
+				d.n += int64(len(line))
+				continue
+			}
+			dst = dst[:at]
+		}
+		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], line))
 	}
 	return dst
 }
 
-// count is counting mode: runs of alphabet characters are counted in bulk.
+// count is counting mode. Eight bytes at a time, alphabet characters are
+// counted and line breaks skipped in bulk (b64Weight makes the sum of a
+// word's weights its number of alphabet characters, or 16 or more when it
+// holds anything else); only a word holding "=", blanks or stray
+// characters is taken byte by byte.
 func (d *b64Decoder) count(s []byte) {
 	for len(s) > 0 {
 		if !d.done && d.pads == 0 {
-			if k := alphaRun(s); k > 0 {
-				d.n += int64(k)
-				s = s[k:]
+			i := 0
+			for ; i+8 <= len(s); i += 8 {
+				w := s[i : i+8 : i+8]
+				sum := b64Weight[w[0]] + b64Weight[w[1]] + b64Weight[w[2]] + b64Weight[w[3]] +
+					b64Weight[w[4]] + b64Weight[w[5]] + b64Weight[w[6]] + b64Weight[w[7]]
+				if sum >= 16 {
+					break
+				}
+				d.n += int64(sum)
+			}
+			s = s[i:]
+			if i > 0 {
 				continue
 			}
+			for _, c := range s[:min(8, len(s))] {
+				s = s[1:]
+				d.step(nil, c)
+				if d.done || d.pads != 0 {
+					break
+				}
+			}
+			continue
 		}
 		d.step(nil, s[0])
 		s = s[1:]
 	}
 }
+
+// b64Weight is 1 for an alphabet character, 0 for CR and LF, 16 for
+// anything else.
+var b64Weight = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case b64Value[c] < 64:
+			t[c] = 1
+		case c == '\r' || c == '\n':
+		default:
+			t[c] = 16
+		}
+	}
+	return t
+}()
 
 // decodeStripped decodes characters with the blanks already removed.
 func (d *b64Decoder) decodeStripped(dst, s []byte) []byte {
@@ -221,8 +275,8 @@ func (d *b64Decoder) decodeStripped(dst, s []byte) []byte {
 		if d.n&3 == 0 && d.pads == 0 && len(s) >= 4 {
 			k := len(s) / 4 * 4
 			at := len(dst)
-			dst = grow(dst, k/4*3)
-			m, err := base64.StdEncoding.Decode(dst[at:at+k/4*3], s[:k])
+			dst = grow(dst, k/4*3+8)
+			m, err := base64.StdEncoding.Decode(dst[at:], s[:k])
 			if err == nil {
 				dst = dst[:at+m]
 				pad := bytes.Count(s[k-2:k], []byte("="))
@@ -295,7 +349,13 @@ func appendStripped(dst, s []byte) []byte {
 	return dst
 }
 
-func (d *b64Decoder) finish(dst []byte) []byte { return dst }
+func (d *b64Decoder) finish(dst []byte) []byte {
+	if dst != nil && len(d.buf) > 0 {
+		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], d.buf))
+		d.buf = d.buf[:0]
+	}
+	return dst
+}
 
 func (d *b64Decoder) size() int64 {
 	return 3*(d.n/4) + max(0, d.n%4-1)

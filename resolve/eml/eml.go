@@ -407,7 +407,8 @@ func (r *partReader) fill() {
 		r.pos = 0
 	}
 	before := len(r.out)
-	if r.off < r.end {
+	finished := r.off == r.end
+	if !finished {
 		chunk := r.raw[:min(int64(len(r.raw)), r.end-r.off)]
 		n, err := r.m.r.ReadAt(chunk, r.off)
 		if n < len(chunk) {
@@ -427,12 +428,11 @@ func (r *partReader) fill() {
 	switch {
 	case r.made > r.p.Size:
 		r.err = fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", r.label, ErrChanged, r.p.Size)
-	case r.off < r.end:
-	case r.crc != r.p.CRC32C:
+	case r.off == r.end && r.crc != r.p.CRC32C:
 		r.err = fmt.Errorf("%s: %w: its bytes differ from those first read", r.label, ErrChanged)
-	case len(r.out) == before && r.made != r.p.Size:
+	case finished && r.made != r.p.Size:
 		r.err = fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", r.label, ErrChanged, r.made, r.p.Size)
-	case len(r.out) == before:
+	case finished:
 		r.done = true
 	}
 }

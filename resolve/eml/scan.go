@@ -96,20 +96,27 @@ func (s *scanner) window(pos int64, atLeast int) ([]byte, error) {
 // CR, as Python reads lines), looking at most limit bytes ahead. complete
 // is false when no line ending (nor the end of data) is within limit.
 func (s *scanner) lineAt(pos int64, limit int) (line []byte, complete bool, err error) {
-	w, err := s.window(pos, limit+2)
-	if err != nil {
-		return nil, false, err
+	// Look in a small window first; grow it only for a long line.
+	for want := min(limit+2, 4<<10); ; want = limit + 2 {
+		w, err := s.window(pos, want)
+		if err != nil {
+			return nil, false, err
+		}
+		look := w[:min(len(w), limit+1)]
+		i := bytes.IndexAny(look, "\r\n")
+		atEnd := pos+int64(len(w)) == s.size
+		switch {
+		case i < 0 && (atEnd || want == limit+2):
+			return look, atEnd && len(w) <= limit, nil
+		case i < 0:
+			continue
+		case look[i] == '\r' && i+1 < len(w) && w[i+1] == '\n':
+			return w[:i+2], true, nil
+		case look[i] == '\r' && i+1 == len(w) && !atEnd:
+			continue // the LF may follow
+		}
+		return w[:i+1], true, nil
 	}
-	look := w[:min(len(w), limit+1)]
-	i := bytes.IndexAny(look, "\r\n")
-	switch {
-	case i < 0:
-		atEnd := pos+int64(len(w)) == s.size && len(w) <= limit
-		return look, atEnd, nil
-	case look[i] == '\r' && i+1 < len(w) && w[i+1] == '\n':
-		return w[:i+2], true, nil
-	}
-	return w[:i+1], true, nil
 }
 
 // eolLen returns the length of the line ending at the end of line.
