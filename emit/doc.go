@@ -13,7 +13,16 @@
 // The Record holds no secret (every secret is "[redacted secrets.KEY]",
 // wherever its value shows up) and no attachment byte (a file part is
 // described as {"attachment":N,"filename":…,"content_type":…,"size":…},
-// base64 in a string as "[attachment N: name, type, size bytes]").
+// base64 in a string as "[attachment N: name, type, size bytes]"). An
+// attachment read with repairs (package resolve/eml's defects) says so: the
+// file part gains "defects":[{"code":…,"message":…}], the description
+// "; repaired: code, …" before its closing bracket.
+//
+// If an attachment cannot be read while the body is being sent (the e-mail
+// was truncated or rewritten mid-body), the body fails with a *StreamError
+// before its Content-Length is reached: the HTTP transport then cuts the
+// connection, so no receiver takes what it got for a complete request, and
+// the body is never replayed.
 //
 // A header value or URL that substitution gives a CR, LF or NUL fails the
 // step before anything is sent (*Error); unresolvable references fail or skip

@@ -10,5 +10,12 @@
 // a step that failed or was skipped). Later independent steps still run
 // after a failure; the run fails if any step failed or was skipped.
 //
+// A run that references the e-mail opens it when it starts and reads that
+// one snapshot until it ends. If an attachment cannot be read in the middle
+// of a step's body, the request is cut off before its Content-Length (the
+// connection closes; the next step dials anew) and the step is recorded as
+// failed with ReasonUploadAborted and PartialUpload: the receiver may have
+// received part of the request, never a complete one.
+//
 // An Executor is safe for concurrent use: many runs share one transport.
 package executor
