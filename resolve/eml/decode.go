@@ -102,7 +102,6 @@ type b64Decoder struct {
 	acc     uint32 // bits of the current group (slow path)
 	invalid bool
 	after   bool
-	buf     []byte // decoding mode: a line not yet ended
 	scratch []byte // decoding mode: a line with its blanks removed
 }
 
@@ -171,31 +170,19 @@ func (d *b64Decoder) decode(dst, src []byte) []byte {
 		d.count(src)
 		return nil
 	}
-	// Whole lines whose length is a multiple of 4 are decoded in place
-	// while the data are aligned on a group; anything else (a carried
-	// partial line, blanks inside a line, a short last line) goes through
-	// the stripped path.
-	if len(d.buf) > 0 {
-		i := bytes.IndexByte(src, '\n')
-		if i < 0 {
-			d.buf = append(d.buf, src...)
-			return dst
-		}
-		d.buf = append(d.buf, src[:i+1]...)
-		src = src[i+1:]
-		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], d.buf))
-		d.buf = d.buf[:0]
-	}
+	// A line whose length is a multiple of 4 is decoded in place while the
+	// data are aligned on a group; anything else (blanks inside a line, a
+	// short last line, a line split between two calls) goes through the
+	// stripped path, which carries its state from call to call.
 	for len(src) > 0 {
-		i := bytes.IndexByte(src, '\n')
-		if i < 0 {
-			d.buf = append(d.buf[:0], src...) // a partial line: wait for its end
-			return dst
-		}
-		line := src[:i]
-		src = src[i+1:]
-		if k := len(line); k > 0 && line[k-1] == '\r' {
-			line = line[:k-1]
+		line := src
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+			if k := len(line); k > 0 && line[k-1] == '\r' {
+				line = line[:k-1]
+			}
+		} else {
+			src = nil
 		}
 		if len(line)%4 == 0 && len(line) > 0 && d.n&3 == 0 && d.pads == 0 && !d.done && line[len(line)-1] != '=' {
 			at := len(dst)
@@ -207,7 +194,8 @@ func (d *b64Decoder) decode(dst, src []byte) []byte {
 			}
 			dst = dst[:at]
 		}
-		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], line))
+		d.scratch = appendStripped(d.scratch[:0], line)
+		dst = d.decodeStripped(dst, d.scratch)
 	}
 	return dst
 }
@@ -349,13 +337,7 @@ func appendStripped(dst, s []byte) []byte {
 	return dst
 }
 
-func (d *b64Decoder) finish(dst []byte) []byte {
-	if dst != nil && len(d.buf) > 0 {
-		dst = d.decodeStripped(dst, appendStripped(d.scratch[:0], d.buf))
-		d.buf = d.buf[:0]
-	}
-	return dst
-}
+func (d *b64Decoder) finish(dst []byte) []byte { return dst }
 
 func (d *b64Decoder) size() int64 {
 	return 3*(d.n/4) + max(0, d.n%4-1)

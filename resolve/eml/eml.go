@@ -347,7 +347,7 @@ func (m *Message) prefix() string {
 var errClosed = errors.New("eml: read after close")
 
 // rawChunk is how much of the encoded body a stream reads at a time.
-const rawChunk = 128 << 10
+const rawChunk = 64 << 10
 
 // partReader streams one part: it reads the part's byte range, checks its
 // CRC-32C and its decoded size against the index, and holds back the last
