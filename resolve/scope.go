@@ -393,7 +393,9 @@ func (s *Scope) Email() (Attachments, error) {
 			s.attsErr = fmt.Errorf("%w: the run has no e-mail", eml.ErrUnreadable)
 		} else {
 			s.atts, s.attsErr = s.Attachments()
-			if s.attsErr == nil && s.atts == nil {
+			if s.attsErr != nil {
+				s.atts = nil // a typed nil beside an error is no source
+			} else if s.atts == nil {
 				s.attsErr = fmt.Errorf("%w: the run has no e-mail", eml.ErrUnreadable)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +162,13 @@ func TestEmailUnreadable(t *testing.T) {
 	var nilScope resolve.Scope
 	if _, err := nilScope.Resolve(ref(t, "email.attachments.0")); !errors.Is(err, eml.ErrUnreadable) {
 		t.Errorf("no e-mail: %v", err)
+	}
+	purged := &resolve.Scope{Attachments: resolve.EMLFile(filepath.Join(t.TempDir(), "purged.eml"))}
+	if _, err := purged.Resolve(ref(t, "email.attachments.0")); !errors.Is(err, eml.ErrUnreadable) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("purged e-mail: %v", err)
+	}
+	if err := purged.Close(); err != nil {
+		t.Errorf("Close of a scope whose e-mail could not be opened: %v", err)
 	}
 }
 

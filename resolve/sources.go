@@ -77,7 +77,13 @@ type AttachmentsFunc func() (Attachments, error)
 // is opened once, and stays open until the Scope is closed, so a run reads
 // one snapshot of it.
 func EMLFile(path string) AttachmentsFunc {
-	return func() (Attachments, error) { return eml.Open(path) }
+	return func() (Attachments, error) {
+		m, err := eml.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 }
 
 // EMLIndexed returns an AttachmentsFunc over a stored message read by byte
@@ -86,5 +92,11 @@ func EMLFile(path string) AttachmentsFunc {
 // the run reads only the attachments it sends. r stays the caller's to
 // close.
 func EMLIndexed(r io.ReaderAt, size int64, ix *eml.Index) AttachmentsFunc {
-	return func() (Attachments, error) { return eml.NewIndexed(r, size, ix) }
+	return func() (Attachments, error) {
+		m, err := eml.NewIndexed(r, size, ix)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 }
