@@ -28,6 +28,7 @@ const (
 	CodeUnknownStepType  = "step-unknown-type"
 	CodeMethod           = "method-invalid"
 	CodeURL              = "url-invalid"
+	CodeURLUnencoded     = "url-unencoded" // warning: a character a URL may not hold, sent percent-encoded
 	CodeReservedHeader   = "header-reserved"
 	CodeHeaderName       = "header-name-invalid"
 	CodeHeaderValue      = "header-value-invalid"
@@ -63,7 +64,7 @@ var allCodes = [...]string{
 	CodeJSONSyntax, CodeDuplicateKey, CodeInvalidUTF8, CodeTooDeep, CodeTooLarge, CodeNotObject,
 	CodeUnknownTopLevel, CodeMissingResult, CodeWorkflowType, CodeWorkflowEmpty, CodeTooManySteps,
 	CodeStepType, CodeUnknownField, CodeMissingField, CodeFieldType, CodeUnknownStepType, CodeMethod,
-	CodeURL, CodeReservedHeader, CodeHeaderName, CodeHeaderValue, CodeHeaderDuplicate, CodeBodyAndForm,
+	CodeURL, CodeURLUnencoded, CodeReservedHeader, CodeHeaderName, CodeHeaderValue, CodeHeaderDuplicate, CodeBodyAndForm,
 	CodeFormFieldName, CodeFormContentType, CodeExpectedStatus, CodeNotAllowed, CodeForwardReference, CodeFileOutsideForm,
 	CodePlaceholderUnterminated, CodePlaceholderEmpty, CodePlaceholderSyntax, CodeUnknownNamespace,
 	CodeSecretsReference, CodeKobanaReference, CodeUnknownKobanaKey, CodeStepsReference,

@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/kobana/workflow/internal/jsonpos"
+	"github.com/kobana/workflow/internal/sendurl"
 	"github.com/kobana/workflow/internal/suggest"
 	"github.com/kobana/workflow/lang"
 )
@@ -418,15 +420,20 @@ func (sc *stepCompiler) deps() []int {
 	return out
 }
 
-// checkURL checks what can be known of a URL before substitution: a literal
-// URL must be absolute http(s); a URL that starts with literal text must
-// start with a scheme the guard allows.
+// checkURL checks what can be known of a URL before substitution: it holds
+// no control character; a literal URL is an absolute http(s) URL with a
+// host; a URL that starts with literal text starts with a scheme the guard
+// allows and, when that text shows the host, has one. Characters that may
+// never appear in a URL, in the literal text, are reported as sent
+// percent-encoded.
 func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 	ptr := sc.base + "/url"
-	if bad := strings.IndexAny(v.Text, "\r\n\x00"); bad >= 0 {
-		p := jsonpos.SourceOffset(sc.doc, v, bad)
-		sc.add(SeverityError, CodeURL, ptr, p, jsonpos.SourceOffset(sc.doc, v, bad+1), "", "the url contains a control character (CR, LF or NUL)")
-		return
+	for i := 0; i < len(v.Text); i++ {
+		if sendurl.IsControl(v.Text[i]) {
+			p := jsonpos.SourceOffset(sc.doc, v, i)
+			sc.add(SeverityError, CodeURL, ptr, p, jsonpos.SourceOffset(sc.doc, v, i+1), "", "the url contains %s, a control character no URL may hold: write it percent-encoded (%%%02X) if it belongs there", sendurl.ControlName(v.Text[i]), v.Text[i])
+			return
+		}
 	}
 	prefix := v.Text
 	if !t.IsLiteral() {
@@ -447,10 +454,12 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 			sc.add(SeverityWarning, CodeFileOutsideForm, ptr, v.Start, v.End, "", "the url would carry the whole attachment %d as base64; send files in a form field instead", r.Index)
 		}
 	}
+	sc.checkURLCharacters(v, t)
 	if prefix == "" {
 		return // the scheme comes from a placeholder; the guard checks it after substitution
 	}
-	if scheme, _, found := strings.Cut(prefix, ":"); found {
+	scheme, rest, found := strings.Cut(prefix, ":")
+	if found {
 		s := strings.ToLower(scheme)
 		if s != "http" && s != "https" {
 			sc.errorAt(v, CodeURL, ptr, "url scheme %q is not allowed: only http and https", scheme)
@@ -461,7 +470,12 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 		return
 	}
 	if t.IsLiteral() {
-		u, err := url.Parse(v.Text)
+		live, _, err := sendurl.Build(v.Text, nil)
+		if err != nil {
+			sc.errorAt(v, CodeURL, ptr, "url %q cannot be sent: %v", clip(v.Text), err)
+			return
+		}
+		u, err := url.Parse(live)
 		if err != nil {
 			var ue *url.Error
 			msg := err.Error()
@@ -471,10 +485,98 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 			sc.errorAt(v, CodeURL, ptr, "url %q does not parse: %s", clip(v.Text), msg)
 			return
 		}
-		if u.Host == "" {
-			sc.errorAt(v, CodeURL, ptr, "url %q has no host", clip(v.Text))
+		if u.Hostname() == "" {
+			sc.errorAt(v, CodeURL, ptr, "url %q has no host: write it as %s://host/path", clip(v.Text), strings.ToLower(scheme))
+		}
+		return
+	}
+	if found && literalHasNoHost(rest) {
+		sc.errorAt(v, CodeURL, ptr, "url %q has no host, whatever its placeholders hold: write it as %s://host/path", clip(v.Text), strings.ToLower(scheme))
+	}
+}
+
+// literalHasNoHost reports whether a URL whose literal text after the
+// scheme's colon is rest, followed by a placeholder, certainly has no host:
+// it has no authority ("https:a.example/…"), or its authority ends within
+// rest with an empty host ("https:///…", "https://user@/…", "https://:80/…").
+// When a placeholder may still supply the host, it reports false.
+func literalHasNoHost(rest string) bool {
+	switch {
+	case rest == "" || rest == "/":
+		return false // the placeholder may hold "//host…"
+	case !strings.HasPrefix(rest, "//"):
+		return true
+	}
+	auth := rest[2:]
+	end := strings.IndexAny(auth, "/?#")
+	if end < 0 {
+		return false // the authority runs into the placeholder
+	}
+	host := auth[strings.LastIndexByte(auth[:end], '@')+1 : end]
+	return host == "" || host[0] == ':'
+}
+
+// checkURLCharacters reports the literal characters of a URL that a URL
+// may not hold as written: they are sent percent-encoded (in the host, in
+// their punycode form). One diagnostic per URL, at the first of them.
+func (sc *stepCompiler) checkURLCharacters(v *jsonpos.Value, t lang.Template) {
+	refs := t.Refs()
+	first, count := -1, 0
+	for i, r := 0, 0; i < len(v.Text); i++ {
+		if r < len(refs) && i >= refs[r].Span.Start {
+			i = refs[r].Span.End - 1
+			r++
+			continue
+		}
+		c := v.Text[i]
+		if sendurl.UnsafeByte(c) || c == '%' && sendurl.LoneEscape(v.Text, i) {
+			if c >= 0x80 && !utf8.RuneStart(c) {
+				continue // the rest of a character already counted
+			}
+			if first < 0 {
+				first = i
+			}
+			count++
 		}
 	}
+	if first < 0 {
+		return
+	}
+	size := 1
+	if v.Text[first] >= 0x80 {
+		_, size = utf8.DecodeRuneInString(v.Text[first:])
+	}
+	char := v.Text[first : first+size]
+	more := ""
+	switch count {
+	case 1:
+	case 2:
+		more = " (the url has 1 more such character)"
+	default:
+		more = fmt.Sprintf(" (the url has %d more such characters)", count-1)
+	}
+	start, end := jsonpos.SourceOffset(sc.doc, v, first), jsonpos.SourceOffset(sc.doc, v, first+size)
+	ptr := sc.base + "/url"
+	if hs, he := sendurl.HostSpan(v.Text); first >= hs && first < he && t.IsLiteral() {
+		if live, _, err := sendurl.Build(v.Text, nil); err == nil {
+			if h, e := sendurl.HostSpan(live); h >= 0 {
+				sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the host name %q is not ASCII: it is sent as %s, its international (punycode) form%s", v.Text[hs:he], live[h:e], more)
+				return
+			}
+		}
+	}
+	var enc strings.Builder
+	for j := 0; j < len(char); j++ {
+		fmt.Fprintf(&enc, "%%%02X", char[j])
+	}
+	what := fmt.Sprintf("%q", char)
+	switch char {
+	case " ":
+		what = "a space"
+	case "%":
+		what = "a % that does not start a %XX escape"
+	}
+	sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the url contains %s, which a URL may not hold as written: it is sent percent-encoded as %s, so write %s%s", what, enc.String(), enc.String(), more)
 }
 
 func clip(s string) string {
@@ -502,6 +604,10 @@ func (sc *stepCompiler) headers(h *jsonpos.Value) {
 		}
 		if keyOK && isReserved(name) {
 			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: %s are set by the platform, and x-kobana-* names belong to Kobana", name, strings.Join(reservedHeaders[:], ", "))
+			keyOK = false
+		}
+		if keyOK && isTransportHeader(name) {
+			sc.add(SeverityError, CodeReservedHeader, hp, m.Key.Start, m.Key.End, "", "header %q is reserved: the transport cannot send it as written (it drops or rewrites %s), so the request sent would not be the one recorded", name, strings.Join(transportHeaders[:], ", "))
 			keyOK = false
 		}
 		if keyOK {
@@ -549,6 +655,15 @@ func invalidHeaderValueByte(s string) int {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func isTransportHeader(name string) bool {
+	for _, h := range transportHeaders {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
 
 func isReserved(name string) bool {
 	for _, r := range reservedHeaders {

@@ -197,6 +197,20 @@ func TestDiagnostics(t *testing.T) {
 		{"unterminated", req(`, "body": "x ${{secrets.A"`), lang.CodeUnterminated, SeverityError, "/workflow/0/body", `${{secrets.A`, "unterminated", ""},
 		{"invalid utf8", "{\"result\": \"\xff\"}", CodeInvalidUTF8, SeverityError, "", "\xff", "UTF-8", ""},
 		{"too deep", `{"result": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, CodeTooDeep, SeverityError, "", "[", "nesting", ""},
+		{"url with a tab", step(`{"type": "request", "url": "https://a.example/a\tb"}`), CodeURL, SeverityError, "/workflow/0/url", `\t`, "tab", ""},
+		{"url with DEL", step(`{"type": "request", "url": "https://a.example/a\u007fb"}`), CodeURL, SeverityError, "/workflow/0/url", `\u007f`, "control character (U+007F)", ""},
+		{"url with a space", step(`{"type": "request", "url": "https://a.example/lit?a=b c"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", ` `, "sent percent-encoded as %20", ""},
+		{"url with angle brackets after a placeholder", step(`{"type": "request", "url": "https://a.example/${{kobana.inbox_id}}?id=<x>&y=<z>"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `<`, "(the url has 3 more such characters)", ""},
+		{"url with non-ASCII", step(`{"type": "request", "url": "https://a.example/ção"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ç`, "%C3%A7", ""},
+		{"url with an international host", step(`{"type": "request", "url": "https://bücher.example/x"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "xn--bcher-kva.example", ""},
+		{"url without a host", step(`{"type": "request", "url": "https:a.example/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:a.example/x"`, "no host", ""},
+		{"url with an empty host", step(`{"type": "request", "url": "https:///x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///x"`, "no host", ""},
+		{"url with a port and no host", step(`{"type": "request", "url": "https://:8080/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https://:8080/x"`, "no host", ""},
+		{"url with user info and no host", step(`{"type": "request", "url": "https://user@/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https://user@/x"`, "no host", ""},
+		{"url without a host before a placeholder", step(`{"type": "request", "url": "https:a.example/${{secrets.P}}"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:a.example/${{secrets.P}}"`, "no host", ""},
+		{"url with an empty host before a placeholder", step(`{"type": "request", "url": "https:///${{secrets.P}}"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///${{secrets.P}}"`, "no host", ""},
+		{"header the transport drops", req(`, "headers": {"Trailer": "X-Sum"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/Trailer", `"Trailer"`, "the transport cannot send it as written", ""},
+		{"header the transport rewrites", req(`, "headers": {"expect": "100-continue"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/expect", `"expect"`, "the transport cannot send it as written", ""},
 		{"duplicate step key", step(`{"type": "request", "url": "https://a.example/", "url": "https://b.example/"}`), CodeDuplicateKey, SeverityError, "/workflow/0/url", `"url"`, "duplicate key", ""},
 	}
 	for _, tc := range tests {
@@ -314,5 +328,31 @@ func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
 	}
 	if len(s1.Forward) != 1 || s1.Forward[0].Index != 2 {
 		t.Errorf("Forward %v, want the reference to step 2", s1.Forward)
+	}
+}
+
+// TestTransportHeadersAreRefused: every header the transport would drop or
+// rewrite is refused, in any case.
+func TestTransportHeadersAreRefused(t *testing.T) {
+	for _, h := range TransportHeaders() {
+		for _, name := range []string{h, strings.ToLower(h), strings.ToUpper(h)} {
+			_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"` + name + `":"x"}}]}`))
+			if len(ds) != 1 || ds[0].Code != CodeReservedHeader || !strings.Contains(ds[0].Message, "transport") {
+				t.Errorf("%s: %v", name, ds)
+			}
+		}
+	}
+}
+
+// TestURLsWhoseHostComesLater: a host that a placeholder may still supply
+// is not reported.
+func TestURLsWhoseHostComesLater(t *testing.T) {
+	for _, u := range []string{
+		"https:${{secrets.REST}}", "https:/${{secrets.REST}}", "https://${{secrets.HOST}}/x", "https://u@${{secrets.HOST}}/x",
+		"https://${{secrets.USER}}@/x", "https://:${{secrets.PORT}}/x", "HTTP://a.example", "https://[::1]:8080/", "${{secrets.URL}}",
+	} {
+		if _, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"` + u + `"}]}`)); len(ds) != 0 {
+			t.Errorf("%s: %v", u, ds)
+		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +26,13 @@ const marker = "\x00ATTACHMENT-MARKER-7f3a\x00"
 
 // FuzzEmit renders every step of any valid workflow with a fuzzed secret and
 // a fuzzed earlier response: the live body always has the announced length
-// and parses as its declared content type, and the record never holds the
-// secret value or attachment bytes.
+// and parses as its declared content type, and the record holds no
+// attachment byte and no secret value, whether the step substituted it,
+// a receiver echoed it back into a later step, or the workflow wrote it —
+// as resolve's package documentation defines it: a value of at least
+// resolve.MinSubstring bytes nowhere (as written or percent-encoded), a
+// shorter one nowhere as a whole word (the one-character secret "C" is not
+// redacted out of "Content-Type", text the platform wrote).
 func FuzzEmit(f *testing.F) {
 	paths, _ := filepath.Glob("../examples/workflows/*.json")
 	for _, p := range paths {
@@ -36,6 +43,12 @@ func FuzzEmit(f *testing.F) {
 	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"${{x}}":"1"}}]}`, "1234", []byte("1234"))
 	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","body":{"n":1234,"s":"${{secrets.S}}"}}]}`, "1234", []byte("1234"))
 	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","form":{"f":"${{email.attachments.0}}","g":"${{steps.0.response.body}}"}}]}`, "secret", []byte("secret\r\n--x"))
+	// The audit's counterexample: a one-character secret no step uses, and
+	// a record that holds Content-Type.
+	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","body":{"a":1}}]}`, "C", []byte("x"))
+	// Short secrets substituted and echoed back as whole words.
+	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/${{secrets.S}}","headers":{"X":"${{secrets.S}}"}},{"type":"request","url":"https://a.example/","body":{"e":"${{steps.0.response.body.e}}","n":"C"}}]}`, "C", []byte(`{"e":"C"}`))
+	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/?q=${{steps.0.response.body.e}}","body":"${{steps.0.response.body}}"}]}`, "my secret", []byte(`{"e":"my%20secret","f":"my+secret"}`))
 	f.Fuzz(func(t *testing.T, doc, secret string, respBody []byte) {
 		p, _ := compile.Compile([]byte(doc))
 		if p == nil {
@@ -57,7 +70,7 @@ func FuzzEmit(f *testing.F) {
 				continue
 			}
 			checkLive(t, r)
-			checkRecord(t, r, secrets, atts)
+			checkRecord(t, r, secrets, atts, s.Redactor)
 			s.Record(i, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: respBody}})
 		}
 	})
@@ -102,7 +115,7 @@ func checkLive(t *testing.T, r *emit.Request) {
 	}
 }
 
-func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts *resolvetest.Attachments) {
+func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts *resolvetest.Attachments, red *resolve.Redactor) {
 	t.Helper()
 	raw, err := json.Marshal(r.Record)
 	if err != nil {
@@ -152,15 +165,34 @@ func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts 
 			walk(fv, isFile)
 		}
 	}
+	// The markers the record may hold, cut out without joining what stood
+	// around them.
+	var markers []string
+	for key := range secrets {
+		markers = append(markers, resolve.Placeholder(key))
+	}
+	for i, f := range atts.Files {
+		markers = append(markers, fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", i, red.String(f.Filename), red.String(f.ContentType), len(f.Data)))
+	}
 	for _, text := range texts {
+		clean := text
+		for _, m := range markers {
+			clean = strings.ReplaceAll(clean, m, "\u0100")
+		}
 		for key, val := range secrets {
-			// Cut the redactions out, without joining what stood around them.
-			clean := text
-			for other := range secrets {
-				clean = strings.ReplaceAll(clean, resolve.Placeholder(other), "\uffff")
+			if val == "" || strings.ContainsAny(val, "[]\u0100") {
+				continue
 			}
-			if val != "" && strings.Contains(clean, val) {
-				t.Fatalf("record holds the value of secret %s (%q): %s", key, val, raw)
+			if len(val) < resolve.MinSubstring {
+				if wholeWord(clean, val) {
+					t.Fatalf("record holds the short secret %s (%q) as a word: %s", key, val, raw)
+				}
+				continue
+			}
+			for _, form := range []string{val, url.PathEscape(val), url.QueryEscape(val)} {
+				if strings.Contains(clean, form) {
+					t.Fatalf("record holds the value of secret %s (%q) as %q: %s", key, val, form, raw)
+				}
 			}
 		}
 		if strings.Contains(text, "ATTACHMENT-MARKER") {
@@ -171,5 +203,24 @@ func checkRecord(t *testing.T, r *emit.Request, secrets resolve.SecretMap, atts 
 				t.Fatalf("record holds attachment base64: %s", raw)
 			}
 		}
+	}
+}
+
+// wholeWord reports an occurrence of v in s with no letter, digit or
+// non-ASCII character right before or after it.
+func wholeWord(s, v string) bool {
+	word := func(c byte) bool {
+		return c >= 0x80 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], v)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		if (at == 0 || !word(s[at-1])) && (at+len(v) == len(s) || !word(s[at+len(v)])) {
+			return true
+		}
+		i = at + 1
 	}
 }

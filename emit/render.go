@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,7 +159,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		return nil, err
 	}
 	req.URL = u
-	rec.URL = red.String(record)
+	rec.URL = record
 
 	// Headers
 	for _, h := range step.Headers {
@@ -173,7 +175,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
 		}
 		req.Header.Add(h.Name, live)
-		rec.Headers[red.String(h.Name)] = red.String(record)
+		rec.Headers[h.Name] = record
 	}
 
 	// Body
@@ -184,7 +186,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		rec.Body = mustJSONString(red.String(recText))
+		rec.Body = mustJSONString(recText)
 	case step.Body != nil:
 		recBuf, err := rd.jsonValue(&b, step.Body.JSON, make([]byte, 0, 256))
 		if err != nil {
@@ -211,7 +213,54 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		}
 		req.body = b.body(atts)
 	}
+	rec.Redact(red)
 	return req, nil
+}
+
+// Redact rewrites the record with every value red knows redacted in every
+// form it covers (see resolve.Redactor): the url, header names and values,
+// the body (a JSON body as JSON, so a number that spells a secret is
+// redacted too) and the form. Render calls it once, at the end: the record
+// it returns has been through it. Redacting again changes nothing.
+func (r *Record) Redact(red *resolve.Redactor) {
+	r.URL = red.String(r.URL)
+	r.Headers = redactHeaders(red, r.Headers)
+	r.Body = redactJSON(red, r.Body)
+	r.Form = redactJSON(red, r.Form)
+}
+
+// redactHeaders redacts header names and values; two names that redact to
+// the same marker keep both values, joined in name order.
+func redactHeaders(red *resolve.Redactor, h map[string]string) map[string]string {
+	same := true
+	for name, value := range h {
+		if red.String(name) != name || red.String(value) != value {
+			same = false
+			break
+		}
+	}
+	if same {
+		return h
+	}
+	out := make(map[string]string, len(h))
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		rn, rv := red.String(name), red.String(h[name])
+		if prev, dup := out[rn]; dup {
+			rv = prev + ", " + rv
+		}
+		out[rn] = rv
+	}
+	return out
+}
+
+func redactJSON(red *resolve.Redactor, doc json.RawMessage) json.RawMessage {
+	if doc == nil {
+		return nil
+	}
+	if out, ok := red.JSON(doc); ok {
+		return out
+	}
+	return mustJSONString(red.String(string(doc))) // not reached: emit writes valid JSON
 }
 
 func mustJSONString(s string) json.RawMessage {
@@ -224,31 +273,36 @@ type renderer struct {
 	red   *resolve.Redactor
 }
 
-// recordOf is the persisted text of a resolved value.
-func recordOf(r *lang.Ref, v resolve.Value) string {
+// recordOf is the record's text for a resolved value: what is known here
+// and nowhere else — that a value is a secret, or an attachment's bytes.
+func (rd *renderer) recordOf(r *lang.Ref, v resolve.Value) string {
 	switch v.Kind {
 	case resolve.Secret:
 		return resolve.Placeholder(r.Key)
 	case resolve.File, resolve.Base64:
-		return describeAttachment(v)
+		return rd.describe(v)
 	}
 	return v.Text
 }
 
-// describeAttachment is the record's text for an attachment's bytes:
-// "[attachment 0: nota.pdf, application/pdf, 12345 bytes]", with
-// "; repaired: code, …" before the bracket when reading it needed repairs
-// (eml.Defect codes).
-func describeAttachment(v resolve.Value) string {
+// describe returns the record's description of an attachment's bytes,
+// "[attachment N: name, type, size bytes]" (with "; repaired: code, …"
+// before the bracket when reading it needed repairs: eml.Defect codes), and
+// makes it a marker the redactor leaves alone (its name and type redacted
+// first).
+func (rd *renderer) describe(v resolve.Value) string {
 	a := v.Attachment
-	if len(a.Defects) == 0 {
-		return fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, a.Filename, a.ContentType, a.Size)
+	repaired := ""
+	if len(a.Defects) > 0 {
+		codes := make([]string, len(a.Defects))
+		for i, d := range a.Defects {
+			codes[i] = d.Code
+		}
+		repaired = "; repaired: " + strings.Join(codes, ", ")
 	}
-	codes := make([]string, len(a.Defects))
-	for i, d := range a.Defects {
-		codes[i] = d.Code
-	}
-	return fmt.Sprintf("[attachment %d: %s, %s, %d bytes; repaired: %s]", a.Index, a.Filename, a.ContentType, a.Size, strings.Join(codes, ", "))
+	desc := fmt.Sprintf("[attachment %d: %s, %s, %d bytes%s]", a.Index, rd.red.String(a.Filename), rd.red.String(a.ContentType), a.Size, repaired)
+	rd.red.AddMarker(desc)
+	return desc
 }
 
 // url renders the step's URL: the URL sent, made a valid URL the way
@@ -281,7 +335,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 			text = append(text, v.Text...)
 		}
 		if v.Kind != resolve.Text {
-			pieces = append(pieces, sendurl.Piece{Start: start, End: len(text), Record: recordOf(seg.Ref, v)})
+			pieces = append(pieces, sendurl.Piece{Start: start, End: len(text), Record: rd.recordOf(seg.Ref, v)})
 		}
 	}
 	raw := t.Source
@@ -343,7 +397,7 @@ func (rd *renderer) inline(t lang.Template, field string) (live, record string, 
 		if err != nil {
 			return "", "", err
 		}
-		rb = append(rb, recordOf(seg.Ref, v)...)
+		rb = append(rb, rd.recordOf(seg.Ref, v)...)
 		switch v.Kind {
 		case resolve.File, resolve.Base64:
 			enc, err := rd.inlineBase64(v, field)
@@ -404,7 +458,7 @@ func (rd *renderer) stream(b *builder, t lang.Template, field string, esc func([
 		if err != nil {
 			return "", err
 		}
-		rb.WriteString(recordOf(seg.Ref, v))
+		rb.WriteString(rd.recordOf(seg.Ref, v))
 		switch v.Kind {
 		case resolve.File, resolve.Base64:
 			// Base64 needs no escaping in JSON or anywhere else.
@@ -422,12 +476,6 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 	switch v.Kind {
 	case compile.ValueLiteral:
 		b.buf = append(b.buf, v.Literal...)
-		if rd.red.Contains(v.Literal) {
-			// A number that spells a secret is recorded as the redaction.
-			rec = append(rec, '"')
-			rec = appendJSONString(rec, rd.red.String(v.Literal))
-			return append(rec, '"'), nil
-		}
 		return append(rec, v.Literal...), nil
 	case compile.ValueString:
 		b.buf = append(b.buf, '"')
@@ -437,7 +485,7 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 		}
 		b.buf = append(b.buf, '"')
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, rd.red.String(text))
+		rec = appendJSONString(rec, text)
 		return append(rec, '"'), nil
 	case compile.ValueObject:
 		b.buf = append(b.buf, '{')
@@ -451,7 +499,7 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 			b.buf = appendJSONString(b.buf, m.Key)
 			b.buf = append(b.buf, '"', ':')
 			rec = append(rec, '"')
-			rec = appendJSONString(rec, rd.red.String(m.Key))
+			rec = appendJSONString(rec, m.Key)
 			rec = append(rec, '"', ':')
 			var err error
 			if rec, err = rd.jsonValue(b, m.Value, rec); err != nil {
@@ -500,7 +548,7 @@ func (rd *renderer) scrubEchoes(v resolve.Value) {
 	if err != nil || int64(len(raw)) != a.Size {
 		return
 	}
-	desc := describeAttachment(v)
+	desc := rd.describe(v)
 	rd.red.Replace(string(raw), desc)
 	rd.red.Replace(base64.StdEncoding.EncodeToString(raw), desc)
 }
@@ -537,7 +585,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, ',')
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, rd.red.String(f.Name))
+		rec = appendJSONString(rec, f.Name)
 		rec = append(rec, '"', ':')
 		if f.File != nil {
 			v, err := rd.scope.Resolve(f.File)
@@ -561,9 +609,9 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, `{"attachment":`...)
 			rec = strconv.AppendInt(rec, int64(a.Index), 10)
 			rec = append(rec, `,"filename":"`...)
-			rec = appendJSONString(rec, rd.red.String(a.Filename))
+			rec = appendJSONString(rec, a.Filename)
 			rec = append(rec, `","content_type":"`...)
-			rec = appendJSONString(rec, rd.red.String(a.ContentType))
+			rec = appendJSONString(rec, a.ContentType)
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
 			if len(a.Defects) > 0 {
@@ -575,7 +623,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 					rec = append(rec, `{"code":"`...)
 					rec = appendJSONString(rec, d.Code)
 					rec = append(rec, `","message":"`...)
-					rec = appendJSONString(rec, rd.red.String(d.Message))
+					rec = appendJSONString(rec, d.Message)
 					rec = append(rec, `"}`...)
 				}
 				rec = append(rec, ']')
@@ -592,7 +640,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			return nil, "", err
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, rd.red.String(text))
+		rec = appendJSONString(rec, text)
 		rec = append(rec, '"')
 	}
 	if err := mw.Close(); err != nil {

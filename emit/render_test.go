@@ -18,7 +18,6 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/emit"
-	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
 )
@@ -361,13 +360,5 @@ func TestNoBody(t *testing.T) {
 	}
 	if n, _ := io.Copy(io.Discard, r.Body()); n != 0 {
 		t.Error("body")
-	}
-}
-
-func TestExpand(t *testing.T) {
-	tpl := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/${{kobana.email_id}}/${{secrets.X}}"}]}`).Steps[0].URL
-	got, err := emit.Expand(tpl, func(r *lang.Ref) (string, error) { return "<" + r.String() + ">", nil })
-	if err != nil || got != "https://a.example/<kobana.email_id>/<secrets.X>" {
-		t.Errorf("%q %v", got, err)
 	}
 }

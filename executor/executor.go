@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,12 +123,15 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRec
 		var sr StepRecord
 		var res *resolve.Result
 		if run.over() {
-			sr = StepRecord{Index: i, Label: red.String(step.Label), State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
+			sr = StepRecord{Index: i, Label: step.Label, State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
 				Reason: ReasonCancelled, Error: "not run: " + run.cause()}
 			res = &resolve.Result{State: resolve.StateSkipped}
 		} else {
-			sr, res = e.step(run, step, scope, red)
+			sr, res = e.step(run, step, scope)
 		}
+		// The edge: everything the step record holds crosses the redactor
+		// here, once, before anyone sees it.
+		sr.redact(red)
 		scope.Record(i, res)
 		if sr.State != resolve.StateSucceeded {
 			rec.Status = RunFailed
@@ -159,15 +164,14 @@ func (r runState) cause() string {
 }
 
 // step runs one step and returns its record and its result for later steps.
-func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (StepRecord, *resolve.Result) {
+// The record it returns is not yet redacted (see StepRecord.redact), apart
+// from the request, which emit.Render redacts.
+func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) (StepRecord, *resolve.Result) {
 	start := e.opts.Now()
 	scope.Begin(step.Index, start)
-	sr := StepRecord{Index: step.Index, Label: red.String(step.Label), StartedAt: start.UTC()}
+	sr := StepRecord{Index: step.Index, Label: step.Label, StartedAt: start.UTC()}
 	finish := func(state resolve.State, reason, msg string) {
-		sr.State, sr.Reason = state, reason
-		if msg != "" {
-			sr.Error = red.String(msg)
-		}
+		sr.State, sr.Reason, sr.Error = state, reason, msg
 		sr.DurationMS = e.opts.Now().Sub(start).Milliseconds()
 	}
 
@@ -217,8 +221,8 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, 
 		finish(resolve.StateFailed, reason, msg)
 		return sr, &resolve.Result{State: resolve.StateFailed}
 	}
-	captured, readErr := e.capture(resp)
-	sr.Response = e.responseRecord(captured, red)
+	captured, received, readErr := e.capture(resp)
+	sr.Response = e.responseRecord(captured, received)
 	if readErr != nil {
 		reason, msg := describeTransportError(run, sctx, readErr, e.opts.StepTimeout)
 		finish(resolve.StateFailed, reason, "reading the response: "+msg)
@@ -261,46 +265,68 @@ func successful(step *compile.Step, status int) bool {
 }
 
 // capture reads the response body up to the capture limit; a larger body is
-// drained (up to drainLimit) and marked truncated.
-func (e *Executor) capture(resp *http.Response) (*resolve.Response, error) {
+// drained (up to drainLimit) and marked truncated. received is the number
+// of body bytes read, kept or not.
+func (e *Executor) capture(resp *http.Response) (_ *resolve.Response, received int64, _ error) {
 	defer resp.Body.Close()
 	out := &resolve.Response{Status: resp.StatusCode, Header: resp.Header, Limit: e.opts.CaptureLimit}
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(resp.Body, e.opts.CaptureLimit+1))
 	if err != nil {
 		out.Body = buf.Bytes()
-		return out, err
+		return out, n, err
 	}
 	if n > e.opts.CaptureLimit {
 		out.Truncated = true
 		out.Body = nil
-		if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit)); err != nil {
-			return out, err
-		}
-		return out, nil
+		drained, err := io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+		return out, n + drained, err
 	}
 	out.Body = buf.Bytes()
-	return out, nil
+	return out, n, nil
 }
 
-// responseRecord builds the redacted copy of a response.
-func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *ResponseRecord {
-	rr := &ResponseRecord{Status: r.Status, Headers: map[string]string{}, Size: int64(len(r.Body)), Truncated: r.Truncated}
-	for k, vs := range r.Header {
-		rr.Headers[k] = red.String(strings.Join(vs, ", "))
+// responseRecord builds the record of a response, before redaction.
+func (e *Executor) responseRecord(r *resolve.Response, received int64) *ResponseRecord {
+	return &ResponseRecord{Status: r.Status, Size: received, Truncated: r.Truncated, body: r, limit: e.opts.RecordBodyLimit}
+}
+
+// redact is the edge every byte of a step record crosses before it is
+// kept, printed or passed to OnStep: the label, the error and the response
+// (headers, and the body — JSON as JSON, so a number that spells a secret
+// is redacted, anything else as text) are redacted with red. The request
+// was redacted by emit.Render. A response body is redacted whole before it
+// is clipped to RecordBodyLimit, so a secret cut by the clip cannot leave a
+// piece behind.
+func (sr *StepRecord) redact(red *resolve.Redactor) {
+	sr.Label = red.String(sr.Label)
+	sr.Error = red.String(sr.Error)
+	rr := sr.Response
+	if rr == nil {
+		return
+	}
+	r := rr.body
+	rr.body = nil
+	if r == nil {
+		return
+	}
+	rr.Headers = make(map[string]string, len(r.Header))
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		name, value := red.String(k), red.String(strings.Join(r.Header[k], ", "))
+		if prev, dup := rr.Headers[name]; dup {
+			value = prev + ", " + value // two names that redact alike
+		}
+		rr.Headers[name] = value
 	}
 	if r.Truncated || len(r.Body) == 0 {
-		return rr
+		return
 	}
-	// Redaction sees the whole captured body before it is clipped for the
-	// record, so a secret or an echoed attachment cut by the clip cannot
-	// leave a piece behind.
 	var text string
 	if r.IsJSON() {
-		if v, ok := redactJSON(r.Body, red); ok {
-			if int64(len(v)) <= e.opts.RecordBodyLimit {
+		if v, ok := red.JSON(r.Body); ok {
+			if int64(len(v)) <= rr.limit {
 				rr.Body = v
-				return rr
+				return
 			}
 			text = string(v)
 		}
@@ -308,8 +334,8 @@ func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *R
 	if text == "" {
 		text = red.String(string(r.Body))
 	}
-	if int64(len(text)) > e.opts.RecordBodyLimit {
-		cut := int(e.opts.RecordBodyLimit)
+	if int64(len(text)) > rr.limit {
+		cut := int(rr.limit)
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
@@ -321,55 +347,6 @@ func (e *Executor) responseRecord(r *resolve.Response, red *resolve.Redactor) *R
 	}
 	b, _ := json.Marshal(text)
 	rr.Body = b
-	return rr
-}
-
-// redactJSON returns a JSON body with every secret value redacted. A body
-// without escapes and without a secret is kept as written; otherwise it is
-// decoded, every string in it (keys too, so escapes cannot hide a secret) is
-// redacted, and it is encoded again.
-func redactJSON(body []byte, red *resolve.Redactor) (json.RawMessage, bool) {
-	if bytes.IndexByte(body, '\\') < 0 && !red.Contains(string(body)) {
-		if !json.Valid(body) {
-			return nil, false
-		}
-		return json.RawMessage(body), true
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	var walk func(any) any
-	walk = func(x any) any {
-		switch t := x.(type) {
-		case string:
-			return red.String(t)
-		case []any:
-			for i := range t {
-				t[i] = walk(t[i])
-			}
-			return t
-		case map[string]any:
-			out := make(map[string]any, len(t))
-			for k, val := range t {
-				out[red.String(k)] = walk(val)
-			}
-			return out
-		}
-		return x
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(walk(v)); err != nil {
-		return nil, false
-	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), true
 }
 
 // describeTransportError explains a failed exchange without the URL (which

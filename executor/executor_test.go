@@ -379,8 +379,8 @@ func TestTruncatedResponseIsRecordedAsSuch(t *testing.T) {
 	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), CaptureLimit: 1000})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"}]}`), env(nil))
 	r := rec.Steps[0].Response
-	if rec.Status != executor.RunSucceeded || !r.Truncated || r.Body != nil {
-		t.Errorf("%+v", r)
+	if rec.Status != executor.RunSucceeded || !r.Truncated || r.Body != nil || r.Size != 5000 {
+		t.Errorf("%+v, want truncated, no body, size 5000 (the bytes received)", r)
 	}
 }
 
@@ -552,5 +552,81 @@ func TestForwardReferenceFailsOnlyThatStep(t *testing.T) {
 	}
 	if fmt.Sprint(paths) != "[/a /c]" {
 		t.Errorf("the receiver got %v, want [/a /c]", paths)
+	}
+}
+
+// TestEveryFormOfASecretIsRedactedOnce runs the audit's cases end to end: a
+// secret with spaces sent in a URL path comes back percent-encoded in a
+// header and a body; a numeric secret comes back as a JSON number; one
+// secret's value ("secrets") is part of every marker. None survives in the
+// record (a different number that merely contains the digits, 4839201, is
+// kept), no marker is nested, and redacting the record again changes
+// nothing.
+func TestEveryFormOfASecretIsRedactedOnce(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		w.Header().Set("X-Echo", r.URL.RequestURI())
+		switch r.URL.Path {
+		case "/pin":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"pin":483920,"pins":[483920,4839201],"again":"483920"}`)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "you asked for "+r.URL.RequestURI()+" with "+r.Header.Get("Authorization"))
+		}
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	secrets := resolve.SecretMap{"T": "my secret token", "PIN": "483920", "FINANCE_TOKEN": "tok-fin-77", "X": "secrets"}
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[
+		{"type":"request","url":"https://x.example/p/${{secrets.T}}?q=${{secrets.T}}","headers":{"Authorization":"Bearer ${{secrets.FINANCE_TOKEN}}"}},
+		{"type":"request","url":"https://x.example/pin","body":{"pin":"${{secrets.PIN}}","n":483920,"label":"our secrets"}}]}`), env(secrets))
+	if rec.Status != executor.RunSucceeded {
+		t.Fatalf("%s", recordJSON(t, rec))
+	}
+	js := recordJSON(t, rec)
+	for _, leak := range []string{"my secret token", "my%20secret%20token", "my+secret+token", `"483920`, ":483920", "[483920", "tok-fin-77", "[redacted [redacted", "secrets]"} {
+		if strings.Contains(js, leak) {
+			t.Errorf("the record holds %q: %s", leak, js)
+		}
+	}
+	if got := string(rec.Steps[1].Response.Body); got != `{"pin":"[redacted secrets.PIN]","pins":["[redacted secrets.PIN]",4839201],"again":"[redacted secrets.PIN]"}` {
+		t.Errorf("response body record %s", got)
+	}
+	if got := rec.Steps[0].Response.Headers["X-Echo"]; got != "/p/[redacted secrets.T]?q=[redacted secrets.T]" {
+		t.Errorf("echoed header %q", got)
+	}
+	if got := rec.Steps[1].Request.Body; string(got) != `{"pin":"[redacted secrets.PIN]","n":"[redacted secrets.PIN]","label":"our [redacted secrets.X]"}` {
+		t.Errorf("request body record %s", got)
+	}
+	again, ok := resolve.NewRedactor(secrets).JSON([]byte(js))
+	if !ok || string(again) != js {
+		t.Errorf("redacting the record again changes it:\n%s\n%s", js, again)
+	}
+}
+
+// TestLoneSurrogateReadsOneWay: a lone surrogate escape in a response is
+// U+FFFD both in what a later step sends and in the record.
+func TestLoneSurrogateReadsOneWay(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"a":"x\ud800y"}`)
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[
+		{"type":"request","url":"https://x.example/a"},
+		{"type":"request","url":"https://x.example/b","body":{"v":"${{steps.0.response.body.a}}"}}]}`), env(nil))
+	if rec.Status != executor.RunSucceeded {
+		t.Fatalf("%s", recordJSON(t, rec))
+	}
+	var sent, recorded struct{ V, A string }
+	if err := json.Unmarshal(rv.requests[1].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rec.Steps[0].Response.Body, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	if sent.V != "x\uFFFDy" || recorded.A != sent.V {
+		t.Errorf("sent %q, recorded %q (%s)", sent.V, recorded.A, rec.Steps[0].Response.Body)
 	}
 }

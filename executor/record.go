@@ -65,11 +65,17 @@ type ResponseRecord struct {
 	Headers map[string]string `json:"headers"`
 	// Body is the JSON value of a JSON response, else a JSON string.
 	Body json.RawMessage `json:"body,omitempty"`
-	// Size is the length of the body received, in bytes (when fully read).
+	// Size is the number of body bytes received: all of them, also for a
+	// body larger than the capture limit (read and thrown away up to 64 MiB,
+	// after which the connection is closed), or those read before a
+	// transport error.
 	Size int64 `json:"size"`
 	// Truncated says the body was larger than the capture limit: it was
 	// drained, not kept, and cannot be referenced.
 	Truncated bool `json:"truncated,omitempty"`
 	// BodyClipped says the recorded Body is a prefix of what was captured.
 	BodyClipped bool `json:"body_clipped,omitempty"`
+
+	body  *resolve.Response // the captured response, until redact records it
+	limit int64             // RecordBodyLimit
 }

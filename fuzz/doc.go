@@ -18,9 +18,10 @@
 //     boundary, one part per field in order, file parts carrying exactly
 //     the attachment's bytes;
 //   - the run record (decoded, every string and key) never holds a secret
-//     value (the fuzzed secret behind a fixed prefix, so that it is at least
-//     4 characters and cannot match the record's own keys or timestamps),
-//     an attachment's marker text or the base64 of an attachment.
+//     value, as written or percent-encoded (the fuzzed secret behind a fixed
+//     prefix, so that it is at least resolve.MinSubstring bytes and cannot
+//     match the record's own keys or timestamps), an attachment's marker
+//     text or the base64 of an attachment.
 //
 // The seed corpus is every document in examples/workflows and
 // examples/workflows/invalid plus hostile cases written here (secrets in

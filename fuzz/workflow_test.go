@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,7 +222,7 @@ func check(t testing.TB, doc []byte, secret string, respBody []byte) (*executor.
 	current.Store(it)
 	defer current.Store(nil)
 
-	token := "sk_" + secret
+	token := "tok_" + secret
 	webhook := "https://hooks.example.com/services/" + secret
 	secrets := resolve.SecretMap{"FINANCE_TOKEN": token, "SLACK_WEBHOOK_URL": webhook, "TOKEN": token, "URL": webhook}
 	files := &resolvetest.Attachments{Files: attachments}
@@ -270,9 +271,20 @@ func check(t testing.TB, doc []byte, secret string, respBody []byte) (*executor.
 	if err := json.Unmarshal(js, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	// The secret values carry a prefix, so that a short fuzzed secret cannot
-	// match the record's own keys, states or timestamps.
-	forbidden := map[string]string{token: "the secret TOKEN", webhook: "the secret URL"}
+	// The secret values carry a prefix, so that they are at least
+	// resolve.MinSubstring bytes long (redacted wherever they occur) and a
+	// fuzzed secret cannot match the record's own keys, states or
+	// timestamps. Each is looked for as written and percent-encoded.
+	forbidden := map[string]string{}
+	for _, v := range []string{token, webhook} {
+		what := "the secret TOKEN"
+		if v == webhook {
+			what = "the secret URL"
+		}
+		for _, form := range []string{v, url.PathEscape(v), url.QueryEscape(v)} {
+			forbidden[form] = what
+		}
+	}
 	// The document or the response may hold the marker or the base64
 	// themselves (written by the fuzzer); only bytes that came from an
 	// attachment are forbidden.
@@ -335,15 +347,15 @@ var hostileSeeds = []struct{ doc, secret, resp string }{
 		{"type":"request","url":"https://erp.example.com/${{steps.1.response.body.data.id}}"},
 		{"type":"request","url":"https://erp.example.com/n","body":{"v":"${{steps.0.response.body.data.nil}}"}}]}`, "abcdef", `{"data":{"id":"pay 1/../x?y#z","items":[{"k":"v"}],"nil":null}}`},
 	// The response echoes the secret; the record must redact it.
-	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","headers":{"Authorization":"Bearer ${{secrets.FINANCE_TOKEN}}"}},{"type":"request","url":"https://erp.example.com/${{steps.0.response.body.echo}}"}]}`, "echo-me", `{"echo":"sk_echo-me","k":{"sk_echo-me":1}}`},
+	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","headers":{"Authorization":"Bearer ${{secrets.FINANCE_TOKEN}}"}},{"type":"request","url":"https://erp.example.com/${{steps.0.response.body.echo}}"}]}`, "echo-me", `{"echo":"tok_echo-me","k":{"tok_echo-me":1}}`},
 	// The secret written literally by the model into a body, a form value and a header.
-	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","headers":{"X":"sk_literal9"},"body":{"sk_literal9":"sk_literal9"}},{"type":"request","url":"https://erp.example.com/f","form":{"v":"sk_literal9"}}]}`, "literal9", `{}`},
+	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","headers":{"X":"tok_literal9"},"body":{"tok_literal9":"tok_literal9"}},{"type":"request","url":"https://erp.example.com/f","form":{"v":"tok_literal9"}}]}`, "literal9", `{}`},
 	// A JSON body with a text content type, a text body with a JSON content type, a form with a content type.
 	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","headers":{"Content-Type":"text/plain"},"body":[1,"${{kobana.now}}",{"\u0000":"\u2028"}]},{"type":"request","url":"https://erp.example.com/","headers":{"content-type":"application/json"},"body":"{not json"},{"type":"request","url":"https://erp.example.com/","headers":{"Content-Type":"text/plain"},"form":{"a":"b"}}]}`, "abcd", `not json`},
 	// Every method, empty bodies, expected statuses that do not match.
 	{`{"result":1,"workflow":[{"type":"request","method":"GET","url":"http://erp.example.com/"},{"type":"request","method":"DELETE","url":"http://erp.example.com/","expected_status":204},{"type":"request","method":"PUT","url":"http://erp.example.com/","body":""},{"type":"request","method":"PATCH","url":"http://erp.example.com/","form":{}}]}`, "abcd", ``},
 	// The secret written literally into a label, a header name and a form field name.
-	{`{"result":1,"workflow":[{"type":"request","label":"token sk_abcd","headers":{"sk_abcd":"v"},"url":"https://erp.example.com/"},{"type":"request","label":"sk_abcd","form":{"sk_abcd":"sk_abcd"},"url":"https://erp.example.com/"}]}`, "abcd", `{"sk_abcd":"sk_abcd"}`},
+	{`{"result":1,"workflow":[{"type":"request","label":"token tok_abcd","headers":{"tok_abcd":"v"},"url":"https://erp.example.com/"},{"type":"request","label":"tok_abcd","form":{"tok_abcd":"tok_abcd"},"url":"https://erp.example.com/"}]}`, "abcd", `{"tok_abcd":"tok_abcd"}`},
 	// A form field name with quotes and unicode.
 	{`{"result":1,"workflow":[{"type":"request","url":"https://erp.example.com/","form":{"na\"me\\":"v","ção":"${{email.attachments.0}}"}}]}`, "abcd", `{}`},
 }
@@ -415,7 +427,7 @@ func TestCheckBodyFindsMalformedRequests(t *testing.T) {
 // TestSecretInLabelIsRedacted: a label is free text from the model; when it
 // holds a secret's value, the record shows it redacted like anything else.
 func TestSecretInLabelIsRedacted(t *testing.T) {
-	rec, _ := check(t, []byte(`{"result":1,"workflow":[{"type":"request","label":"token sk_abcd","url":"https://erp.example.com/"},{"type":"request","label":"sk_abcd","url":"https://erp.example.com/${{secrets.NOPE}}"}]}`), "abcd", []byte(`{}`))
+	rec, _ := check(t, []byte(`{"result":1,"workflow":[{"type":"request","label":"token tok_abcd","url":"https://erp.example.com/"},{"type":"request","label":"tok_abcd","url":"https://erp.example.com/${{secrets.NOPE}}"}]}`), "abcd", []byte(`{}`))
 	if rec.Steps[0].Label != "token [redacted secrets.FINANCE_TOKEN]" && rec.Steps[0].Label != "token [redacted secrets.TOKEN]" {
 		t.Errorf("label %q", rec.Steps[0].Label)
 	}

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
 	"github.com/kobana/workflow/store/sqlite"
@@ -31,14 +32,14 @@ type benchTarget struct {
 func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	b.Helper()
 	ctx := context.Background()
-	demo, err := inbox.Seed(ctx, st, time.Now())
+	seeded, err := inbox.Seed(ctx, st, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	b.Cleanup(hs.Close)
-	ibx, p, err := inbox.New(inbox.Options{Store: st, PublicURL: hs.URL})
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: hs.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,8 +47,8 @@ func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inbox.DownloadPath: p.DownloadHandler()}}))
-	return benchTarget{name: name, url: hs.URL + "/mcp", token: demo[0].Token}
+	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: p.DownloadHandler()}}))
+	return benchTarget{name: name, url: hs.URL + "/mcp", token: seeded[0].Token}
 }
 
 // benchTargets serves the demo data from the embedded store and from

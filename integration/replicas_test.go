@@ -15,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
@@ -50,11 +52,11 @@ func newReplicas(t *testing.T, n int) *replicas {
 	r := &replicas{t: t, schema: schema, app: "replica_" + schema, px: pgtest.StartProxy(t)}
 	key := store.Options{SecretKey: bytes.Repeat([]byte{9}, 32)}
 	r.direct = openPG(t, directDSN, pg.Options{Options: key})
-	demo, err := inbox.Seed(ctx, r.direct, time.Now())
+	seeded, err := inbox.Seed(ctx, r.direct, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.owner, r.viewer = demo[0].Token, demo[1].Token
+	r.owner, r.viewer = seeded[0].Token, seeded[1].Token
 	if err := billing.SeedDemo(ctx, r.direct, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 	}))
 	t.Cleanup(recv.Close)
 	for _, id := range []string{"whk_erp", "whk_chat"} {
-		rec, err := r.direct.GetRecord(ctx, inbox.DemoWorkspace, inbox.KindWebhook, id)
+		rec, err := r.direct.GetRecord(ctx, demo.Workspace, inbox.KindWebhook, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +87,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 		mux := http.NewServeMux()
 		hs := httptest.NewServer(mux)
 		t.Cleanup(hs.Close)
-		ibx, p, err := inbox.New(inbox.Options{Store: st, HTTPClient: recv.Client(), PublicURL: hs.URL})
+		ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, HTTPClient: recv.Client(), PublicURL: hs.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +99,7 @@ func newReplicas(t *testing.T, n int) *replicas {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inbox.DownloadPath: p.DownloadHandler()}}))
+		mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: p.DownloadHandler()}}))
 		r.stores = append(r.stores, st)
 		r.urls = append(r.urls, hs.URL+"/mcp")
 	}
@@ -192,7 +194,7 @@ func keyID(state string) string { return strings.Split(state, ".")[1] }
 // deliveries counts the delivery records in the database.
 func (r *replicas) deliveries() int {
 	r.t.Helper()
-	recs, err := r.direct.ListRecords(context.Background(), inbox.DemoWorkspace, inbox.KindDelivery, store.Query{Limit: 1000})
+	recs, err := r.direct.ListRecords(context.Background(), demo.Workspace, inbox.KindDelivery, store.Query{Limit: 1000})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func (r *replicas) ledgerRows(n string) int {
 
 func (r *replicas) hasSecret(name string) bool {
 	r.t.Helper()
-	list, err := r.direct.ListSecrets(context.Background(), inbox.DemoWorkspace)
+	list, err := r.direct.ListSecrets(context.Background(), demo.Workspace)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -374,7 +376,7 @@ func TestReplicasServeBilling(t *testing.T) {
 	if ok.Load() != 1 || replayed.Load() != 29 || r.ledgerRows(nonce(t, state)) != 1 {
 		t.Fatalf("ok=%d replayed=%d ledger rows %d, want 1, 29, 1", ok.Load(), replayed.Load(), r.ledgerRows(nonce(t, state)))
 	}
-	rec, err := r.direct.GetRecord(ctx, billing.DemoOrganization, billing.KindInvoice, "inv_1008")
+	rec, err := r.direct.GetRecord(ctx, demo.Organization, billing.KindInvoice, "inv_1008")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +404,7 @@ func TestReplicasThroughADatabaseOutage(t *testing.T) {
 	states := make([]string, burst)
 	for i := range states {
 		name := fmt.Sprintf("BURST_%02d", i)
-		if err := r.direct.SetSecret(ctx, inbox.DemoWorkspace, name, "v"); err != nil {
+		if err := r.direct.SetSecret(ctx, demo.Workspace, name, "v"); err != nil {
 			t.Fatal(err)
 		}
 		states[i] = r.ask(i, "secrets_delete", map[string]any{"name": name})
@@ -486,7 +488,7 @@ func TestReplicasThroughADatabaseOutage(t *testing.T) {
 	// answer confirmation_unavailable quickly and change nothing; other calls
 	// fail with an error; then service resumes without restarting anything.
 	warm()
-	if err := r.direct.SetSecret(ctx, inbox.DemoWorkspace, "OUTAGE", "v"); err != nil {
+	if err := r.direct.SetSecret(ctx, demo.Workspace, "OUTAGE", "v"); err != nil {
 		t.Fatal(err)
 	}
 	args := map[string]any{"name": "OUTAGE"}

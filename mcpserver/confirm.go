@@ -33,6 +33,9 @@ func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, re
 		if p.Policy.LegacyRunsDirectly {
 			return nil
 		}
+		if res := s.check(ctx, c, t, req); res != nil {
+			return res
+		}
 		return errorResult(Errorf(CodeConfirmationRequired,
 			"%s must be confirmed by the user before it runs, which needs protocol 2026-07-28 and a client that declares elicitation form support; nothing was run. Ask the user to perform this action from a client that supports confirmations.", t.Name))
 	}
@@ -47,22 +50,23 @@ func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, re
 		Organization: c.Organization,
 		Workspace:    c.Workspace,
 	}
+	where := p.Policy.where(c)
 	if req.Params.RequestState == "" {
-		return s.ask(ctx, c, t, want, req)
+		return s.checkThenAsk(ctx, c, t, where, want, req)
 	}
 	claims, err := s.openState(ctx, req.Params.RequestState)
 	if err != nil || !claims.Matches(want) {
 		// Tampered, foreign, expired or for another call: ask again.
-		return s.ask(ctx, c, t, want, req)
+		return s.checkThenAsk(ctx, c, t, where, want, req)
 	}
 	answer, _ := req.Params.InputResponses[ConfirmKey].(*mcp.ElicitResult)
 	if answer == nil {
-		return s.ask(ctx, c, t, want, req)
+		return s.checkThenAsk(ctx, c, t, where, want, req)
 	}
 	switch answer.Action {
 	case "accept", "decline", "cancel":
 	default:
-		return s.ask(ctx, c, t, want, req)
+		return s.checkThenAsk(ctx, c, t, where, want, req)
 	}
 	// Whatever the answer, this question is now spent: recording the nonce
 	// first means a declined question cannot later be answered yes, and a
@@ -104,7 +108,37 @@ func (s *Server) openState(ctx context.Context, state string) (confirm.Claims, e
 }
 
 // ask returns the one-question form and a fresh signed state.
-func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
+// check runs the tool's check (WithCheck) before anyone is asked: nil when
+// the call may be put to the user, else the answer. A check that cannot
+// reach the store answers confirmation_unavailable, as the ledger would.
+func (s *Server) check(ctx context.Context, c *Caller, t *Tool, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	if t.check == nil {
+		return nil
+	}
+	err := t.check(ctx, c, req.Params.Arguments)
+	var te *ToolError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te), errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotFound):
+		return s.failure(t, err)
+	default:
+		s.log.Error("checking a call before confirmation", "tool", t.Name, "error", err)
+		return errorResult(Errorf(CodeConfirmationUnavailable,
+			"the server cannot check this call right now; nothing was run. Try again later."))
+	}
+}
+
+// checkThenAsk asks the user to confirm a call that passes its check.
+func (s *Server) checkThenAsk(ctx context.Context, c *Caller, t *Tool, where string, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	if res := s.check(ctx, c, t, req); res != nil {
+		return res
+	}
+	return s.ask(ctx, c, t, where, want, req)
+}
+
+// where names the place the call acts in ("workspace ws_1").
+func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, where string, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	k, err := s.opts.Store.SigningKey(ctx, confirmPurpose)
 	if err != nil {
 		s.log.Error("confirmation key unavailable", "tool", t.Name, "error", err)
@@ -123,8 +157,8 @@ func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, want confirm.Claim
 	if title == "" {
 		title = t.Name
 	}
-	msg := fmt.Sprintf("Run %q (%s) in workspace %s with these arguments?\n%s\n%s\nThis question expires in 5 minutes.",
-		title, t.Name, c.Workspace, string(canon), strings.TrimSpace(firstSentence(t.Description)))
+	msg := fmt.Sprintf("Run %q (%s) in %s with these arguments?\n%s\n%s\nThis question expires in 5 minutes.",
+		title, t.Name, where, string(canon), strings.TrimSpace(firstSentence(t.Description)))
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{
 			ConfirmKey: &mcp.ElicitParams{

@@ -35,6 +35,18 @@ type Policy struct {
 	// confirmation is then left to the client. When false such calls answer
 	// confirmation_required and nothing runs.
 	LegacyRunsDirectly bool
+	// Where names what a call acts in, for the confirmation question:
+	// "workspace <id>" when nil (Inbox); Billing, whose records belong to
+	// the organization, says "organization <id>".
+	Where func(c *Caller) string
+}
+
+// where is the place a confirmation question names.
+func (p Policy) where(c *Caller) string {
+	if p.Where != nil {
+		return p.Where(c)
+	}
+	return "workspace " + c.Workspace
 }
 
 // ToolSpec declares a tool.
@@ -60,6 +72,30 @@ type Tool struct {
 	outputSchema *jsonschema.Schema
 	input        *jsonschema.Resolved
 	handler      func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+	// check runs before a destructive call is confirmed (WithCheck).
+	check func(ctx context.Context, c *Caller, args json.RawMessage) error
+}
+
+// WithCheck gives a destructive tool a check that runs whenever the user
+// would be asked to confirm it (and before confirmation_required is
+// answered): that the records it names exist and the caller may act on
+// them, that their state allows the action. Its error is the call's answer,
+// as a handler's would be (a *ToolError, or one wrapping ErrNotFound), and
+// nothing is asked: no one confirms a call that cannot run. Any other error
+// answers confirmation_unavailable. A call carrying a valid confirmation is
+// not checked again before its handler, which checks when it runs. In must
+// be the tool's input type.
+func WithCheck[In any](t Tool, check func(ctx context.Context, c *Caller, in In) error) Tool {
+	t.check = func(ctx context.Context, c *Caller, args json.RawMessage) error {
+		var v In
+		if len(args) > 0 && string(args) != "null" {
+			if err := json.Unmarshal(args, &v); err != nil {
+				return &ToolError{Code: "invalid_arguments", Message: err.Error()}
+			}
+		}
+		return check(ctx, c, v)
+	}
+	return t
 }
 
 // NewTool declares a tool whose arguments decode into In and whose

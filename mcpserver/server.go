@@ -459,16 +459,7 @@ func (s *Server) toolHandler(t *Tool, p *Product) mcp.ToolHandler {
 func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessage) (*mcp.CallToolResult, error) {
 	out, err := t.handler(ctx, c, args)
 	if err != nil {
-		var te *ToolError
-		switch {
-		case errors.As(err, &te):
-			return errorResult(te), nil
-		case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotFound):
-			return errorResult(Errorf("not_found", "%v", err)), nil
-		default:
-			s.log.Error("tool failed", "tool", t.Name, "error", err)
-			return errorResult(Errorf("internal_error", "%s failed; try again later", t.Name)), nil
-		}
+		return s.failure(t, err), nil
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -478,6 +469,22 @@ func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessa
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}, nil
+}
+
+// failure is the tool result of a handler's (or check's) error: a
+// *ToolError as it is, a missing record as not_found, anything else as an
+// internal error whose detail only the log sees.
+func (s *Server) failure(t *Tool, err error) *mcp.CallToolResult {
+	var te *ToolError
+	switch {
+	case errors.As(err, &te):
+		return errorResult(te)
+	case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotFound):
+		return errorResult(Errorf("not_found", "%v", err))
+	default:
+		s.log.Error("tool failed", "tool", t.Name, "error", err)
+		return errorResult(Errorf("internal_error", "%s failed; try again later", t.Name))
+	}
 }
 
 func errorResult(e *ToolError) *mcp.CallToolResult {
@@ -549,8 +556,8 @@ func (s *Server) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp
 	known := map[string]bool{}
 	for _, a := range e.prompt.Arguments {
 		known[a.Name] = true
+		// Values are taken exactly as sent: " 2026-11-20" is not a date.
 		v, present := req.Params.Arguments[a.Name]
-		v = strings.TrimSpace(v)
 		if !present || v == "" {
 			if a.Required {
 				return nil, invalidParams("prompt %s: missing required argument %q", e.prompt.Name, a.Name)

@@ -2,28 +2,46 @@ package resolve
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// longestFirst orders values so that a secret containing another is
-// replaced whole; equal lengths go in byte order.
-func longestFirst(a, b string) int {
-	if c := cmp.Compare(len(b), len(a)); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
+// MinSubstring is the length, in bytes, from which a secret value is
+// redacted wherever it occurs, even inside a word. A shorter value ("C",
+// "42") would otherwise rewrite text the platform or a receiver wrote
+// ("Content-Type"), so it is redacted only where it stands as a whole word:
+// not directly after or before a letter, a digit, a non-ASCII character or
+// a redaction marker. A JSON number or boolean equal to it is redacted
+// whatever its length.
+const MinSubstring = 4
 
-// Redactor replaces secret values with "[redacted secrets.KEY]" — and the
-// bytes of attachments a run sent with their description — in anything that
-// is persisted or logged. It is safe for concurrent use.
+// MinReplaced is the shortest content Replace accepts: shorter text (a
+// three-byte attachment) is too likely to occur by chance to be removed
+// from everything recorded.
+const MinReplaced = 16
+
+// Placeholder returns the redacted form of the secret key.
+func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
+
+// Redactor removes secret values — and the bytes of attachments a run sent —
+// from anything persisted or logged: a run record, an error message, a log
+// line. It is safe for concurrent use; the zero value knows no secret.
+//
+// Each value is found in every form it is known to take on the way back
+// (see the package documentation): as written, percent-encoded, JSON-string
+// escaped, and, in a JSON document, as a number or boolean. Redaction
+// never rewrites its own markers (a secret's "[redacted secrets.KEY]", an
+// attachment's description) and is idempotent: redacting its output again
+// changes nothing.
 type Redactor struct {
-	mu       sync.Mutex
-	keys     map[string]string // value → its replacement
-	values   []string          // the keys of keys, longest first
-	replacer *strings.Replacer
+	mu      sync.Mutex
+	entries map[string]string // value → replacement
+	markers map[string]bool   // text redaction never rewrites
+	snap    *redaction        // built from entries and markers on first use
 }
 
 // NewRedactor returns a Redactor that already knows every secret of src when
@@ -38,29 +56,55 @@ func NewRedactor(src Secrets) *Redactor {
 	return r
 }
 
-// Placeholder returns the redacted form of the secret key.
-func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
-
 // Add makes value redacted as the secret key from now on. Empty values are
 // ignored.
 func (r *Redactor) Add(key, value string) {
+	if value == "" {
+		return
+	}
+	r.mu.Lock()
+	old, known := r.entries[value]
+	r.mu.Unlock()
+	if known && isPlaceholderOf(old, key) {
+		return // already known: a run resolves the same secret many times
+	}
 	r.set(value, Placeholder(key))
 }
 
-// MinReplaced is the shortest content Replace accepts: shorter text (a
-// three-byte attachment) is too likely to occur by chance to be removed
-// from everything recorded.
-const MinReplaced = 16
+// isPlaceholderOf reports whether s is Placeholder(key), without building it.
+func isPlaceholderOf(s, key string) bool {
+	const prefix = "[redacted secrets."
+	return len(s) == len(prefix)+len(key)+1 && s[:len(prefix)] == prefix && s[len(prefix):len(s)-1] == key && s[len(s)-1] == ']'
+}
 
 // Replace makes value replaced by replacement from now on, for content that
 // must not be persisted but is not a secret, such as the bytes of an
-// attachment the run sent, should a receiver echo them. Values shorter than
-// MinReplaced are ignored.
+// attachment the run sent, should a receiver echo them. The replacement
+// becomes a marker (see AddMarker). Values shorter than MinReplaced are
+// ignored.
 func (r *Redactor) Replace(value, replacement string) {
 	if len(value) < MinReplaced {
 		return
 	}
 	r.set(value, replacement)
+}
+
+// AddMarker makes text a marker: text the platform wrote into a record in
+// place of something else (an attachment's description), which redaction
+// leaves as it is. Whatever text holds must already be redacted.
+func (r *Redactor) AddMarker(text string) {
+	if text == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.markers == nil {
+		r.markers = map[string]bool{}
+	}
+	if !r.markers[text] {
+		r.markers[text] = true
+		r.snap = nil
+	}
 }
 
 func (r *Redactor) set(value, replacement string) {
@@ -69,61 +113,478 @@ func (r *Redactor) set(value, replacement string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.keys == nil {
-		r.keys = map[string]string{}
+	if r.entries == nil {
+		r.entries = map[string]string{}
+		r.markers = map[string]bool{}
 	}
-	if old, ok := r.keys[value]; ok && old <= replacement {
+	if r.markers == nil {
+		r.markers = map[string]bool{}
+	}
+	if old, ok := r.entries[value]; ok && old <= replacement {
 		return
 	}
-	if _, ok := r.keys[value]; !ok {
-		r.values = append(r.values, value)
-		slices.SortFunc(r.values, longestFirst)
-	}
-	r.keys[value] = replacement
-	r.replacer = nil
+	r.entries[value] = replacement
+	r.markers[replacement] = true
+	r.snap = nil
 }
 
-// String returns s with every known secret value redacted.
+// String returns s with every known value redacted, in every covered form.
 func (r *Redactor) String(s string) string {
-	if r == nil || s == "" || !r.Contains(s) {
+	if r == nil || s == "" {
 		return s
 	}
-	rep := r.get()
-	if rep == nil {
+	x := r.get()
+	if x == nil {
 		return s
 	}
-	return rep.Replace(s)
+	out, changed := x.text(nil, s, false)
+	if !changed {
+		return s
+	}
+	return string(out)
 }
 
-func (r *Redactor) get() *strings.Replacer {
+// JSON returns the JSON document doc with every known value redacted: in
+// strings (keys too) in every covered form, and as a whole number or
+// boolean, which then becomes the marker as a string. The document keeps
+// its layout, key order and duplicate keys; a lone UTF-16 surrogate escape
+// becomes \ufffd, as it is read (see Response). ok is false when doc is not
+// a single valid JSON value; it is then returned unchanged.
+func (r *Redactor) JSON(doc []byte) (out []byte, ok bool) {
+	var x *redaction
+	if r != nil {
+		x = r.get()
+	}
+	return x.json(doc)
+}
+
+func (r *Redactor) get() *redaction {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.keys) == 0 {
+	if len(r.entries) == 0 {
 		return nil
 	}
-	if r.replacer == nil {
-		// Longer values first, so a secret that contains another is
-		// redacted whole.
-		pairs := make([]string, 0, 2*len(r.values))
-		for _, v := range r.values {
-			pairs = append(pairs, v, r.keys[v])
-		}
-		r.replacer = strings.NewReplacer(pairs...)
+	if r.snap == nil {
+		r.snap = newRedaction(r.entries, r.markers)
 	}
-	return r.replacer
+	return r.snap
 }
 
-// Contains reports whether s holds any known secret value.
-func (r *Redactor) Contains(s string) bool {
-	if r == nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, v := range r.values {
-		if strings.Contains(s, v) {
-			return true
+// redaction is an immutable snapshot of what a Redactor knows.
+type redaction struct {
+	values  []entry // longest first
+	markers []string
+	start   [256]bool // bytes a value or a marker may start with
+}
+
+type entry struct {
+	value, repl string
+	short       bool // shorter than MinSubstring: whole words only
+}
+
+func newRedaction(entries map[string]string, markers map[string]bool) *redaction {
+	x := &redaction{}
+	for v, repl := range entries {
+		x.values = append(x.values, entry{value: v, repl: repl, short: len(v) < MinSubstring})
+		x.start[v[0]] = true
+		if v[0] == ' ' {
+			x.start['+'] = true
 		}
 	}
-	return false
+	slices.SortFunc(x.values, func(a, b entry) int {
+		if c := cmp.Compare(len(b.value), len(a.value)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for m := range markers {
+		x.markers = append(x.markers, m)
+		x.start[m[0]] = true
+	}
+	slices.Sort(x.markers)
+	x.start['%'] = true  // a percent-encoded first byte
+	x.start['\\'] = true // a JSON-escaped first character
+	return x
+}
+
+// markerAt returns the length of the marker s starts with at i, or 0.
+func (x *redaction) markerAt(s string, i int) int {
+	for _, m := range x.markers {
+		if strings.HasPrefix(s[i:], m) {
+			return len(m)
+		}
+	}
+	return 0
+}
+
+// text appends s with every value redacted to dst. In JSON mode s is the
+// contents of a JSON string literal: a backslash always starts an escape,
+// matches never start or end inside one, and replacements are escaped.
+func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
+	if x == nil {
+		return append(dst, s...), false
+	}
+	changed := false
+	last := 0
+	// glued says the character before s[i] is a letter, a digit, a
+	// non-ASCII character or a marker, so a short value cannot start at i.
+	// In JSON mode it is the character an escape stands for.
+	glued := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !x.start[c] {
+			glued = isWordByte(c)
+			i++
+			continue
+		}
+		if n := x.markerAt(s, i); n > 0 {
+			i += n
+			glued = true
+			continue
+		}
+		if end, repl, ok := x.matchAny(s, i, glued, jsonMode); ok {
+			dst = append(dst, s[last:i]...)
+			if jsonMode {
+				dst = appendJSONContent(dst, repl)
+			} else {
+				dst = append(dst, repl...)
+			}
+			i, last, changed, glued = end, end, true, true
+			continue
+		}
+		if jsonMode && c == '\\' {
+			n := escapeLen(s, i)
+			_, dec := decodeAt(s, i)
+			glued = dec != "" && isWordByte(dec[0])
+			i += n
+			continue
+		}
+		glued = isWordByte(c)
+		i++
+	}
+	if !changed {
+		return append(dst, s...), false
+	}
+	return append(dst, s[last:]...), true
+}
+
+// matchAny finds the longest known value at s[i] in any covered form.
+func (x *redaction) matchAny(s string, i int, glued, jsonMode bool) (end int, repl string, ok bool) {
+	for k := range x.values {
+		e := &x.values[k]
+		m := matcher{x: x, s: s, v: e.value, json: jsonMode}
+		end := m.match(i, 0)
+		if end < 0 {
+			continue
+		}
+		if e.short && (glued || x.gluedAfter(s, end, jsonMode)) {
+			continue
+		}
+		return end, e.repl, true
+	}
+	return 0, "", false
+}
+
+// gluedAfter reports whether a letter, a digit, a non-ASCII character or a
+// marker follows at s[end] (in JSON mode, the character an escape there
+// stands for), so a short value cannot end there.
+func (x *redaction) gluedAfter(s string, end int, jsonMode bool) bool {
+	if end >= len(s) {
+		return false
+	}
+	if jsonMode && s[end] == '\\' {
+		_, dec := decodeAt(s, end)
+		return dec != "" && isWordByte(dec[0])
+	}
+	return isWordByte(s[end]) || x.markerAt(s, end) > 0
+}
+
+func isWordByte(c byte) bool {
+	return c >= 0x80 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// matcher matches one value against text in which each of its bytes may be
+// written as itself, percent-encoded (%XX, any case; '+' for a space) or,
+// character by character, JSON-escaped.
+type matcher struct {
+	x      *redaction
+	s, v   string
+	json   bool
+	failed map[[2]int]bool // states known not to match, once a choice was met
+}
+
+// match returns the end in s of the value's remaining bytes v[j:] written
+// from s[i], or -1.
+func (m *matcher) match(i, j int) int {
+	s, v := m.s, m.v
+	for j < len(v) {
+		if i >= len(s) {
+			return -1
+		}
+		c := s[i]
+		switch c {
+		case '%', '\\':
+			n, dec := decodeAt(s, i)
+			decoded := n > 0 && strings.HasPrefix(v[j:], dec)
+			raw := c == v[j] && (c == '%' || !m.json)
+			switch {
+			case decoded && raw:
+				// Both readings fit: try the raw one, then the decoded one.
+				if m.failed[[2]int{i, j}] {
+					return -1
+				}
+				if end := m.match(i+1, j+1); end >= 0 {
+					return end
+				}
+				if m.failed == nil {
+					m.failed = map[[2]int]bool{}
+				}
+				m.failed[[2]int{i, j}] = true
+				i, j = i+n, j+len(dec)
+			case decoded:
+				i, j = i+n, j+len(dec)
+			case raw:
+				i, j = i+1, j+1
+			default:
+				return -1
+			}
+		case '+':
+			if v[j] != ' ' && v[j] != '+' {
+				return -1
+			}
+			i, j = i+1, j+1
+		default:
+			if c != v[j] || c == '[' && m.x.markerAt(s, i) > 0 {
+				return -1
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return i
+}
+
+// decodeAt decodes the escape at s[i] — %XX, or a JSON escape (\", \\, \/,
+// \b, \f, \n, \r, \t, \uXXXX, a surrogate pair) — returning its length in s
+// and the UTF-8 bytes it stands for; n is 0 when s[i] starts none. A lone
+// surrogate stands for U+FFFD, as it is read.
+func decodeAt(s string, i int) (n int, dec string) {
+	if s[i] == '%' {
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			return 3, byteStrings[unhex(s[i+1])<<4|unhex(s[i+2])]
+		}
+		return 0, ""
+	}
+	if i+1 >= len(s) {
+		return 0, ""
+	}
+	switch s[i+1] {
+	case '"', '\\', '/':
+		return 2, s[i+1 : i+2]
+	case 'b':
+		return 2, "\b"
+	case 'f':
+		return 2, "\f"
+	case 'n':
+		return 2, "\n"
+	case 'r':
+		return 2, "\r"
+	case 't':
+		return 2, "\t"
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return 0, ""
+		}
+		if utf16.IsSurrogate(r) {
+			if r < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if r2, ok := hex4(s, i+8); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+					return 12, string(utf16.DecodeRune(r, r2))
+				}
+			}
+			return 6, string(utf8.RuneError)
+		}
+		return 6, string(r)
+	}
+	return 0, ""
+}
+
+// escapeLen is the length of the JSON escape at s[i] (at least 1).
+func escapeLen(s string, i int) int {
+	if i+1 < len(s) && s[i+1] == 'u' && i+5 < len(s) {
+		return 6
+	}
+	return min(2, len(s)-i)
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		if !isHex(s[k]) {
+			return 0, false
+		}
+		r = r<<4 | rune(unhex(s[k]))
+	}
+	return r, true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// byteStrings holds every one-byte string, so decoding allocates nothing.
+var byteStrings = func() (t [256]string) {
+	for i := range t {
+		t[i] = string([]byte{byte(i)})
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONContent appends s escaped as the contents of a JSON string.
+func appendJSONContent(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// json redacts a JSON document token by token, keeping everything else as
+// written (see Redactor.JSON). x may be nil: the document is then only
+// checked and its lone surrogates replaced.
+func (x *redaction) json(doc []byte) ([]byte, bool) {
+	if !utf8.Valid(doc) || !json.Valid(doc) {
+		return doc, false
+	}
+	var out []byte
+	changed := false
+	last := 0
+	for i := 0; i < len(doc); {
+		c := doc[i]
+		var end int
+		var repl []byte
+		switch {
+		case c == '"':
+			end = stringEnd(doc, i)
+			content := string(doc[i+1 : end-1])
+			fixed := content
+			if strings.Contains(content, `\u`) {
+				fixed = fixSurrogates(content)
+			}
+			red, did := x.text(nil, fixed, true)
+			if !did && fixed == content {
+				i = end
+				continue
+			}
+			repl = append(append(append(make([]byte, 0, len(red)+2), '"'), red...), '"')
+		case c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n':
+			end = i + 1
+			for end < len(doc) && isTokenByte(doc[end]) {
+				end++
+			}
+			if v, ok := x.whole(string(doc[i:end])); ok {
+				repl = append(append(append(make([]byte, 0, len(v)+2), '"'), appendJSONContent(nil, v)...), '"')
+			} else {
+				i = end
+				continue
+			}
+		default:
+			i++
+			continue
+		}
+		out = append(out, doc[last:i]...)
+		out = append(out, repl...)
+		last, i, changed = end, end, true
+	}
+	if !changed {
+		return doc, true
+	}
+	return append(out, doc[last:]...), true
+}
+
+// whole returns the replacement of a JSON number or literal equal to a
+// known value.
+func (x *redaction) whole(token string) (string, bool) {
+	if x == nil {
+		return "", false
+	}
+	for _, e := range x.values {
+		if e.value == token {
+			return e.repl, true
+		}
+	}
+	return "", false
+}
+
+func isTokenByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == '-' || c == '+' || c == '.' || c == 'E'
+}
+
+// stringEnd returns the offset just after the string literal starting at
+// doc[i] (a valid document).
+func stringEnd(doc []byte, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(doc)
+}
+
+// fixSurrogates replaces each \u escape of a lone UTF-16 surrogate in the
+// contents of a JSON string with \ufffd, the character it is read as.
+func fixSurrogates(s string) string {
+	var b []byte
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(s) || s[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, ok := hex4(s, i+2)
+		if !ok || !utf16.IsSurrogate(r) {
+			i += 5
+			continue
+		}
+		if r < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			if r2, ok := hex4(s, i+8); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+				i += 11
+				continue
+			}
+		}
+		b = append(b, s[last:i]...)
+		b = append(b, `\ufffd`...)
+		last = i + 6
+		i += 5
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
 }

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -82,11 +83,17 @@ func isJSONType(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-// json parses the body once, on first use.
+// json parses the body once, on first use. A lone UTF-16 surrogate escape
+// is read as U+FFFD, as encoding/json reads it and as the run record shows
+// it (Redactor.JSON writes it as \ufffd).
 func (r *Response) json() (*fastjson.Value, error) {
 	if !r.parsed {
 		r.parsed = true
-		r.root, r.parseErr = r.parser.ParseBytes(r.Body)
+		body := r.Body
+		if bytes.Contains(body, []byte(`\u`)) {
+			body = []byte(fixSurrogates(string(body)))
+		}
+		r.root, r.parseErr = r.parser.ParseBytes(body)
 	}
 	return r.root, r.parseErr
 }
@@ -299,7 +306,7 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 		switch v.Type() {
 		case fastjson.TypeObject:
 			o, _ := v.Object()
-			next = o.Get(seg)
+			next = lastMember(o, seg)
 		case fastjson.TypeArray:
 			if n, ok := arrayIndex(seg); ok {
 				if arr, _ := v.Array(); n < len(arr) {
@@ -322,8 +329,60 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 	case fastjson.TypeString:
 		return Value{Kind: Text, Text: string(v.GetStringBytes())}, nil
 	default:
-		return Value{Kind: Text, Text: string(v.MarshalTo(nil))}, nil
+		return Value{Kind: Text, Text: string(marshalJS(nil, v))}, nil
 	}
+}
+
+// lastMember returns the value of the last member of o named key: of
+// duplicate keys the last one wins, as in JavaScript's JSON.parse.
+func lastMember(o *fastjson.Object, key string) *fastjson.Value {
+	var found *fastjson.Value
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if string(k) == key {
+			found = v
+		}
+	})
+	return found
+}
+
+// marshalJS encodes v as JavaScript's JSON.stringify(JSON.parse(text))
+// would: an object keeps each key once, at its first position, with its
+// last value.
+func marshalJS(dst []byte, v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		var keys []string
+		last := map[string]*fastjson.Value{}
+		o.Visit(func(k []byte, val *fastjson.Value) {
+			if _, seen := last[string(k)]; !seen {
+				keys = append(keys, string(k))
+			}
+			last[string(k)] = val
+		})
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '"')
+			dst = appendJSONContent(dst, k)
+			dst = append(dst, '"', ':')
+			dst = marshalJS(dst, last[k])
+		}
+		return append(dst, '}')
+	case fastjson.TypeArray:
+		arr, _ := v.Array()
+		dst = append(dst, '[')
+		for i, e := range arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = marshalJS(dst, e)
+		}
+		return append(dst, ']')
+	}
+	return v.MarshalTo(dst)
 }
 
 func arrayIndex(seg string) (int, bool) {

@@ -220,24 +220,37 @@ func TestBodyParsedOnce(t *testing.T) {
 	}
 }
 
-func TestRedactor(t *testing.T) {
-	r := resolve.NewRedactor(resolve.SecretMap{"A": "abc", "LONG": "abcdef", "EMPTY": ""})
-	got := r.String("x abcdef y abc z")
-	if got != "x [redacted secrets.LONG] y [redacted secrets.A] z" {
-		t.Errorf("got %q", got)
+// TestResponseBodiesReadAsJavaScriptDoes: in a response body, the last of
+// duplicate keys wins (as JSON.parse and encoding/json read it) — also when
+// an object is JSON-encoded in place, which keeps each key once, where it
+// first appeared — and a lone UTF-16 surrogate escape reads as U+FFFD, as
+// the run record shows it.
+func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
+	s := &resolve.Scope{}
+	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
+		`{"id":"first","id":"last","d":{"id":1},"d":{"id":2,"id":3},"o":{"x":1},"o":5,` +
+			`"lone":"x\ud800y","low":"\udc00","pair":"\ud83d\ude00","bad":"\ud800\u0041","k\ud800":"key","esc":"\\ud800",` +
+			`"whole":{"a":"\ud800","a":"z"},"order":{"a":1,"b":[{"c":1,"c":2}],"a":3}}`)})
+	s.Begin(1, time.Now())
+	for in, want := range map[string]string{
+		"steps.0.response.body.id":      "last",
+		"steps.0.response.body.d.id":    "3",
+		"steps.0.response.body.d":       `{"id":3}`,
+		"steps.0.response.body.order":   `{"a":3,"b":[{"c":2}]}`,
+		"steps.0.response.body.lone":    "x\uFFFDy",
+		"steps.0.response.body.low":     "\uFFFD",
+		"steps.0.response.body.pair":    "😀",
+		"steps.0.response.body.bad":     "\uFFFDA",
+		"steps.0.response.body.esc":     `\ud800`,
+		"steps.0.response.body.whole":   `{"a":"z"}`,
+		"steps.0.response.body.whole.a": "z",
+	} {
+		v, err := s.Resolve(ref(t, in))
+		if err != nil || v.Text != want {
+			t.Errorf("%s = %q, %v; want %q", in, v.Text, err, want)
+		}
 	}
-	if !r.Contains("..abc..") || r.Contains("ab") {
-		t.Error("Contains")
-	}
-	s := &resolve.Scope{Secrets: resolve.SecretMap{"T": "tok"}, Redactor: &resolve.Redactor{}}
-	if _, err := s.Resolve(ref(t, "secrets.T")); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Redactor.String("Bearer tok"); got != "Bearer [redacted secrets.T]" {
-		t.Errorf("learned: %q", got)
-	}
-	var none *resolve.Redactor
-	if none.String("x") != "x" {
-		t.Error("nil redactor")
+	if _, err := s.Resolve(ref(t, "steps.0.response.body.o.x")); err == nil {
+		t.Error("o.x resolved, but the last o is 5")
 	}
 }

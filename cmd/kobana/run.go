@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -257,9 +256,9 @@ func checkFactKey(k string) error {
 		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
 	case strings.HasPrefix(k, "kobana."):
 		return fmt.Errorf("key %q: write the fact without the \"kobana.\" prefix, as %q", k, strings.TrimPrefix(k, "kobana."))
-	case !slices.Contains(lang.KobanaKeys, k):
+	case !lang.IsKobanaKey(k):
 		var known []string
-		for _, key := range lang.KobanaKeys {
+		for _, key := range lang.KobanaKeys() {
 			if key != "now" {
 				known = append(known, key)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -22,9 +21,10 @@ import (
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
@@ -160,7 +160,7 @@ func runServe(c *Command, args []string) int {
 	var instructions []string
 	extra := map[string]http.Handler{}
 	if serveProducts["inbox"] {
-		ibx, ip, err := inbox.New(inbox.Options{
+		ibx, ip, err := inboxmcp.New(inboxmcp.Options{
 			Store:      st,
 			Lint:       lintWorkflow,
 			Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: &g}), now: time.Now},
@@ -172,7 +172,7 @@ func runServe(c *Command, args []string) int {
 			return exitFailure
 		}
 		served = append(served, ibx)
-		extra[inbox.DownloadPath] = ip.DownloadHandler()
+		extra[inboxmcp.DownloadPath] = ip.DownloadHandler()
 		instructions = append(instructions, "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow; resources under kobana://inbox/.")
 	}
 	if serveProducts["billing"] {
@@ -287,18 +287,22 @@ func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput)
 	if plan == nil || len(plan.Steps) == 0 {
 		return json.Marshal(executor.RunRecord{Status: executor.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{}})
 	}
-	raw := in.EML
-	var attachments resolve.AttachmentsFunc
-	if len(raw) > 0 {
+	// Attachments are streamed from the run's snapshot of the raw message;
+	// without one (purged), a step that uses an attachment fails before
+	// sending.
+	attachments := func() (resolve.Attachments, error) {
+		return nil, fmt.Errorf("%w: %w", eml.ErrUnreadable, inbox.ErrPurged)
+	}
+	if m := in.Message; m != nil {
 		attachments = func() (resolve.Attachments, error) {
-			msg, err := eml.New(bytes.NewReader(raw), int64(len(raw)))
+			msg, err := eml.New(m, m.Size())
 			if err != nil {
 				return nil, fmt.Errorf("reading the e-mail: %w", err)
 			}
 			return msg, nil
 		}
 	}
-	rec := w.ex.Run(ctx, plan, executor.Env{Secrets: resolve.SecretMap(in.Secrets), Facts: resolve.FactMap(in.Facts), Attachments: attachments})
+	rec := w.ex.Run(ctx, plan, executor.Env{Secrets: resolve.SecretMap(in.Secrets), Facts: resolve.FactMap(in.Facts), Attachments: resolve.AttachmentsFunc(attachments)})
 	return json.Marshal(rec)
 }
 

@@ -20,7 +20,8 @@ import (
 
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
@@ -92,7 +93,7 @@ func TestServeDemoOverHTTP(t *testing.T) {
 			ro = m
 		}
 	}
-	if rw == nil || ro == nil || rw[4] != inbox.DemoWorkspace {
+	if rw == nil || ro == nil || rw[4] != demo.Workspace {
 		t.Fatalf("want a read-write and a read-only token: %q", lines)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "newcomer", Version: "1"}, &mcp.ClientOptions{
@@ -168,7 +169,7 @@ func TestServeStdioUsesKobanaToken(t *testing.T) {
 	<-done
 	var tokOut, tokErr serveBuffer
 	tc := &Command{Stdout: &tokOut, Stderr: &tokErr, Context: context.Background()}
-	if code := tc.Main([]string{"token", "create", "-person", inbox.DemoViewer, "-workspace", inbox.DemoWorkspace, "-scopes", "read", "-db", db}); code != exitOK {
+	if code := tc.Main([]string{"token", "create", "-person", demo.Viewer, "-workspace", demo.Workspace, "-scopes", "read", "-db", db}); code != exitOK {
 		t.Fatalf("token create = %d: %s", code, tokErr.String())
 	}
 	token := strings.TrimSpace(tokOut.String())

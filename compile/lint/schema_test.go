@@ -125,11 +125,11 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 		}
 	}
 	var wantReserved []string
-	for _, h := range compile.ReservedHeaders() {
+	for _, h := range append(compile.ReservedHeaders(), compile.TransportHeaders()...) {
 		wantReserved = append(wantReserved, strings.ToLower(h))
 	}
 	if diff := cmp.Diff(wantReserved, reserved); diff != "" {
-		t.Errorf("reserved headers (-compile.ReservedHeaders +schema):\n%s", diff)
+		t.Errorf("reserved headers (-compile.ReservedHeaders, TransportHeaders +schema):\n%s", diff)
 	}
 	if prefix != "x-kobana-" {
 		t.Errorf("reserved prefix %q, want x-kobana-", prefix)
@@ -243,14 +243,24 @@ func TestSchemaRules(t *testing.T) {
 		{"string body", step(`, "body": "plain $ text with }} and {{ and $${ but no placeholder"`)},
 		{"every kobana key", step(`, "body": "` + func() string {
 			var b strings.Builder
-			for _, k := range lang.KobanaKeys {
+			for _, k := range lang.KobanaKeys() {
 				b.WriteString("${{kobana." + k + "}}")
 			}
 			return b.String()
 		}() + `"`)},
+		{"scheme, then a placeholder", `{"workflow": [{"type": "request", "url": "https:${{secrets.REST}}"}]}`},
+		{"scheme and a slash, then a placeholder", `{"workflow": [{"type": "request", "url": "https:/${{secrets.REST}}"}]}`},
+		{"user info, then a placeholder host", `{"workflow": [{"type": "request", "url": "https://u@${{secrets.HOST}}/x"}]}`},
+		{"a placeholder before an empty host", `{"workflow": [{"type": "request", "url": "https://${{secrets.USER}}@/x"}]}`},
+		{"a placeholder port", `{"workflow": [{"type": "request", "url": "https://:${{secrets.PORT}}/x"}]}`},
+		{"an IPv6 literal", `{"workflow": [{"type": "request", "url": "https://[2001:db8::1]:8443/"}]}`},
+		{"upper-case scheme, host only", `{"workflow": [{"type": "request", "url": "HTTP://A.EXAMPLE"}]}`},
+		{"characters sent percent-encoded (a warning)", `{"workflow": [{"type": "request", "url": "https://bücher.example/a b?c=<d>"}]}`},
+		{"the largest indices", step(`, "body": "${{email.attachments.65535}} ${{email.attachments.60000.size}} ${{email.attachments.9999}} ${{steps.0.response.status}}"`)},
+		{"a forward reference (a warning)", `{"workflow": [{"type": "request", "url": "https://a.example/${{steps.65535.response.status}}"}]}`},
 		{"every attachment suffix", step(`, "body": "` + func() string {
 			var b strings.Builder
-			for _, s := range lang.AttachmentSuffixes {
+			for _, s := range lang.AttachmentSuffixes() {
 				b.WriteString("${{email.attachments.3." + s + "}}")
 			}
 			return b.String()
@@ -287,6 +297,25 @@ func TestSchemaRules(t *testing.T) {
 		{"ftp url", `{"workflow": [{"type": "request", "url": "ftp://a.example/"}]}`},
 		{"21 steps", `{"workflow": [` + strings.Repeat(`{"type": "request", "url": "https://a.example/"},`, 20) + `{"type": "request", "url": "https://a.example/"}]}`},
 		{"unknown type", `{"workflow": [{"type": "Request", "url": "https://a.example/"}]}`},
+		{"no authority", `{"workflow": [{"type": "request", "url": "https:a.example/x"}]}`},
+		{"empty host", `{"workflow": [{"type": "request", "url": "https:///x"}]}`},
+		{"user info and no host", `{"workflow": [{"type": "request", "url": "https://user@/x"}]}`},
+		{"port and no host", `{"workflow": [{"type": "request", "url": "https://:8080/x"}]}`},
+		{"scheme only", `{"workflow": [{"type": "request", "url": "https:"}]}`},
+		{"scheme and slashes only", `{"workflow": [{"type": "request", "url": "https://"}]}`},
+		{"no authority before a placeholder", `{"workflow": [{"type": "request", "url": "https:a.example/${{secrets.P}}"}]}`},
+		{"empty host before a placeholder", `{"workflow": [{"type": "request", "url": "https:///${{secrets.P}}"}]}`},
+		{"a path but no host before a placeholder", `{"workflow": [{"type": "request", "url": "https:/a/${{secrets.P}}"}]}`},
+		{"tab in the url", `{"workflow": [{"type": "request", "url": "https://a.example/a\tb"}]}`},
+		{"DEL in the url", `{"workflow": [{"type": "request", "url": "https://a.example/a\u007f"}]}`},
+		{"attachment index 65536", step(`, "body": "${{email.attachments.65536}}"`)},
+		{"attachment index 99999", step(`, "body": "${{email.attachments.99999.size}}"`)},
+		{"step index 65536", step(`, "body": "${{steps.65536.response.status}}"`)},
+		{"Trailer header", step(`, "headers": {"Trailer": "X"}`)},
+		{"TE header", step(`, "headers": {"te": "trailers"}`)},
+		{"Keep-Alive header", step(`, "headers": {"Keep-Alive": "timeout=5"}`)},
+		{"Proxy-Connection header", step(`, "headers": {"PROXY-CONNECTION": "x"}`)},
+		{"Expect header", step(`, "headers": {"Expect": "100-continue"}`)},
 	}
 	for _, tc := range bad {
 		if _, ds := compile.Compile([]byte(tc.doc)); !ds.HasErrors() {
@@ -310,7 +339,7 @@ func TestSchemaPlaceholderPatterns(t *testing.T) {
 	pieces := []string{
 		"$", "$", "{", "{", "}", "}}", "${{", "${{", "${{ ", " }}", "}}", "\t", " ", ".", ".", "x", "-", "_", "é", "\n", ":",
 		"secrets", "secret", "kobana", "steps", "email", "attachments", "response", "body", "status", "headers",
-		"0", "1", "01", "65535", "99999", "123456", "base64", "filename", "content_type", "size", "now", "email_id", "nope",
+		"0", "1", "01", "65535", "65536", "65529", "65499", "64999", "59999", "99999", "123456", "base64", "filename", "content_type", "size", "now", "email_id", "nope",
 		"secrets.KEY", "kobana.now", "steps.0.response.body.a.0", "steps.1.response.headers.location", "email.attachments.0",
 		"${{secrets.KEY}}", "${{ kobana.now }}", "${{steps.0.response.status}}", "${{email.attachments.0.filename}}",
 	}
@@ -329,11 +358,12 @@ func TestSchemaPlaceholderPatterns(t *testing.T) {
 		"steps.0.response", "steps.0.response.status.x", "email.attachments.0.base64.x", "kobana.now.x",
 		"kobana.nope", "kobana", "secrets", "secrets.A.B", "steps.0.body", "steps.a.response.status", "steps.01.response.status",
 		"steps.0.response.headers", "steps.0.response.headers.a.b", "email.attachment.0", "email.attachments", "email.attachments.x",
-		"email.attachments.0.name", "Secrets.A", "steps.-1.response.status", "secrets.A B", "secrets.A/B", "secrets..A", ".secrets.A", "secrets.A."}
-	for _, k := range lang.KobanaKeys {
+		"email.attachments.0.name", "email.attachments.65535", "email.attachments.65536", "email.attachments.65599.size",
+		"steps.65535.response.status", "steps.65536.response.status", "steps.70000.response.body", "steps.9999.response.body", "Secrets.A", "steps.-1.response.status", "secrets.A B", "secrets.A/B", "secrets..A", ".secrets.A", "secrets.A."}
+	for _, k := range lang.KobanaKeys() {
 		refs = append(refs, "kobana."+k, "kobana."+k+"x", "kobana."+strings.ToUpper(k))
 	}
-	for _, s := range lang.AttachmentSuffixes {
+	for _, s := range lang.AttachmentSuffixes() {
 		refs = append(refs, "email.attachments.1."+s, "email.attachments.1."+s+"x")
 	}
 	for _, ref := range refs {
@@ -344,10 +374,10 @@ func TestSchemaPlaceholderPatterns(t *testing.T) {
 	mismatches := 0
 	for _, c := range cases {
 		_, err := lang.Parse(c)
-		limit := false
+		limit := false // the placeholder count is beyond a pattern; index ranges are not
 		if list, ok := err.(lang.ErrorList); ok {
 			for _, e := range list {
-				limit = limit || e.Code == lang.CodeIndexOutOfRange || e.Code == lang.CodeTooManyRefs
+				limit = limit || e.Code == lang.CodeTooManyRefs
 			}
 		}
 		matched := template.MatchString(c)
@@ -369,8 +399,27 @@ func TestSchemaPlaceholderPatterns(t *testing.T) {
 	}
 }
 
-// FuzzSchemaAcceptsWhatCompiles checks that the schema never rejects a
-// document the compiler accepts: an editor must not mark a valid workflow.
+// schemaExact lists the error codes whose rule the schema states exactly:
+// a document the schema accepts never has one of them (as long as it has
+// no duplicate keys, which the compiler reads first-wins and a JSON Schema
+// validator last-wins).
+var schemaExact = map[string]bool{
+	compile.CodeNotObject: true, compile.CodeWorkflowType: true, compile.CodeTooManySteps: true,
+	compile.CodeStepType: true, compile.CodeUnknownField: true, compile.CodeMissingField: true,
+	compile.CodeFieldType: true, compile.CodeUnknownStepType: true, compile.CodeMethod: true,
+	compile.CodeReservedHeader: true, compile.CodeHeaderName: true, compile.CodeHeaderValue: true,
+	compile.CodeBodyAndForm: true, compile.CodeFormFieldName: true, compile.CodeNotAllowed: true,
+	compile.CodePlaceholderUnterminated: true, compile.CodePlaceholderEmpty: true,
+	compile.CodePlaceholderSyntax: true, compile.CodeUnknownNamespace: true,
+	compile.CodeSecretsReference: true, compile.CodeKobanaReference: true,
+	compile.CodeUnknownKobanaKey: true, compile.CodeStepsReference: true,
+	compile.CodeAttachmentsReference: true, compile.CodeIndexOutOfRange: true,
+}
+
+// FuzzSchemaAcceptsWhatCompiles keeps the schema and the compiler in step
+// both ways: the schema never rejects a document the compiler accepts (an
+// editor must not mark a valid workflow), and it rejects every document
+// whose only errors are ones it can state (schemaExact).
 func FuzzSchemaAcceptsWhatCompiles(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	more, _ := filepath.Glob(filepath.Join(invalidDir, "*.json"))
@@ -380,22 +429,37 @@ func FuzzSchemaAcceptsWhatCompiles(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"result": 1, "workflow": [{"type": "request", "url": "ab${{secrets.U}}", "label": "$ {{ }} ${", "headers": {"X-$": "a\tb ${{ kobana.now }}"}, "form": {"$${": "${${{email.attachments.0.size}}"}}]}`))
+	f.Add([]byte(`{"workflow": [{"type": "request", "url": "https:///${{secrets.P}}", "headers": {"te": "x"}, "body": "${{email.attachments.65536}}"}]}`))
+	f.Add([]byte(`{"workflow": [{"type": "request", "url": "https://u@:80/x\t"}]}`))
 	c := jsonschema.NewCompiler()
 	sch, err := c.Compile(schemaPath)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		plan, _ := compile.Compile(doc)
-		if plan == nil {
+		plan, ds := compile.Compile(doc)
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if plan != nil {
+			if err != nil {
+				t.Fatalf("the document compiles but does not decode as JSON: %v", err)
+			}
+			if err := sch.Validate(inst); err != nil {
+				t.Fatalf("the document compiles but the schema rejects it: %v", err)
+			}
 			return
 		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-		if err != nil {
-			t.Fatalf("the document compiles but does not decode as JSON: %v", err)
+		if err != nil || sch.Validate(inst) != nil {
+			return
 		}
-		if err := sch.Validate(inst); err != nil {
-			t.Fatalf("the document compiles but the schema rejects it: %v", err)
+		for _, d := range ds {
+			if d.Code == compile.CodeDuplicateKey {
+				return
+			}
+		}
+		for _, d := range ds.Errors() {
+			if schemaExact[d.Code] {
+				t.Fatalf("the schema accepts a document with %v", d)
+			}
 		}
 	})
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 )
@@ -203,8 +205,15 @@ var addrCases = []struct{ in, class string }{
 	{"2001:db8:ffff::", "documentation (RFC 3849)"},
 	{"3fff::1", "documentation (RFC 9637)"},
 	{"3fff:fff:ffff::1", "documentation (RFC 9637)"},
-	{"2001:1::1", "IETF protocol assignments (2001::/23)"},
+	{"2001:1::3", "IETF protocol assignments (2001::/23)"},
+	{"2001:1::", "IETF protocol assignments (2001::/23)"},
 	{"2001:1ff::1", "IETF protocol assignments (2001::/23)"},
+	{"2001:4:111::1", "IETF protocol assignments (2001::/23)"},
+	{"2001:4:113::", "IETF protocol assignments (2001::/23)"},
+	{"2001:40::1", "IETF protocol assignments (2001::/23)"},
+	{"2001:1f:ffff::1", "ORCHID (RFC 4843, deprecated)"},
+	{"192.0.0.11", cIETF4},
+	{"192.0.0.0", cIETF4},
 	{"::ffff:0:7f00:1", cReserved6}, // SIIT "IPv4-translated" (RFC 2765, obsolete)
 	{"1::1", cReserved6},
 	{"100:0:0:1::1", cReserved6},
@@ -219,11 +228,27 @@ var addrCases = []struct{ in, class string }{
 	{"93.184.216.34", ""},
 	{"1.0.0.0", ""},
 	{"223.255.255.255", ""},
-	{"192.0.1.1", ""},      // outside 192.0.0.0/24 and 192.0.2.0/24
-	{"192.31.196.1", ""},   // AS112, globally reachable
-	{"192.52.193.1", ""},   // AMT, globally reachable
-	{"192.175.48.1", ""},   // AS112, globally reachable
-	{"::ffff:8.8.8.8", ""}, // a public address and its mapped form agree
+	{"192.0.1.1", ""},    // outside 192.0.0.0/24 and 192.0.2.0/24
+	{"192.31.196.1", ""}, // AS112, globally reachable
+	{"192.52.193.1", ""}, // AMT, globally reachable
+	{"192.175.48.1", ""}, // AS112, globally reachable
+	// Rows of IANA's special-purpose registries marked globally reachable,
+	// inside blocks that are not.
+	{"192.0.0.9", ""},            // Port Control Protocol anycast (RFC 7723)
+	{"192.0.0.10", ""},           // TURN anycast (RFC 8155)
+	{"::ffff:192.0.0.9", ""},     // and its IPv4-mapped form
+	{"2001:1::1", ""},            // Port Control Protocol anycast (RFC 7723)
+	{"2001:1::2", ""},            // TURN anycast (RFC 8155)
+	{"2001:3::1", ""},            // AMT (RFC 7450)
+	{"2001:3:ffff:ffff::1", ""},  // the end of 2001:3::/32
+	{"2001:4:112::1", ""},        // AS112-v6 (RFC 7535)
+	{"2001:4:112:ffff::1", ""},   // the end of 2001:4:112::/48
+	{"2001:20::1", ""},           // ORCHIDv2 (RFC 7343)
+	{"2001:2f:ffff:ffff::1", ""}, // the end of 2001:20::/28
+	{"2001:30::1", ""},           // DRIP entity tags (RFC 9374)
+	{"2001:3f:ffff:ffff::1", ""}, // the end of 2001:30::/28
+	{"2620:4f:8000::1", ""},      // AS112 direct delegation (RFC 7534)
+	{"::ffff:8.8.8.8", ""},       // a public address and its mapped form agree
 	{"::ffff:808:808", ""},
 	{"::8.8.8.8", ""},            // IPv4-compatible, public inside
 	{"64:ff9b::8.8.8.8", ""},     // NAT64 of a public address: how IPv6-only hosts reach IPv4
@@ -632,4 +657,84 @@ func FuzzParseLegacyIPv4(f *testing.F) {
 			t.Fatalf("parseLegacyIPv4(%q) = %v, %v; want %v", in, a, ok, netip.AddrFrom4(b))
 		}
 	})
+}
+
+// TestGloballyReachableRowsAtTheirEdges: each row of the registries marked
+// globally reachable inside a denied block is allowed from its first to its
+// last address (and so is its IPv4-mapped form), while the addresses just
+// outside it keep the enclosing block's class.
+func TestGloballyReachableRowsAtTheirEdges(t *testing.T) {
+	var g Guard
+	for _, r := range reachable4 {
+		first, last := r.net, r.net|^r.mask
+		for _, v := range []uint32{first, last} {
+			var b [4]byte
+			binary.BigEndian.PutUint32(b[:], v)
+			a := netip.AddrFrom4(b)
+			if err := g.CheckAddr(a); err != nil {
+				t.Errorf("%s (%s): %v", a, r.class, err)
+			}
+			if err := g.CheckAddr(netip.AddrFrom16(a.As16())); err != nil {
+				t.Errorf("mapped %s (%s): %v", a, r.class, err)
+			}
+		}
+		for _, v := range []uint32{first - 1, last + 1} {
+			var b [4]byte
+			binary.BigEndian.PutUint32(b[:], v)
+			if a := netip.AddrFrom4(b); !match4(reachable4, v) && classify(a) != classIETF4 {
+				t.Errorf("%s, next to %s, has class %q", a, r.class, classify(a))
+			}
+		}
+	}
+	for _, p := range reachable6 {
+		first := p.Masked().Addr()
+		b := first.As16()
+		for i := p.Bits(); i < 128; i++ {
+			b[i/8] |= 0x80 >> (i % 8)
+		}
+		last := netip.AddrFrom16(b)
+		for _, a := range []netip.Addr{first, last} {
+			if err := g.CheckAddr(a); err != nil {
+				t.Errorf("%s (in %s): %v", a, p, err)
+			}
+		}
+		for _, a := range []netip.Addr{first.Prev(), last.Next()} {
+			if !reachable(a) && classify(a) == "" {
+				t.Errorf("%s, next to %s, is allowed", a, p)
+			}
+		}
+	}
+}
+
+// TestDocListsTheTables: every block of the tables is in the package
+// documentation, so the two cannot drift apart silently.
+func TestDocListsTheTables(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prefixes []string
+	p4 := func(r rule4) string {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], r.net)
+		return netip.PrefixFrom(netip.AddrFrom4(b), bits.OnesCount32(r.mask)).String()
+	}
+	for _, r := range append(append([]rule4(nil), denied4...), reachable4...) {
+		prefixes = append(prefixes, p4(r))
+	}
+	for _, rules := range [][]rule6{denied6Global, denied6Other} {
+		for _, r := range rules {
+			var b [16]byte
+			binary.BigEndian.PutUint64(b[:8], r.net)
+			prefixes = append(prefixes, netip.PrefixFrom(netip.AddrFrom16(b), bits.OnesCount64(r.mask)).String())
+		}
+	}
+	for _, p := range reachable6 {
+		prefixes = append(prefixes, p.String())
+	}
+	for _, p := range prefixes {
+		if !strings.Contains(string(doc), "//\t"+p+" ") && !strings.Contains(string(doc), " "+p+" ") {
+			t.Errorf("doc.go does not list %s", p)
+		}
+	}
 }

@@ -34,58 +34,82 @@
 //
 // # What is denied
 //
-// IPv4 (each entry is one row of the table in table.go):
+// The rule: an address is denied when SPEC 1.3 names its class, or when
+// IANA's special-purpose address registries say it is not globally
+// reachable — that is, it can only mean something inside some operator's
+// network, where a request from us has no business going. A row the
+// registries mark globally reachable is a public service and is allowed,
+// even inside a block that is otherwise denied. The tables below follow the
+// IANA IPv4 Special-Purpose Address Registry as last updated 2020-09-04 and
+// the IANA IPv6 Special-Purpose Address Registry as last updated 2024-10-22
+// (https://www.iana.org/assignments/iana-ipv4-special-registry and
+// iana-ipv6-special-registry), row by row, "Globally Reachable" column
+// first.
 //
-//	0.0.0.0/8          this network (RFC 791, RFC 1122; Linux connects 0.0.0.0 to the local host)
-//	10.0.0.0/8         private (RFC 1918)
-//	100.64.0.0/10      carrier-grade NAT (RFC 6598)
-//	127.0.0.0/8        loopback
-//	169.254.0.0/16     link-local (RFC 3927; holds the cloud metadata service 169.254.169.254)
-//	172.16.0.0/12      private (RFC 1918)
-//	192.0.0.0/24       IETF protocol assignments (RFC 6890)            [beyond SPEC 1.3]
-//	192.0.2.0/24       documentation TEST-NET-1 (RFC 5737)             [beyond SPEC 1.3]
-//	192.88.99.0/24     6to4 relay anycast (RFC 7526, deprecated)       [beyond SPEC 1.3]
-//	192.168.0.0/16     private (RFC 1918)
-//	198.18.0.0/15      benchmarking (RFC 2544)
-//	198.51.100.0/24    documentation TEST-NET-2 (RFC 5737)             [beyond SPEC 1.3]
-//	203.0.113.0/24     documentation TEST-NET-3 (RFC 5737)             [beyond SPEC 1.3]
-//	224.0.0.0/4        multicast
-//	255.255.255.255/32 broadcast
-//	240.0.0.0/4        reserved
+// IPv4 (each entry is one row of the tables in table.go):
 //
-// The entries beyond SPEC 1.3 are those the IANA IPv4 Special-Purpose Address
-// Registry marks "not globally reachable" (documentation, IETF protocol
-// assignments such as DS-Lite 192.0.0.0/29 and NAT64 discovery
-// 192.0.0.170/31), plus the deprecated 6to4 relay anycast, which by design
-// reaches whichever relay is nearest, possibly one inside the operator's own
-// network. Prefixes IANA marks globally reachable (AS112 192.31.196.0/24 and
-// 192.175.48.0/24, AMT 192.52.193.0/24) are left allowed: they are public
-// services, not a way into a private network.
+//	0.0.0.0/8          this network (RFC 791, RFC 1122; Linux connects 0.0.0.0 to the local host)   not reachable
+//	10.0.0.0/8         private (RFC 1918)                                      not reachable
+//	100.64.0.0/10      carrier-grade NAT (RFC 6598)                            not reachable
+//	127.0.0.0/8        loopback                                                not reachable
+//	169.254.0.0/16     link-local (RFC 3927; holds the cloud metadata service 169.254.169.254)       not reachable
+//	172.16.0.0/12      private (RFC 1918)                                      not reachable
+//	192.0.0.0/24       IETF protocol assignments (RFC 6890)                    not reachable  [beyond SPEC 1.3]
+//	                   (DS-Lite 192.0.0.0/29, the dummy address 192.0.0.8, NAT64 discovery 192.0.0.170/31),
+//	                   except the two rows marked reachable, which are allowed:
+//	                   192.0.0.9/32 Port Control Protocol anycast (RFC 7723) and
+//	                   192.0.0.10/32 TURN anycast (RFC 8155)
+//	192.0.2.0/24       documentation TEST-NET-1 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
+//	192.88.99.0/24     6to4 relay anycast (RFC 7526, deprecated)               deprecated     [beyond SPEC 1.3]
+//	192.168.0.0/16     private (RFC 1918)                                      not reachable
+//	198.18.0.0/15      benchmarking (RFC 2544)                                 not reachable
+//	198.51.100.0/24    documentation TEST-NET-2 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
+//	203.0.113.0/24     documentation TEST-NET-3 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
+//	224.0.0.0/4        multicast                                               (SPEC 1.3; not in the registry)
+//	255.255.255.255/32 broadcast                                               not reachable
+//	240.0.0.0/4        reserved                                                not reachable
+//
+// The deprecated 6to4 relay anycast is denied because by design it reaches
+// whichever relay is nearest, possibly one inside the operator's own
+// network. The other rows the IPv4 registry marks globally reachable are
+// allowed: AS112 192.31.196.0/24 and 192.175.48.0/24, AMT 192.52.193.0/24.
 //
 // IPv6:
 //
-//	::/128             IPv6 unspecified
-//	::1/128            loopback
-//	::ffff:0:0/96      IPv4-mapped: the verdict of the embedded IPv4
+//	::/128             IPv6 unspecified                                        not reachable
+//	::1/128            loopback                                                not reachable
+//	::ffff:0:0/96      IPv4-mapped: the verdict of the embedded IPv4           not reachable (as such)
 //	::/96              IPv4-compatible (RFC 4291, deprecated): the verdict of the embedded IPv4
-//	64:ff9b::/96       NAT64 well-known prefix (RFC 6052): the verdict of the embedded IPv4
-//	2002::/16          6to4 (RFC 3056): the verdict of the IPv4 in bits 16–47
-//	2001::/32          Teredo (RFC 4380): denied if the client IPv4 (stored XOR 0xffffffff)
-//	                   or the Teredo server IPv4 is denied
-//	64:ff9b:1::/48     NAT64 local-use (RFC 8215)                      [beyond SPEC 1.3]
-//	100::/64           discard-only (RFC 6666)                         [beyond SPEC 1.3]
-//	2001:2::/48        benchmarking (RFC 5180)                         [beyond SPEC 1.3]
-//	2001:10::/28       ORCHID (RFC 4843, deprecated)                   [beyond SPEC 1.3]
-//	2001:db8::/32      documentation (RFC 3849)                        [beyond SPEC 1.3]
-//	2001::/23          IETF protocol assignments, other than Teredo    [beyond SPEC 1.3]
-//	3fff::/20          documentation (RFC 9637)                        [beyond SPEC 1.3]
-//	fc00::/7           IPv6 unique local (RFC 4193)
-//	fe80::/10          link-local
-//	fec0::/10          IPv6 site-local (RFC 3879, deprecated)          [beyond SPEC 1.3]
-//	ff00::/8           multicast
-//	outside 2000::/3   IPv6 reserved: IANA has allocated only 2000::/3 for global
-//	                   unicast; everything else (apart from the forms above) is
-//	                   reserved or special-purpose, never a public web server  [beyond SPEC 1.3]
+//	64:ff9b::/96       NAT64 well-known prefix (RFC 6052): the verdict of the embedded IPv4   reachable
+//	64:ff9b:1::/48     NAT64 local-use (RFC 8215)                              not reachable  [beyond SPEC 1.3]
+//	100::/64           discard-only (RFC 6666)                                 not reachable  [beyond SPEC 1.3]
+//	2001::/23          IETF protocol assignments                               not reachable  [beyond SPEC 1.3]
+//	                   (benchmarking 2001:2::/48 and the deprecated ORCHID 2001:10::/28 are named
+//	                   on their own), except:
+//	  2001::/32        Teredo (RFC 4380): denied if the client IPv4 (stored XOR 0xffffffff)
+//	                   or the Teredo server IPv4 is denied                     N/A
+//	  2001:1::1/128    Port Control Protocol anycast (RFC 7723)                reachable: allowed
+//	  2001:1::2/128    TURN anycast (RFC 8155)                                 reachable: allowed
+//	  2001:3::/32      AMT (RFC 7450)                                          reachable: allowed
+//	  2001:4:112::/48  AS112-v6 (RFC 7535)                                     reachable: allowed
+//	  2001:20::/28     ORCHIDv2 (RFC 7343)                                     reachable: allowed
+//	  2001:30::/28     Drone Remote ID Protocol entity tags (RFC 9374)        reachable: allowed
+//	2001:db8::/32      documentation (RFC 3849)                                not reachable  [beyond SPEC 1.3]
+//	2002::/16          6to4 (RFC 3056): the verdict of the IPv4 in bits 16–47  N/A
+//	3fff::/20          documentation (RFC 9637)                                not reachable  [beyond SPEC 1.3]
+//	fc00::/7           IPv6 unique local (RFC 4193)                            not reachable
+//	fe80::/10          link-local                                              not reachable
+//	fec0::/10          IPv6 site-local (RFC 3879, deprecated; not in the registry)          [beyond SPEC 1.3]
+//	ff00::/8           multicast (SPEC 1.3; not in the registry)
+//	outside 2000::/3   IPv6 reserved: IANA has allocated only 2000::/3 for global unicast;
+//	                   everything else (apart from the forms above) is reserved or special-
+//	                   purpose — such as Segment Routing SIDs 5f00::/16 (RFC 9602, not
+//	                   reachable) — never a public web server                  [beyond SPEC 1.3]
+//
+// The registry's globally reachable 2620:4f:8000::/48 (AS112 direct
+// delegation, RFC 7534) is ordinary global unicast here, and allowed.
+// Rows marked N/A (Teredo, 6to4) embed an IPv4 address and get its verdict,
+// as SPEC 1.3 asks; the IPv4-mapped and NAT64 forms likewise.
 //
 // An address and its IPv4-mapped form always get the same verdict. An IPv6
 // zone (fe80::1%eth0) is ignored when matching.

@@ -32,7 +32,7 @@ var denied4 = []rule4{
 	r4("127.0.0.0/8", "loopback"),
 	r4("169.254.0.0/16", "link-local"),
 	r4("172.16.0.0/12", "private (RFC 1918)"),
-	r4("192.0.0.0/24", "IETF protocol assignments (RFC 6890)"),
+	r4("192.0.0.0/24", classIETF4), // but see reachable4
 	r4("192.0.2.0/24", "documentation (RFC 5737)"),
 	r4("192.88.99.0/24", "6to4 relay anycast (RFC 7526, deprecated)"),
 	r4("192.168.0.0/16", "private (RFC 1918)"),
@@ -44,16 +44,38 @@ var denied4 = []rule4{
 	r4("240.0.0.0/4", "reserved (240.0.0.0/4)"),
 }
 
+const classIETF4 = "IETF protocol assignments (RFC 6890)"
+
+// reachable4 lists the rows of the IANA IPv4 Special-Purpose Address
+// Registry marked globally reachable that lie inside a denied block
+// (192.0.0.0/24): they are allowed. The class names the row.
+var reachable4 = []rule4{
+	r4("192.0.0.9/32", "Port Control Protocol anycast (RFC 7723)"),
+	r4("192.0.0.10/32", "TURN anycast (RFC 8155)"),
+}
+
 // class4 names the deny-list class of an IPv4 address given as 4 bytes, or
 // returns "" when it is allowed.
 func class4(b [4]byte) string {
 	v := binary.BigEndian.Uint32(b[:])
 	for i := range denied4 {
 		if v&denied4[i].mask == denied4[i].net {
+			if denied4[i].class == classIETF4 && match4(reachable4, v) {
+				return ""
+			}
 			return denied4[i].class
 		}
 	}
 	return ""
+}
+
+func match4(rules []rule4, v uint32) bool {
+	for i := range rules {
+		if v&rules[i].mask == rules[i].net {
+			return true
+		}
+	}
+	return false
 }
 
 // rule6 is one IPv6 deny-list entry. Every entry is /64 or shorter, so it
@@ -85,7 +107,7 @@ var (
 		r6("2001:2::/48", "benchmarking (RFC 5180)"),
 		r6("2001:10::/28", "ORCHID (RFC 4843, deprecated)"),
 		r6("2001:db8::/32", "documentation (RFC 3849)"),
-		r6("2001::/23", "IETF protocol assignments (2001::/23)"),
+		r6("2001::/23", classIETF6), // but see reachable6
 		r6("3fff::/20", "documentation (RFC 9637)"),
 	}
 	denied6Other = []rule6{
@@ -97,6 +119,30 @@ var (
 		r6("ff00::/8", "multicast"),
 	}
 )
+
+const classIETF6 = "IETF protocol assignments (2001::/23)"
+
+// reachable6 lists the rows of the IANA IPv6 Special-Purpose Address
+// Registry marked globally reachable that lie inside a denied block
+// (2001::/23): they are allowed.
+var reachable6 = []netip.Prefix{
+	netip.MustParsePrefix("2001:1::1/128"),   // Port Control Protocol anycast (RFC 7723)
+	netip.MustParsePrefix("2001:1::2/128"),   // TURN anycast (RFC 8155)
+	netip.MustParsePrefix("2001:3::/32"),     // AMT (RFC 7450)
+	netip.MustParsePrefix("2001:4:112::/48"), // AS112-v6 (RFC 7535)
+	netip.MustParsePrefix("2001:20::/28"),    // ORCHIDv2 (RFC 7343)
+	netip.MustParsePrefix("2001:30::/28"),    // Drone Remote ID Protocol entity tags (RFC 9374)
+}
+
+func reachable(a netip.Addr) bool {
+	a = a.WithZone("")
+	for _, p := range reachable6 {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
 
 func match6(rules []rule6, hi uint64) string {
 	for i := range rules {
@@ -142,7 +188,11 @@ func class6(a netip.Addr) string {
 		return embedded("Teredo address (2001::/32)", "server ", [4]byte(b[4:8]))
 	}
 	if b[0]&0xe0 == 0x20 { // 2000::/3, global unicast
-		return match6(denied6Global, hi)
+		c := match6(denied6Global, hi)
+		if c == classIETF6 && reachable(a) {
+			return ""
+		}
+		return c
 	}
 	if c := match6(denied6Other, hi); c != "" {
 		return c

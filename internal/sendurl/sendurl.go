@@ -250,8 +250,8 @@ func (u *text) record(pieces []Piece) string {
 	dst := stack[:0]
 	at := 0
 	for _, p := range pieces {
-		if p.Start >= u.cut {
-			break
+		if u.cut < len(u.s) && p.Start >= u.cut {
+			break // in the fragment, which is not sent
 		}
 		dst = u.appendRange(dst, at, p.Start, whole)
 		dst = append(dst, p.Record...)

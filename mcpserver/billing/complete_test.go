@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/store"
 )
 
 func complete(t *testing.T, cs *mcp.ClientSession, ref *mcp.CompleteReference, arg, value string) []string {
@@ -75,5 +79,47 @@ func TestCompletions(t *testing.T) {
 				t.Errorf("%s guest completes %s%s: %v", era, ref.Name, ref.URI, got)
 			}
 		}
+	}
+}
+
+// The DANFE and XML templates suggest only NF-e whose document exists
+// (authorized or cancelled), and every suggestion reads.
+func TestNFeDocumentCompletionSuggestsOnlyDocuments(t *testing.T) {
+	e := newEnv(t)
+	recs, err := e.st.ListRecords(context.Background(), demo.Organization, billing.KindNFe, store.Query{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented, undocumented := map[string]bool{}, 0
+	for _, r := range recs {
+		if r.Status == billing.NFeAuthorized || r.Status == billing.NFeCancelled {
+			documented[r.ID] = true
+		} else {
+			undocumented++
+		}
+	}
+	if len(documented) == 0 || undocumented == 0 {
+		t.Fatalf("the demo needs NF-e with and without documents: %d and %d", len(documented), undocumented)
+	}
+	cs := e.connect("viewer", "2026-07-28", nil)
+	for _, uri := range []string{"kobana://billing/nfes/{id}/pdf", "kobana://billing/nfes/{id}/xml"} {
+		got := complete(t, cs, resourceRef(uri), "id", "nfe_")
+		if len(got) != len(documented) {
+			t.Errorf("%s suggests %d ids, want the %d with documents: %v", uri, len(got), len(documented), got)
+		}
+		for _, id := range got {
+			if !documented[id] {
+				t.Errorf("%s suggests %s, which has no document", uri, id)
+				continue
+			}
+			u := strings.Replace(uri, "{id}", id, 1)
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: u}); err != nil {
+				t.Errorf("suggested %s does not read: %v", u, err)
+			}
+		}
+	}
+	// The record itself completes for every NF-e.
+	if got := complete(t, cs, resourceRef("kobana://billing/nfes/{id}"), "id", "nfe_"); len(got) != len(recs) {
+		t.Errorf("nfes/{id} suggests %d of %d", len(got), len(recs))
 	}
 }

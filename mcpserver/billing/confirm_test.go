@@ -1,15 +1,20 @@
 package billing_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/confirm"
+	"github.com/kobana/workflow/store"
 )
 
 // On 2026-07-28 with form support: a question first, one run on yes.
@@ -74,6 +79,22 @@ func TestConfirmationIsBound(t *testing.T) {
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1006"}
 	state := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)["requestState"].(string)
+	// Calls that could run, so that only the binding differs: a customer
+	// with the same id (deletable), an invoice with the same id in the
+	// other organization.
+	ctx := context.Background()
+	inv, err := e.st.GetRecord(ctx, demo.Organization, billing.KindInvoice, "inv_1006")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv.Workspace = otherOrg
+	if err := e.st.PutRecord(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.PutRecord(ctx, store.Record{Workspace: demo.Organization, Kind: billing.KindCustomer, ID: "inv_1006", Created: time.Now(),
+		Data: json.RawMessage(`{"id":"inv_1006","name":"Same id, another kind"}`)}); err != nil {
+		t.Fatal(err)
+	}
 	for name, r := range map[string]map[string]any{
 		"other invoice": e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, formCaps, state, yesAnswer),
 		"other tool":    e.rawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer),
@@ -113,7 +134,7 @@ func TestLegacyClientsRunDirectly(t *testing.T) {
 		t.Errorf("an era-2025 client was asked %d times", asked)
 	}
 	var sub billing.Subscription
-	e.stored(billing.DemoOrganization, billing.KindSubscription, "sub_maria", &sub)
+	e.stored(demo.Organization, billing.KindSubscription, "sub_maria", &sub)
 	if e.invoice("inv_1006").Status != billing.InvoiceCancelled || e.invoice("inv_1002").Status != billing.InvoiceRefunded ||
 		e.invoice("inv_1011").Status != billing.InvoiceCancelled || sub.Status != billing.SubscriptionCancelled {
 		t.Fatal("a direct run did not change the store")
@@ -138,7 +159,7 @@ func TestWhatIsConfirmed(t *testing.T) {
 			t.Errorf("%s was not confirmed: %v", tool, r)
 		}
 	}
-	if !e.stored(billing.DemoOrganization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
+	if !e.stored(demo.Organization, billing.KindCustomer, "cus_umbrella", &billing.Customer{}) || e.invoice("inv_1009").Status != billing.InvoiceOpen {
 		t.Fatal("a question ran its tool")
 	}
 }
@@ -169,5 +190,48 @@ func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
 	}
 	if e.invoice("inv_1008").Status != billing.InvoiceRefunded {
 		t.Fatal("not refunded")
+	}
+}
+
+// Billing works per organization, and its question says so.
+func TestQuestionNamesTheOrganization(t *testing.T) {
+	e := newEnv(t)
+	r := e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
+	b, _ := json.Marshal(r["inputRequests"])
+	if !inputRequired(r) || !strings.Contains(string(b), "in organization "+demo.Organization) || strings.Contains(string(b), "workspace") {
+		t.Fatalf("question: %s", b)
+	}
+}
+
+// A destructive call that cannot run — a record that does not exist, or
+// one whose state refuses the action — answers at once: nobody confirms a
+// call only to be told it could never have run.
+func TestRefusalsAreAnsweredBeforeAsking(t *testing.T) {
+	e := newEnv(t)
+	rejected, err := e.st.ListRecords(context.Background(), demo.Organization, billing.KindNFe, store.Query{Status: billing.NFeRejected, Limit: 1})
+	if err != nil || len(rejected) == 0 {
+		t.Fatalf("no rejected NF-e in the demo: %v", err)
+	}
+	reason := "emitida com o valor errado"
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		code string
+	}{
+		{"billing_invoices_cancel", map[string]any{"id": "inv_nope"}, "not_found"},
+		{"billing_invoices_cancel", map[string]any{"id": "inv_1001"}, "invalid_state"},                        // paid
+		{"billing_invoices_refund", map[string]any{"id": "inv_1006", "reason": "duplicada"}, "invalid_state"}, // open
+		{"billing_invoices_refund", map[string]any{"id": "inv_nope", "reason": "duplicada"}, "not_found"},
+		{"billing_subscriptions_cancel", map[string]any{"id": "sub_umbrella"}, "invalid_state"}, // already cancelled
+		{"billing_subscriptions_cancel", map[string]any{"id": "sub_nope"}, "not_found"},
+		{"billing_customers_delete", map[string]any{"id": "cus_acme"}, "customer_has_subscriptions"},
+		{"billing_customers_delete", map[string]any{"id": "cus_nope"}, "not_found"},
+		{"billing_nfes_cancel", map[string]any{"id": rejected[0].ID, "reason": reason}, "invalid_state"},
+		{"billing_nfes_cancel", map[string]any{"id": "nfe_nope", "reason": reason}, "not_found"},
+	} {
+		r := e.rawCall("owner", c.tool, c.args, formCaps, "", nil)
+		if inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"`+c.code+": ") {
+			t.Errorf("%s %v: %s, want %s without a question", c.tool, c.args, resultText(r), c.code)
+		}
 	}
 }

@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/store"
 )
-
-// DemoOrganization is the organization SeedDemo fills: the one inbox.Seed
-// creates, with its people, workspaces and demo tokens.
-const DemoOrganization = inbox.DemoOrganization
 
 // withCheckDigits completes the first digits of a CPF (9) or CNPJ (12).
 func withCheckDigits(base string) string {
@@ -28,11 +24,11 @@ func withCheckDigits(base string) string {
 // invoices that are open, paid, overdue, cancelled and refunded, invoices
 // without NF-e, and NF-e authorized, rejected, pending and cancelled. now
 // anchors every date. It seeds once: when the organization already has a
-// billing profile it changes nothing. Tokens come from inbox.Seed.
+// billing profile it changes nothing. The organization, its people and tokens are package demo's (inbox.Seed creates them).
 func SeedDemo(ctx context.Context, st Store, now time.Time) error {
 	r := repo{st: st}
 	var existing Organization
-	if _, err := r.get(ctx, DemoOrganization, KindOrganization, DemoOrganization, &existing); err == nil {
+	if _, err := r.get(ctx, demo.Organization, KindOrganization, demo.Organization, &existing); err == nil {
 		return nil
 	} else if !errors.Is(err, mcpserver.ErrNotFound) {
 		return fmt.Errorf("seeding billing demo: %w", err)
@@ -59,7 +55,7 @@ type demoSeeder struct {
 
 func (s *demoSeeder) put(kind, id, parent, status string, created time.Time, v any) {
 	if s.err == nil {
-		s.err = s.r.put(s.ctx, DemoOrganization, kind, id, parent, status, created, v)
+		s.err = s.r.put(s.ctx, demo.Organization, kind, id, parent, status, created, v)
 	}
 }
 
@@ -74,10 +70,10 @@ func (s *demoSeeder) day(days int) string { return s.at(days, 12).In(brt).Format
 
 func (s *demoSeeder) seed() {
 	created := s.at(-120, 9)
-	s.org = Organization{ID: DemoOrganization, Name: "Demo Comércio", LegalName: "Demo Comércio de Software Ltda", CNPJ: withCheckDigits("112223330001"),
+	s.org = Organization{ID: demo.Organization, Name: "Demo Comércio", LegalName: "Demo Comércio de Software Ltda", CNPJ: withCheckDigits("112223330001"),
 		StateReg: "110042490114", Email: "financeiro@demo.kobana.dev", Currency: Currency, NFeSeries: 1, CreatedAt: created,
 		Address: Address{Street: "Avenida Paulista", Number: "1000", Complement: "conj. 81", Neighborhood: "Bela Vista", City: "São Paulo", CityCode: "3550308", State: "SP", ZIP: "01310100"}}
-	s.put(KindOrganization, DemoOrganization, "", "", created, s.org)
+	s.put(KindOrganization, demo.Organization, "", "", created, s.org)
 
 	s.customers = map[string]Customer{}
 	customer := func(id, name, email, doc string, addr Address, days int) {
@@ -206,7 +202,7 @@ func (s *demoSeeder) seed() {
 // been used yet.
 func (s *demoSeeder) number(name string, last int64) {
 	if s.err == nil {
-		_, s.err = s.counters.NextNumber(s.ctx, DemoOrganization, name, last)
+		_, s.err = s.counters.NextNumber(s.ctx, demo.Organization, name, last)
 	}
 }
 
@@ -217,7 +213,7 @@ func (s *demoSeeder) reminder(invID string, days int) {
 	r := Reminder{ID: fmt.Sprintf("rem_%s_%d", invID[4:], inv.RemindersSent+1), InvoiceID: invID, CustomerID: c.ID, To: c.Email,
 		Subject: fmt.Sprintf("Lembrete de pagamento: fatura %s (%s)", inv.Number, formatBRL(inv.AmountCents)),
 		Body:    fmt.Sprintf("Olá, %s,\n\nA fatura %s, no valor de %s, venceu em %s.\n", c.Name, inv.Number, formatBRL(inv.AmountCents), brDate(inv.DueDate)),
-		SentBy:  "person:" + inbox.DemoOwner, CreatedAt: at}
+		SentBy:  "person:" + demo.Owner, CreatedAt: at}
 	s.put(KindReminder, r.ID, invID, "queued", at, r)
 	inv.RemindersSent++
 	inv.LastReminderAt = at

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -25,7 +26,7 @@ func TestSeedDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	invs, err := p.invoices(ctx, DemoOrganization, InvoiceListArg{})
+	invs, err := p.invoices(ctx, demo.Organization, InvoiceListArg{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +37,8 @@ func TestSeedDemo(t *testing.T) {
 	if status[InvoiceOpen] != 3 || status[InvoiceOverdue] != 4 || status[InvoicePaid] != 5 || status[InvoiceCancelled] != 1 || status[InvoiceRefunded] != 1 {
 		t.Errorf("invoices by status %v", status)
 	}
-	without, _ := p.invoices(ctx, DemoOrganization, InvoiceListArg{WithoutNFe: true})
-	nfes, _ := all[NFe](ctx, p.repo, DemoOrganization, KindNFe, store.Query{})
+	without, _ := p.invoices(ctx, demo.Organization, InvoiceListArg{WithoutNFe: true})
+	nfes, _ := all[NFe](ctx, p.repo, demo.Organization, KindNFe, store.Query{})
 	nstatus := map[string]int{}
 	for _, n := range nfes {
 		nstatus[n.Status]++
@@ -51,20 +52,20 @@ func TestSeedDemo(t *testing.T) {
 	if len(without) == 0 || nstatus[NFeAuthorized] != 5 || nstatus[NFeRejected] != 3 || nstatus[NFePending] != 1 || nstatus[NFeCancelled] != 1 {
 		t.Errorf("%d invoices without NF-e; NF-e by status %v", len(without), nstatus)
 	}
-	subs, _ := all[Subscription](ctx, p.repo, DemoOrganization, KindSubscription, store.Query{})
+	subs, _ := all[Subscription](ctx, p.repo, demo.Organization, KindSubscription, store.Query{})
 	if len(subs) != 3 {
 		t.Errorf("%d subscriptions", len(subs))
 	}
-	org, _ := p.organization(ctx, DemoOrganization)
+	org, _ := p.organization(ctx, demo.Organization)
 	if !org.FiscalProfileComplete {
 		t.Errorf("demo issuer profile incomplete: %+v", org)
 	}
 	// Seeding again changes nothing, even at another time.
-	before, _ := st.ListRecords(ctx, DemoOrganization, KindInvoice, store.Query{Limit: 1000})
+	before, _ := st.ListRecords(ctx, demo.Organization, KindInvoice, store.Query{Limit: 1000})
 	if err := SeedDemo(ctx, st, now.Add(48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := st.ListRecords(ctx, DemoOrganization, KindInvoice, store.Query{Limit: 1000})
+	after, _ := st.ListRecords(ctx, demo.Organization, KindInvoice, store.Query{Limit: 1000})
 	if len(after) != len(before) || string(after[0].Data) != string(before[0].Data) {
 		t.Error("a second SeedDemo changed the invoices")
 	}

@@ -14,9 +14,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -69,14 +71,14 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	demo, err := inbox.Seed(ctx, st, demoNow)
+	seeded, err := inbox.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := billing.SeedDemo(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, st: st, path: path, clock: clk, tokens: map[string]string{"owner": demo[0].Token, "viewer": demo[1].Token}}
+	e := &env{t: t, st: st, path: path, clock: clk, tokens: map[string]string{"owner": seeded[0].Token, "viewer": seeded[1].Token}}
 	mint := func(name, person, ws string, scopes ...string) {
 		tok, err := st.CreateToken(ctx, store.NewToken{Person: person, Workspace: ws, Scopes: scopes})
 		if err != nil {
@@ -90,14 +92,14 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 			t.Fatal(err)
 		}
 	}
-	mint("owner-ro", inbox.DemoOwner, inbox.DemoWorkspace, "read")
-	mint("sandbox", inbox.DemoOwner, inbox.DemoSandbox, "read", "write")
-	must(st.PutPerson(ctx, store.Person{ID: "per_carla", Organization: inbox.DemoOrganization, Name: "Carla"}))
-	must(st.SetMembership(ctx, inbox.DemoWorkspace, "per_carla", "owner"))
-	mint("owner2", "per_carla", inbox.DemoWorkspace, "read", "write")
-	must(st.PutPerson(ctx, store.Person{ID: "per_guest", Organization: inbox.DemoOrganization, Name: "Guest"}))
-	must(st.SetMembership(ctx, inbox.DemoWorkspace, "per_guest", "guest"))
-	mint("guest", "per_guest", inbox.DemoWorkspace, "read", "write")
+	mint("owner-ro", demo.Owner, demo.Workspace, "read")
+	mint("sandbox", demo.Owner, demo.Sandbox, "read", "write")
+	must(st.PutPerson(ctx, store.Person{ID: "per_carla", Organization: demo.Organization, Name: "Carla"}))
+	must(st.SetMembership(ctx, demo.Workspace, "per_carla", "owner"))
+	mint("owner2", "per_carla", demo.Workspace, "read", "write")
+	must(st.PutPerson(ctx, store.Person{ID: "per_guest", Organization: demo.Organization, Name: "Guest"}))
+	must(st.SetMembership(ctx, demo.Workspace, "per_guest", "guest"))
+	mint("guest", "per_guest", demo.Workspace, "read", "write")
 	// Another organization, with its own owner and one customer.
 	must(st.PutOrganization(ctx, store.Organization{ID: otherOrg, Name: "Other Org"}))
 	must(st.PutWorkspace(ctx, store.Workspace{ID: "ws_other", Organization: otherOrg, Name: "Other"}))
@@ -111,7 +113,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	must(err)
 	products := []*mcpserver.Product{bp}
 	if o.withInbox {
-		ip, _, err := inbox.New(inbox.Options{Store: st, Now: clk.Now})
+		ip, _, err := inboxmcp.New(inboxmcp.Options{Store: st, Now: clk.Now})
 		must(err)
 		products = append(products, ip)
 	}
@@ -224,7 +226,7 @@ func (e *env) stored(org, kind, id string, v any) bool {
 func (e *env) invoice(id string) billing.Invoice {
 	e.t.Helper()
 	var inv billing.Invoice
-	if !e.stored(billing.DemoOrganization, billing.KindInvoice, id, &inv) {
+	if !e.stored(demo.Organization, billing.KindInvoice, id, &inv) {
 		e.t.Fatalf("invoice %s not in the store", id)
 	}
 	return inv

@@ -48,14 +48,14 @@ const (
 
 // Address is a Brazilian postal address.
 type Address struct {
-	Street       string `json:"street,omitempty" jsonschema:"street name (logradouro)"`
-	Number       string `json:"number,omitempty" jsonschema:"street number, or S/N"`
-	Complement   string `json:"complement,omitempty" jsonschema:"apartment, suite, floor"`
-	Neighborhood string `json:"neighborhood,omitempty" jsonschema:"neighborhood (bairro)"`
-	City         string `json:"city,omitempty" jsonschema:"city (município)"`
-	CityCode     string `json:"city_code,omitempty" jsonschema:"IBGE code of the city, 7 digits"`
-	State        string `json:"state,omitempty" jsonschema:"two-letter state (UF), e.g. SP"`
-	ZIP          string `json:"zip,omitempty" jsonschema:"CEP, 8 digits"`
+	Street       string `json:"street,omitempty" jsonschema:"street name (logradouro)" maxLength:"200"`
+	Number       string `json:"number,omitempty" jsonschema:"street number, or S/N" maxLength:"20"`
+	Complement   string `json:"complement,omitempty" jsonschema:"apartment, suite, floor" maxLength:"200"`
+	Neighborhood string `json:"neighborhood,omitempty" jsonschema:"neighborhood (bairro)" maxLength:"100"`
+	City         string `json:"city,omitempty" jsonschema:"city (município)" maxLength:"100"`
+	CityCode     string `json:"city_code,omitempty" jsonschema:"IBGE code of the city, 7 digits" pattern:"^[0-9]{7}$"`
+	State        string `json:"state,omitempty" jsonschema:"two-letter state (UF), e.g. SP" pattern:"^[A-Za-z]{2}$"`
+	ZIP          string `json:"zip,omitempty" jsonschema:"CEP, 8 digits (01310-100 also accepted)" pattern:"^[0-9]{5}-?[0-9]{3}$"`
 }
 
 // complete reports whether the address has what an NF-e needs.
@@ -115,9 +115,9 @@ type Subscription struct {
 
 // InvoiceItem is one line of an invoice.
 type InvoiceItem struct {
-	Description    string `json:"description" jsonschema:"what is charged"`
-	Quantity       int64  `json:"quantity" jsonschema:"how many units, at least 1"`
-	UnitPriceCents int64  `json:"unit_price_cents" jsonschema:"price of one unit in cents of BRL (R$ 10,00 = 1000)"`
+	Description    string `json:"description" jsonschema:"what is charged" minLength:"1" maxLength:"500"`
+	Quantity       int64  `json:"quantity" jsonschema:"how many units, at least 1" minimum:"1" maximum:"1000000"`
+	UnitPriceCents int64  `json:"unit_price_cents" jsonschema:"price of one unit in cents of BRL (R$ 10,00 = 1000)" minimum:"1" maximum:"100000000000"`
 	AmountCents    int64  `json:"amount_cents,omitempty" jsonschema:"quantity × unit price in cents; computed by the server"`
 }
 

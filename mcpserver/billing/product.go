@@ -49,9 +49,12 @@ type Product struct {
 	max  int
 }
 
-// Policy is Billing's confirmation policy: USER_DECLINED on decline, and
-// destructive tools run directly for clients that cannot be asked.
-var Policy = mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: true}
+// Policy is Billing's confirmation policy: USER_DECLINED on decline,
+// destructive tools run directly for clients that cannot be asked, and the
+// question names the organization the call acts in.
+var Policy = mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: true,
+	// Billing's records belong to the organization, not to a workspace.
+	Where: func(c *mcpserver.Caller) string { return "organization " + c.Organization }}
 
 // New builds the Billing product.
 func New(opts Options) (*mcpserver.Product, *Product, error) {
@@ -65,16 +68,9 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 	if p.max <= 0 {
 		p.max = MaxResourceBytes
 	}
-	var tools []mcpserver.Tool
-	tools = append(tools, p.organizationTools()...)
-	tools = append(tools, p.schemaTools()...)
-	tools = append(tools, p.customerTools()...)
-	tools = append(tools, p.subscriptionTools()...)
-	tools = append(tools, p.invoiceTools()...)
-	tools = append(tools, p.nfeTools()...)
 	mp := &mcpserver.Product{
 		Name:      "billing",
-		Tools:     tools,
+		Tools:     p.tools(),
 		Resources: p.resources(),
 		Prompts:   p.prompts(),
 		Complete:  p.complete,
@@ -115,16 +111,34 @@ func required(name, v string) error {
 	return nil
 }
 
-// IDArg is the input of tools that address one record.
-type IDArg struct {
-	ID string `json:"id" jsonschema:"the record id"`
+// Inputs naming one record. Each id has its kind's prefix (cus_, sub_,
+// inv_, nfe_); the patterns say so, and the lookup is exact.
+
+// CustomerIDArg names a customer.
+type CustomerIDArg struct {
+	ID string `json:"id" jsonschema:"the customer id, e.g. cus_acme (see billing_customers_list)" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+}
+
+// SubscriptionIDArg names a subscription.
+type SubscriptionIDArg struct {
+	ID string `json:"id" jsonschema:"the subscription id, e.g. sub_acme (see billing_subscriptions_list)" pattern:"^sub_[A-Za-z0-9_-]{1,64}$"`
+}
+
+// InvoiceIDArg names an invoice.
+type InvoiceIDArg struct {
+	ID string `json:"id" jsonschema:"the invoice id, e.g. inv_1001 (see billing_invoices_list)" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
+}
+
+// NFeIDArg names an NF-e.
+type NFeIDArg struct {
+	ID string `json:"id" jsonschema:"the NF-e id, e.g. nfe_0001 (see billing_nfes_list)" pattern:"^nfe_[A-Za-z0-9_-]{1,64}$"`
 }
 
 // Page is the common pagination and ordering input of list tools.
 type Page struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20)"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"pass next_cursor of the previous page to get the next one"`
-	Sort   string `json:"sort,omitempty" jsonschema:"a sortable field (see kobana://billing/schemas/{resource}), prefixed with - for descending; default -created_at (most recent first)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20)" minimum:"1" maximum:"100"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"pass next_cursor of the previous page to get the next one" maxLength:"1024"`
+	Sort   string `json:"sort,omitempty" jsonschema:"a sortable field (see kobana://billing/schemas/{resource}), prefixed with - for descending; default -created_at (most recent first)" pattern:"^-?[a-z_]{1,64}$"`
 }
 
 // sorter compares two records by one field.
@@ -201,3 +215,6 @@ func (p *Product) nextNumber(ctx context.Context, org, name string, start int64)
 	}
 	return n, nil
 }
+
+// NoArgs is the input of tools that take no arguments.
+type NoArgs struct{}

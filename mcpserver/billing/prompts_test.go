@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/store"
 )
@@ -145,7 +146,7 @@ func TestReviewPendingNFes(t *testing.T) {
 			t.Errorf("%s should not be pending:\n%s", no, text)
 		}
 	}
-	if n := e.count(billing.DemoOrganization, billing.KindNFe, store.Query{}); n != 10 {
+	if n := e.count(demo.Organization, billing.KindNFe, store.Query{}); n != 10 {
 		t.Fatalf("the review issued something: %d NF-e", n)
 	}
 }

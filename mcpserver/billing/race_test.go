@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -52,22 +53,22 @@ func TestEmitLosesTheClaimRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	org, _ := p.organization(ctx, DemoOrganization)
-	before, err := sql.NextNumber(ctx, DemoOrganization, "nfe_series_"+strconv.Itoa(org.NFeSeries), 0)
+	org, _ := p.organization(ctx, demo.Organization)
+	before, err := sql.NextNumber(ctx, demo.Organization, "nfe_series_"+strconv.Itoa(org.NFeSeries), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &mcpserver.Caller{Principal: store.Principal{Organization: DemoOrganization}}
+	c := &mcpserver.Caller{Principal: store.Principal{Organization: demo.Organization}}
 	_, err = p.emit(ctx, c, "inv_1011")
 	var te *mcpserver.ToolError
 	if !errors.As(err, &te) || te.Code != "nfe_exists" || !strings.Contains(te.Message, "being issued") {
 		t.Fatalf("emit = %v, want nfe_exists (being issued)", err)
 	}
-	recs, _ := sql.ListRecords(ctx, DemoOrganization, KindNFe, store.Query{Parent: "inv_1011"})
+	recs, _ := sql.ListRecords(ctx, demo.Organization, KindNFe, store.Query{Parent: "inv_1011"})
 	if len(recs) != 1 || string(recs[0].Data) != `{}` {
 		t.Errorf("the loser wrote an NF-e: %+v", recs)
 	}
-	after, _ := sql.NextNumber(ctx, DemoOrganization, "nfe_series_"+strconv.Itoa(org.NFeSeries), 0)
+	after, _ := sql.NextNumber(ctx, demo.Organization, "nfe_series_"+strconv.Itoa(org.NFeSeries), 0)
 	if after != before+1 {
 		t.Errorf("the loser took a number: %d then %d", before, after)
 	}

@@ -40,31 +40,31 @@ func (p *Product) resources() []mcpserver.Resource {
 	}
 	return []mcpserver.Resource{
 		{URI: URIPrefix + "organization", Name: "organization", Title: "Organization",
-			Description: "The token's organization as issuer: legal name, CNPJ, address, NF-e series (JSON).", Tool: "billing_organization_get", MIMEType: "application/json",
+			Description: "The token's organization as issuer: legal name, CNPJ, address, NF-e series (JSON).", Tool: ToolOrganizationGet, MIMEType: "application/json",
 			Read: func(ctx context.Context, c *mcpserver.Caller, _ string, _ map[string]string) (any, error) {
 				return p.organization(ctx, c.Organization)
 			}},
 		{URI: URIPrefix + "schemas", Name: "schemas", Title: "API resource catalog",
-			Description: "The catalog of Billing API resources with their schema URIs (JSON).", Tool: "billing_schemas_list", MIMEType: "application/json",
+			Description: "The catalog of Billing API resources with their schema URIs (JSON).", Tool: ToolSchemasList, MIMEType: "application/json",
 			Read: func(ctx context.Context, c *mcpserver.Caller, _ string, _ map[string]string) (any, error) {
 				return catalog(), nil
 			}},
 		tmpl("schemas/{resource}", "schema", "API resource schema",
-			"The fields of one API resource: type, enum, meaning, and which sort (JSON).", "billing_schemas_get", "application/json",
+			"The fields of one API resource: type, enum, meaning, and which sort (JSON).", ToolSchemasGet, "application/json",
 			func(ctx context.Context, c *mcpserver.Caller, _ string, params map[string]string) (any, error) {
 				return schemaFor(params["resource"])
 			}),
-		tmpl("customers/{id}", "customer", "Customer", "One customer: contact, CPF/CNPJ and address (JSON).", "billing_customers_get", "application/json",
+		tmpl("customers/{id}", "customer", "Customer", "One customer: contact, CPF/CNPJ and address (JSON).", ToolCustomersGet, "application/json",
 			func(ctx context.Context, c *mcpserver.Caller, _ string, params map[string]string) (any, error) {
 				return p.getCustomer(ctx, c.Organization, params["id"])
 			}),
 		tmpl("subscriptions/{id}", "subscription", "Subscription", "One subscription: customer, amount, interval, status, next billing date (JSON).",
-			"billing_subscriptions_get", "application/json",
+			ToolSubscriptionsGet, "application/json",
 			func(ctx context.Context, c *mcpserver.Caller, _ string, params map[string]string) (any, error) {
 				return p.getSubscription(ctx, c.Organization, params["id"])
 			}),
 		tmpl("invoices/{id}", "invoice", "Invoice", "One invoice: customer, items, amount, due date, status, payment, NF-e and PDF description (JSON).",
-			"billing_invoices_get", "application/json",
+			ToolInvoicesGet, "application/json",
 			func(ctx context.Context, c *mcpserver.Caller, _ string, params map[string]string) (any, error) {
 				inv, err := p.getInvoice(ctx, c.Organization, params["id"])
 				if err != nil {
@@ -78,7 +78,7 @@ func (p *Product) resources() []mcpserver.Resource {
 				return inv, nil
 			}),
 		tmpl("invoices/{id}/pdf", "invoice-pdf", "Invoice PDF", "The invoice as a PDF (base64 blob, application/pdf, at most 10 MB).",
-			"billing_invoices_get", "application/pdf",
+			ToolInvoicesGet, "application/pdf",
 			func(ctx context.Context, c *mcpserver.Caller, uri string, params map[string]string) (any, error) {
 				inv, err := p.getInvoice(ctx, c.Organization, params["id"])
 				if err != nil {
@@ -91,7 +91,7 @@ func (p *Product) resources() []mcpserver.Resource {
 				return p.document(uri, "application/pdf", pdf)
 			}),
 		tmpl("nfes/{id}", "nfe", "NF-e", "One NF-e: number, series, access key, status, rejection or protocol, DANFE and XML description (JSON).",
-			"billing_nfes_get", "application/json",
+			ToolNFesGet, "application/json",
 			func(ctx context.Context, c *mcpserver.Caller, _ string, params map[string]string) (any, error) {
 				n, err := p.getNFe(ctx, c.Organization, params["id"])
 				if err != nil {
@@ -100,7 +100,7 @@ func (p *Product) resources() []mcpserver.Resource {
 				return p.withSizes(ctx, c.Organization, n)
 			}),
 		tmpl("nfes/{id}/pdf", "nfe-danfe", "DANFE", "The DANFE of an authorized or cancelled NF-e as a PDF (base64 blob, application/pdf, at most 10 MB).",
-			"billing_nfes_get", "application/pdf",
+			ToolNFesGet, "application/pdf",
 			func(ctx context.Context, c *mcpserver.Caller, uri string, params map[string]string) (any, error) {
 				d, err := p.nfeWithDocuments(ctx, c.Organization, params["id"])
 				if err != nil {
@@ -113,7 +113,7 @@ func (p *Product) resources() []mcpserver.Resource {
 				return p.document(uri, "application/pdf", pdf)
 			}),
 		tmpl("nfes/{id}/xml", "nfe-xml", "NF-e XML", "The authorized NF-e as an nfeProc XML document (text, application/xml).",
-			"billing_nfes_get", "application/xml",
+			ToolNFesGet, "application/xml",
 			func(ctx context.Context, c *mcpserver.Caller, uri string, params map[string]string) (any, error) {
 				d, err := p.nfeWithDocuments(ctx, c.Organization, params["id"])
 				if err != nil {

@@ -54,7 +54,7 @@ var addressField = field("address", "object", "postal address: street, number, c
 // Schemas is the catalog of Billing's API resources, in catalog order.
 var Schemas = []Schema{
 	{Resource: "organization", Title: "Organization", Description: "The token's organization as issuer of invoices and NF-e: legal name, CNPJ, address.",
-		Tools: []string{"billing_organization_get"},
+		Tools: []string{ToolOrganizationGet},
 		Fields: []SchemaField{
 			field("id", "string", "organization id"),
 			field("name", "string", "trade name"),
@@ -69,7 +69,7 @@ var Schemas = []Schema{
 			field("created_at", "string", "when the billing profile was created").format("date-time"),
 		}},
 	{Resource: "customers", Title: "Customers", Description: "People and companies the organization bills.",
-		Tools: []string{"billing_customers_list", "billing_customers_get", "billing_customers_create", "billing_customers_update", "billing_customers_delete"},
+		Tools: []string{ToolCustomersList, ToolCustomersGet, ToolCustomersCreate, ToolCustomersUpdate, ToolCustomersDelete},
 		Fields: []SchemaField{
 			field("id", "string", "customer id (cus_…)"),
 			field("name", "string", "name or legal name").sorts(),
@@ -82,7 +82,7 @@ var Schemas = []Schema{
 			field("updated_at", "string", "last change").format("date-time").sorts(),
 		}},
 	{Resource: "subscriptions", Title: "Subscriptions", Description: "Recurring charges: a fixed amount billed to a customer every month or year.",
-		Tools: []string{"billing_subscriptions_list", "billing_subscriptions_get", "billing_subscriptions_create", "billing_subscriptions_cancel"},
+		Tools: []string{ToolSubscriptionsList, ToolSubscriptionsGet, ToolSubscriptionsCreate, ToolSubscriptionsCancel},
 		Fields: []SchemaField{
 			field("id", "string", "subscription id (sub_…)"),
 			field("customer_id", "string", "the customer billed"),
@@ -98,7 +98,7 @@ var Schemas = []Schema{
 			field("created_at", "string", "when it was created").format("date-time").sorts(),
 		}},
 	{Resource: "invoices", Title: "Invoices", Description: "Charges to customers, with their payment status and PDF.",
-		Tools: []string{"billing_invoices_list", "billing_invoices_get", "billing_invoices_create", "billing_invoices_cancel", "billing_invoices_refund", "billing_invoices_send_reminder"},
+		Tools: []string{ToolInvoicesList, ToolInvoicesGet, ToolInvoicesCreate, ToolInvoicesCancel, ToolInvoicesRefund, ToolInvoicesSendReminder},
 		Fields: []SchemaField{
 			field("id", "string", "invoice id (inv_…)"),
 			field("number", "string", "sequential number printed on the invoice").sorts(),
@@ -124,7 +124,7 @@ var Schemas = []Schema{
 			field("created_at", "string", "when it was created").format("date-time").sorts(),
 		}},
 	{Resource: "nfes", Title: "NF-e", Description: "Electronic invoices (NF-e modelo 55) issued for invoices, with their SEFAZ status, DANFE and XML.",
-		Tools: []string{"billing_nfes_list", "billing_nfes_get", "billing_nfes_emit", "billing_nfes_cancel"},
+		Tools: []string{ToolNFesList, ToolNFesGet, ToolNFesEmit, ToolNFesCancel},
 		Fields: []SchemaField{
 			field("id", "string", "NF-e id (nfe_…)"),
 			field("invoice_id", "string", "the invoice it documents"),
@@ -191,27 +191,18 @@ func sortableFields(resource string) []string {
 
 // SchemaArg names a resource of the catalog.
 type SchemaArg struct {
-	Resource string `json:"resource" jsonschema:"a resource of the catalog: organization, customers, subscriptions, invoices or nfes"`
+	Resource string `json:"resource" jsonschema:"a resource of the catalog: organization, customers, subscriptions, invoices or nfes" enum:"organization,customers,subscriptions,invoices,nfes"`
 }
 
-func (p *Product) schemaTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_schemas_list", Title: "List API resources",
-			Description: "Lists the catalog of Billing API resources (organization, customers, subscriptions, invoices, nfes) with their schema URIs. Use billing_schemas_get for a resource's fields.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, _ struct{}) (SchemaCatalog, error) {
-				return catalog(), nil
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_schemas_get", Title: "Describe an API resource",
-			Description: "Describes the fields of one Billing API resource: type, allowed values (enum), meaning, and which fields the list tool can sort by. Use it before filtering or sorting a listing.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in SchemaArg) (Schema, error) {
-				if err := required("resource", in.Resource); err != nil {
-					return Schema{}, err
-				}
-				return schemaFor(in.Resource)
-			}),
+func (p *Product) schemasList(ctx context.Context, c *mcpserver.Caller, _ NoArgs) (SchemaCatalog, error) {
+	return catalog(), nil
+}
+
+func (p *Product) schemasGet(ctx context.Context, c *mcpserver.Caller, in SchemaArg) (Schema, error) {
+	if err := required("resource", in.Resource); err != nil {
+		return Schema{}, err
 	}
+	return schemaFor(in.Resource)
 }
 
 // schemaNames returns catalog names with a prefix, in catalog order.

@@ -13,7 +13,7 @@ import (
 // CustomerListArg filters billing_customers_list.
 type CustomerListArg struct {
 	Page
-	Search string `json:"search,omitempty" jsonschema:"keep customers whose name, e-mail or document contains this text (case-insensitive)"`
+	Search string `json:"search,omitempty" jsonschema:"keep customers whose name, e-mail or document contains this text (case-insensitive)" maxLength:"200"`
 }
 
 // CustomerList is a page of customers.
@@ -24,20 +24,20 @@ type CustomerList struct {
 
 // CustomerCreateArg creates a customer.
 type CustomerCreateArg struct {
-	Name     string  `json:"name" jsonschema:"name of the person or legal name of the company"`
-	Email    string  `json:"email,omitempty" jsonschema:"where invoices and reminders are sent"`
-	Document string  `json:"document,omitempty" jsonschema:"CPF (11 digits) or CNPJ (14 digits), punctuation allowed; required to issue NF-e"`
-	Phone    string  `json:"phone,omitempty"`
+	Name     string  `json:"name" jsonschema:"name of the person or legal name of the company" minLength:"1" maxLength:"200"`
+	Email    string  `json:"email,omitempty" jsonschema:"where invoices and reminders are sent" format:"email" maxLength:"254"`
+	Document string  `json:"document,omitempty" jsonschema:"CPF (11 digits) or CNPJ (14 digits), punctuation allowed; required to issue NF-e" pattern:"^[0-9./-]{11,18}$"`
+	Phone    string  `json:"phone,omitempty" jsonschema:"phone number; digits are kept" maxLength:"30"`
 	Address  Address `json:"address,omitempty" jsonschema:"postal address; a complete one is required to issue NF-e"`
 }
 
 // CustomerUpdateArg changes a customer; absent fields stay as they are.
 type CustomerUpdateArg struct {
-	ID       string   `json:"id" jsonschema:"the customer id"`
-	Name     *string  `json:"name,omitempty"`
-	Email    *string  `json:"email,omitempty"`
-	Document *string  `json:"document,omitempty" jsonschema:"CPF or CNPJ; replaces the current one"`
-	Phone    *string  `json:"phone,omitempty"`
+	ID       string   `json:"id" jsonschema:"the customer id" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+	Name     *string  `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Email    *string  `json:"email,omitempty" jsonschema:"the new e-mail address, or empty to remove it" maxLength:"254"`
+	Document *string  `json:"document,omitempty" jsonschema:"CPF or CNPJ; replaces the current one (empty removes it)" pattern:"^([0-9./-]{11,18})?$"`
+	Phone    *string  `json:"phone,omitempty" maxLength:"30"`
 	Address  *Address `json:"address,omitempty" jsonschema:"replaces the whole address"`
 }
 
@@ -108,120 +108,121 @@ func (p *Product) putCustomer(ctx context.Context, org string, cu Customer) erro
 	return p.repo.put(ctx, org, KindCustomer, cu.ID, "", "", cu.CreatedAt, cu)
 }
 
-func (p *Product) customerTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_customers_list", Title: "List customers",
-			Description: "Lists the organization's customers, most recent first, optionally searching name, e-mail or document and sorting by a sortable field. Returns next_cursor when there are more.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in CustomerListArg) (CustomerList, error) {
-				items, err := all[Customer](ctx, p.repo, c.Organization, KindCustomer, store.Query{})
-				if err != nil {
-					return CustomerList{}, err
-				}
-				if s := strings.ToLower(strings.TrimSpace(in.Search)); s != "" {
-					items = filterSlice(items, func(cu Customer) bool {
-						return strings.Contains(strings.ToLower(cu.Name), s) || strings.Contains(strings.ToLower(cu.Email), s) ||
-							(digitsOnly(s) != "" && strings.Contains(cu.Document, digitsOnly(s)))
-					})
-				}
-				page, next, err := paginate(items, in.Page, customerSorts)
-				return CustomerList{Customers: page, NextCursor: next}, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_customers_get", Title: "Get a customer",
-			Description: "Returns one customer: contact, CPF/CNPJ and address. Use billing_invoices_list with customer_id for its invoices.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Customer, error) {
-				return p.getCustomer(ctx, c.Organization, in.ID)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_customers_create", Title: "Create a customer",
-			Description: "Creates a customer to bill. The CPF or CNPJ is checked (check digits); a document and a complete address are needed before NF-e can be issued for the customer.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in CustomerCreateArg) (Customer, error) {
-				if err := required("name", in.Name); err != nil {
-					return Customer{}, err
-				}
-				now := p.now().UTC()
-				cu := Customer{ID: newID("cus"), Name: strings.TrimSpace(in.Name), Email: strings.TrimSpace(in.Email), Phone: digitsOnly(in.Phone),
-					Address: in.Address, CreatedAt: now, UpdatedAt: now}
-				if err := checkEmail(cu.Email); err != nil {
-					return Customer{}, err
-				}
-				if err := applyDocument(&cu, in.Document); err != nil {
-					return Customer{}, err
-				}
-				if err := checkAddress(&cu.Address); err != nil {
-					return Customer{}, err
-				}
-				return cu, p.putCustomer(ctx, c.Organization, cu)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_customers_update", Title: "Update a customer",
-			Description: "Changes a customer's name, e-mail, CPF/CNPJ, phone or address; fields left out stay as they are. Invoices already issued keep the name they were issued with.",
-			Access:      mcpserver.Write, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in CustomerUpdateArg) (Customer, error) {
-				cu, err := p.getCustomer(ctx, c.Organization, in.ID)
-				if err != nil {
-					return cu, err
-				}
-				if in.Name != nil {
-					if err := required("name", *in.Name); err != nil {
-						return cu, err
-					}
-					cu.Name = strings.TrimSpace(*in.Name)
-				}
-				if in.Email != nil {
-					cu.Email = strings.TrimSpace(*in.Email)
-					if err := checkEmail(cu.Email); err != nil {
-						return cu, err
-					}
-				}
-				if in.Document != nil {
-					if err := applyDocument(&cu, *in.Document); err != nil {
-						return cu, err
-					}
-				}
-				if in.Phone != nil {
-					cu.Phone = digitsOnly(*in.Phone)
-				}
-				if in.Address != nil {
-					a := *in.Address
-					if err := checkAddress(&a); err != nil {
-						return cu, err
-					}
-					cu.Address = a
-				}
-				cu.UpdatedAt = p.now().UTC()
-				return cu, p.putCustomer(ctx, c.Organization, cu)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_customers_delete", Title: "Delete a customer",
-			Description: "Deletes a customer for good. Refused while the customer has an active subscription or an open or overdue invoice: cancel those first. Paid, cancelled and refunded invoices keep the customer's name.",
-			Access:      mcpserver.Write, Destructive: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Deleted, error) {
-				cu, err := p.getCustomer(ctx, c.Organization, in.ID)
-				if err != nil {
-					return Deleted{}, err
-				}
-				subs, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: cu.ID, Status: SubscriptionActive})
-				if err != nil {
-					return Deleted{}, err
-				}
-				if len(subs) > 0 {
-					return Deleted{}, mcpserver.Errorf("customer_has_subscriptions",
-						"customer %s has %d active subscription(s) (%s); cancel them with billing_subscriptions_cancel before deleting the customer", cu.ID, len(subs), subs[0].ID)
-				}
-				open, err := all[Invoice](ctx, p.repo, c.Organization, KindInvoice, store.Query{Parent: cu.ID, Status: InvoiceOpen})
-				if err != nil {
-					return Deleted{}, err
-				}
-				if len(open) > 0 {
-					return Deleted{}, mcpserver.Errorf("customer_has_open_invoices",
-						"customer %s has %d open or overdue invoice(s) (%s); wait for payment or cancel them with billing_invoices_cancel before deleting the customer", cu.ID, len(open), open[0].ID)
-				}
-				if err := p.repo.delete(ctx, c.Organization, KindCustomer, cu.ID); err != nil {
-					return Deleted{}, err
-				}
-				return Deleted{ID: cu.ID, Deleted: true}, nil
-			}),
+func (p *Product) customersList(ctx context.Context, c *mcpserver.Caller, in CustomerListArg) (CustomerList, error) {
+	items, err := all[Customer](ctx, p.repo, c.Organization, KindCustomer, store.Query{})
+	if err != nil {
+		return CustomerList{}, err
 	}
+	if s := strings.ToLower(strings.TrimSpace(in.Search)); s != "" {
+		items = filterSlice(items, func(cu Customer) bool {
+			return strings.Contains(strings.ToLower(cu.Name), s) || strings.Contains(strings.ToLower(cu.Email), s) ||
+				(digitsOnly(s) != "" && strings.Contains(cu.Document, digitsOnly(s)))
+		})
+	}
+	page, next, err := paginate(items, in.Page, customerSorts)
+	return CustomerList{Customers: page, NextCursor: next}, err
+}
+
+func (p *Product) customersGet(ctx context.Context, c *mcpserver.Caller, in CustomerIDArg) (Customer, error) {
+	return p.getCustomer(ctx, c.Organization, in.ID)
+}
+
+func (p *Product) customersCreate(ctx context.Context, c *mcpserver.Caller, in CustomerCreateArg) (Customer, error) {
+	if err := required("name", in.Name); err != nil {
+		return Customer{}, err
+	}
+	now := p.now().UTC()
+	cu := Customer{ID: newID("cus"), Name: strings.TrimSpace(in.Name), Email: in.Email, Phone: digitsOnly(in.Phone),
+		Address: in.Address, CreatedAt: now, UpdatedAt: now}
+	if err := checkEmail(cu.Email); err != nil {
+		return Customer{}, err
+	}
+	if err := applyDocument(&cu, in.Document); err != nil {
+		return Customer{}, err
+	}
+	if err := checkAddress(&cu.Address); err != nil {
+		return Customer{}, err
+	}
+	return cu, p.putCustomer(ctx, c.Organization, cu)
+}
+
+func (p *Product) customersUpdate(ctx context.Context, c *mcpserver.Caller, in CustomerUpdateArg) (Customer, error) {
+	cu, err := p.getCustomer(ctx, c.Organization, in.ID)
+	if err != nil {
+		return cu, err
+	}
+	if in.Name != nil {
+		if err := required("name", *in.Name); err != nil {
+			return cu, err
+		}
+		cu.Name = strings.TrimSpace(*in.Name)
+	}
+	if in.Email != nil {
+		cu.Email = *in.Email
+		if err := checkEmail(cu.Email); err != nil {
+			return cu, err
+		}
+	}
+	if in.Document != nil {
+		if err := applyDocument(&cu, *in.Document); err != nil {
+			return cu, err
+		}
+	}
+	if in.Phone != nil {
+		cu.Phone = digitsOnly(*in.Phone)
+	}
+	if in.Address != nil {
+		a := *in.Address
+		if err := checkAddress(&a); err != nil {
+			return cu, err
+		}
+		cu.Address = a
+	}
+	cu.UpdatedAt = p.now().UTC()
+	return cu, p.putCustomer(ctx, c.Organization, cu)
+}
+
+// deletableCustomer is the customer a delete acts on, when it can: no
+// active subscription, no open invoice.
+func (p *Product) deletableCustomer(ctx context.Context, c *mcpserver.Caller, in CustomerIDArg) (Customer, error) {
+	cu, err := p.getCustomer(ctx, c.Organization, in.ID)
+	if err != nil {
+		return cu, err
+	}
+	subs, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: cu.ID, Status: SubscriptionActive})
+	if err != nil {
+		return cu, err
+	}
+	if len(subs) > 0 {
+		return cu, mcpserver.Errorf("customer_has_subscriptions",
+			"customer %s has %d active subscription(s) (%s); cancel them with billing_subscriptions_cancel before deleting the customer", cu.ID, len(subs), subs[0].ID)
+	}
+	open, err := all[Invoice](ctx, p.repo, c.Organization, KindInvoice, store.Query{Parent: cu.ID, Status: InvoiceOpen})
+	if err != nil {
+		return cu, err
+	}
+	if len(open) > 0 {
+		return cu, mcpserver.Errorf("customer_has_open_invoices",
+			"customer %s has %d open or overdue invoice(s) (%s); wait for payment or cancel them with billing_invoices_cancel before deleting the customer", cu.ID, len(open), open[0].ID)
+	}
+	return cu, nil
+}
+
+// checkCustomerDelete is billing_customers_delete's check.
+func (p *Product) checkCustomerDelete(ctx context.Context, c *mcpserver.Caller, in CustomerIDArg) error {
+	_, err := p.deletableCustomer(ctx, c, in)
+	return err
+}
+
+func (p *Product) customersDelete(ctx context.Context, c *mcpserver.Caller, in CustomerIDArg) (Deleted, error) {
+	cu, err := p.deletableCustomer(ctx, c, in)
+	if err != nil {
+		return Deleted{}, err
+	}
+	if err := p.repo.delete(ctx, c.Organization, KindCustomer, cu.ID); err != nil {
+		return Deleted{}, err
+	}
+	return Deleted{ID: cu.ID, Deleted: true}, nil
 }
 
 func filterSlice[T any](in []T, keep func(T) bool) []T {

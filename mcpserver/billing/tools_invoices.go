@@ -13,11 +13,11 @@ import (
 // InvoiceListArg filters billing_invoices_list.
 type InvoiceListArg struct {
 	Page
-	CustomerID     string `json:"customer_id,omitempty" jsonschema:"only invoices of this customer"`
-	SubscriptionID string `json:"subscription_id,omitempty" jsonschema:"only invoices issued by this subscription"`
-	Status         string `json:"status,omitempty" jsonschema:"open (not yet due), overdue (open past its due date), paid, cancelled or refunded"`
-	DueFrom        string `json:"due_from,omitempty" jsonschema:"only invoices due on or after this day (YYYY-MM-DD)"`
-	DueTo          string `json:"due_to,omitempty" jsonschema:"only invoices due on or before this day (YYYY-MM-DD)"`
+	CustomerID     string `json:"customer_id,omitempty" jsonschema:"only invoices of this customer" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+	SubscriptionID string `json:"subscription_id,omitempty" jsonschema:"only invoices issued by this subscription" pattern:"^sub_[A-Za-z0-9_-]{1,64}$"`
+	Status         string `json:"status,omitempty" jsonschema:"open (not yet due), overdue (open past its due date), paid, cancelled or refunded" enum:"open,overdue,paid,cancelled,refunded"`
+	DueFrom        string `json:"due_from,omitempty" jsonschema:"only invoices due on or after this day (YYYY-MM-DD)" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
+	DueTo          string `json:"due_to,omitempty" jsonschema:"only invoices due on or before this day (YYYY-MM-DD)" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
 	WithoutNFe     bool   `json:"without_nfe,omitempty" jsonschema:"only invoices with no authorized or pending NF-e"`
 }
 
@@ -29,30 +29,30 @@ type InvoiceList struct {
 
 // InvoiceCreateArg creates an invoice.
 type InvoiceCreateArg struct {
-	CustomerID     string        `json:"customer_id" jsonschema:"the customer to charge"`
-	Description    string        `json:"description" jsonschema:"what is charged, printed on the invoice"`
-	Items          []InvoiceItem `json:"items,omitempty" jsonschema:"the lines; when absent, amount_cents makes one line with the description"`
-	AmountCents    int64         `json:"amount_cents,omitempty" jsonschema:"total in cents of BRL when items are absent (R$ 150,00 = 15000)"`
-	DueDate        string        `json:"due_date" jsonschema:"payment due day, YYYY-MM-DD, today or later"`
-	SubscriptionID string        `json:"subscription_id,omitempty" jsonschema:"the customer's active subscription this invoice belongs to"`
+	CustomerID     string        `json:"customer_id" jsonschema:"the customer to charge" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+	Description    string        `json:"description" jsonschema:"what is charged, printed on the invoice" minLength:"1" maxLength:"500"`
+	Items          []InvoiceItem `json:"items,omitempty" jsonschema:"the lines; when absent, amount_cents makes one line with the description" maxItems:"200"`
+	AmountCents    int64         `json:"amount_cents,omitempty" jsonschema:"total in cents of BRL when items are absent (R$ 150,00 = 15000)" minimum:"1" maximum:"100000000000"`
+	DueDate        string        `json:"due_date" jsonschema:"payment due day, YYYY-MM-DD, today or later" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
+	SubscriptionID string        `json:"subscription_id,omitempty" jsonschema:"the customer's active subscription this invoice belongs to" pattern:"^sub_[A-Za-z0-9_-]{1,64}$"`
 }
 
 // InvoiceCancelArg cancels an invoice.
 type InvoiceCancelArg struct {
-	ID     string `json:"id" jsonschema:"the invoice id"`
-	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the invoice"`
+	ID     string `json:"id" jsonschema:"the invoice id" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
+	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the invoice" maxLength:"500"`
 }
 
 // InvoiceRefundArg refunds a paid invoice.
 type InvoiceRefundArg struct {
-	ID     string `json:"id" jsonschema:"the paid invoice to refund"`
-	Reason string `json:"reason" jsonschema:"why the customer is refunded, kept on the invoice"`
+	ID     string `json:"id" jsonschema:"the paid invoice to refund" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
+	Reason string `json:"reason" jsonschema:"why the customer is refunded, kept on the invoice" minLength:"1" maxLength:"500"`
 }
 
 // ReminderArg sends a payment reminder.
 type ReminderArg struct {
-	ID      string `json:"id" jsonschema:"the open or overdue invoice"`
-	Message string `json:"message,omitempty" jsonschema:"a personal note added to the standard reminder text"`
+	ID      string `json:"id" jsonschema:"the open or overdue invoice" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
+	Message string `json:"message,omitempty" jsonschema:"a personal note added to the standard reminder text" maxLength:"2000"`
 }
 
 // ReminderResult is what billing_invoices_send_reminder did.
@@ -174,104 +174,117 @@ func (p *Product) liveNFes(ctx context.Context, org string) (map[string]NFe, err
 	return out, nil
 }
 
-func (p *Product) invoiceTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_list", Title: "List invoices",
-			Description: "Lists invoices, most recent first, filtered by customer, subscription, status (open, overdue, paid, cancelled, refunded), due-date range or lack of NF-e; sortable by number, amount_cents, issue_date, due_date, days_overdue, paid_at, created_at. Each invoice describes its PDF (URI, type); read the PDF as the resource kobana://billing/invoices/{id}/pdf.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in InvoiceListArg) (InvoiceList, error) {
-				items, err := p.invoices(ctx, c.Organization, in)
-				if err != nil {
-					return InvoiceList{}, err
-				}
-				page, next, err := paginate(items, in.Page, invoiceSorts)
-				return InvoiceList{Invoices: page, NextCursor: next}, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_get", Title: "Get an invoice",
-			Description: "Returns one invoice: customer, items, amount, due date, status (overdue = open past due), payment, reminders, its NF-e id and its PDF described by URI, type and size (the PDF itself is the resource kobana://billing/invoices/{id}/pdf).",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Invoice, error) {
-				inv, err := p.getInvoice(ctx, c.Organization, in.ID)
-				if err != nil {
-					return inv, err
-				}
-				pdf, err := p.invoicePDF(ctx, c.Organization, inv)
-				if err != nil {
-					return inv, err
-				}
-				inv.PDF.SizeBytes = len(pdf)
-				return inv, nil
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_create", Title: "Create an invoice",
-			Description: "Issues an open invoice to a customer, from items or a single amount, due on due_date. Amounts are cents of BRL. Issue its NF-e afterwards with billing_nfes_emit.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in InvoiceCreateArg) (Invoice, error) {
-				return p.createInvoice(ctx, c, in)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_cancel", Title: "Cancel an invoice",
-			Description: "Cancels an open or overdue invoice so that it can no longer be paid. Refused for a paid invoice (refund it instead) and while it has an authorized NF-e (cancel the NF-e first with billing_nfes_cancel).",
-			Access:      mcpserver.Write, Destructive: true},
-			func(ctx context.Context, c *mcpserver.Caller, in InvoiceCancelArg) (Invoice, error) {
-				inv, err := p.getInvoice(ctx, c.Organization, in.ID)
-				if err != nil {
-					return inv, err
-				}
-				switch inv.Status {
-				case InvoicePaid:
-					return inv, mcpserver.Errorf("invalid_state", "invoice %s is paid and cannot be cancelled; to give the money back use billing_invoices_refund", inv.ID)
-				case InvoiceCancelled, InvoiceRefunded:
-					return inv, mcpserver.Errorf("invalid_state", "invoice %s is already %s; nothing to cancel", inv.ID, inv.Status)
-				}
-				if inv.NFeID != "" {
-					var n NFe
-					if _, err := p.repo.get(ctx, c.Organization, KindNFe, inv.NFeID, &n); err == nil {
-						switch n.Status {
-						case NFeAuthorized:
-							return inv, mcpserver.Errorf("nfe_authorized", "invoice %s has the authorized NF-e %s (number %d); cancel it with billing_nfes_cancel before cancelling the invoice", inv.ID, n.ID, n.Number)
-						case NFePending:
-							return inv, mcpserver.Errorf("nfe_pending", "invoice %s has NF-e %s awaiting SEFAZ; wait for its outcome before cancelling the invoice", inv.ID, n.ID)
-						}
-					}
-				}
-				now := p.now().UTC()
-				inv.Status, inv.CancelledAt, inv.CancelReason, inv.UpdatedAt = InvoiceCancelled, now, strings.TrimSpace(in.Reason), now
-				if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
-					return inv, err
-				}
-				return p.view(inv), nil
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_refund", Title: "Refund an invoice",
-			Description: "Refunds a paid invoice in full and marks it refunded, with the reason. Only paid invoices can be refunded; an open or overdue one is cancelled instead (billing_invoices_cancel).",
-			Access:      mcpserver.Write, Destructive: true},
-			func(ctx context.Context, c *mcpserver.Caller, in InvoiceRefundArg) (Invoice, error) {
-				if err := required("reason", in.Reason); err != nil {
-					return Invoice{}, err
-				}
-				inv, err := p.getInvoice(ctx, c.Organization, in.ID)
-				if err != nil {
-					return inv, err
-				}
-				switch inv.Status {
-				case InvoicePaid:
-				case InvoiceRefunded:
-					return inv, mcpserver.Errorf("invalid_state", "invoice %s was already refunded on %s", inv.ID, inv.RefundedAt.Format(time.RFC3339))
-				default:
-					return inv, mcpserver.Errorf("invalid_state", "invoice %s is %s, not paid: an unpaid invoice cannot be refunded (nothing was received); cancel an open or overdue invoice with billing_invoices_cancel", inv.ID, inv.Status)
-				}
-				now := p.now().UTC()
-				inv.Status, inv.RefundedAt, inv.RefundReason, inv.UpdatedAt = InvoiceRefunded, now, strings.TrimSpace(in.Reason), now
-				if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
-					return inv, err
-				}
-				return p.view(inv), nil
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_invoices_send_reminder", Title: "Send a payment reminder",
-			Description: "Queues a payment reminder e-mail to the customer of an open or overdue invoice (amount, due date, days overdue, an optional personal note) and counts it on the invoice. At most one reminder per invoice every 24 hours; the customer needs an e-mail address.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in ReminderArg) (ReminderResult, error) {
-				return p.sendReminder(ctx, c, in)
-			}),
+func (p *Product) invoicesList(ctx context.Context, c *mcpserver.Caller, in InvoiceListArg) (InvoiceList, error) {
+	items, err := p.invoices(ctx, c.Organization, in)
+	if err != nil {
+		return InvoiceList{}, err
 	}
+	page, next, err := paginate(items, in.Page, invoiceSorts)
+	return InvoiceList{Invoices: page, NextCursor: next}, err
+}
+
+func (p *Product) invoicesGet(ctx context.Context, c *mcpserver.Caller, in InvoiceIDArg) (Invoice, error) {
+	inv, err := p.getInvoice(ctx, c.Organization, in.ID)
+	if err != nil {
+		return inv, err
+	}
+	pdf, err := p.invoicePDF(ctx, c.Organization, inv)
+	if err != nil {
+		return inv, err
+	}
+	inv.PDF.SizeBytes = len(pdf)
+	return inv, nil
+}
+
+func (p *Product) invoicesCreate(ctx context.Context, c *mcpserver.Caller, in InvoiceCreateArg) (Invoice, error) {
+	return p.createInvoice(ctx, c, in)
+}
+
+// cancellableInvoice is the invoice a cancel acts on, when it can.
+func (p *Product) cancellableInvoice(ctx context.Context, c *mcpserver.Caller, in InvoiceCancelArg) (Invoice, error) {
+	inv, err := p.getInvoice(ctx, c.Organization, in.ID)
+	if err != nil {
+		return inv, err
+	}
+	switch inv.Status {
+	case InvoicePaid:
+		return inv, mcpserver.Errorf("invalid_state", "invoice %s is paid and cannot be cancelled; to give the money back use billing_invoices_refund", inv.ID)
+	case InvoiceCancelled, InvoiceRefunded:
+		return inv, mcpserver.Errorf("invalid_state", "invoice %s is already %s; nothing to cancel", inv.ID, inv.Status)
+	}
+	if inv.NFeID != "" {
+		var n NFe
+		if _, err := p.repo.get(ctx, c.Organization, KindNFe, inv.NFeID, &n); err == nil {
+			switch n.Status {
+			case NFeAuthorized:
+				return inv, mcpserver.Errorf("nfe_authorized", "invoice %s has the authorized NF-e %s (number %d); cancel it with billing_nfes_cancel before cancelling the invoice", inv.ID, n.ID, n.Number)
+			case NFePending:
+				return inv, mcpserver.Errorf("nfe_pending", "invoice %s has NF-e %s awaiting SEFAZ; wait for its outcome before cancelling the invoice", inv.ID, n.ID)
+			}
+		}
+	}
+	return inv, nil
+}
+
+// checkInvoiceCancel is billing_invoices_cancel's check.
+func (p *Product) checkInvoiceCancel(ctx context.Context, c *mcpserver.Caller, in InvoiceCancelArg) error {
+	_, err := p.cancellableInvoice(ctx, c, in)
+	return err
+}
+
+func (p *Product) invoicesCancel(ctx context.Context, c *mcpserver.Caller, in InvoiceCancelArg) (Invoice, error) {
+	inv, err := p.cancellableInvoice(ctx, c, in)
+	if err != nil {
+		return inv, err
+	}
+	now := p.now().UTC()
+	inv.Status, inv.CancelledAt, inv.CancelReason, inv.UpdatedAt = InvoiceCancelled, now, strings.TrimSpace(in.Reason), now
+	if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
+		return inv, err
+	}
+	return p.view(inv), nil
+}
+
+// refundableInvoice is the invoice a refund acts on, when it can.
+func (p *Product) refundableInvoice(ctx context.Context, c *mcpserver.Caller, in InvoiceRefundArg) (Invoice, error) {
+	if err := required("reason", in.Reason); err != nil {
+		return Invoice{}, err
+	}
+	inv, err := p.getInvoice(ctx, c.Organization, in.ID)
+	if err != nil {
+		return inv, err
+	}
+	switch inv.Status {
+	case InvoicePaid:
+	case InvoiceRefunded:
+		return inv, mcpserver.Errorf("invalid_state", "invoice %s was already refunded on %s", inv.ID, inv.RefundedAt.Format(time.RFC3339))
+	default:
+		return inv, mcpserver.Errorf("invalid_state", "invoice %s is %s, not paid: an unpaid invoice cannot be refunded (nothing was received); cancel an open or overdue invoice with billing_invoices_cancel", inv.ID, inv.Status)
+	}
+	return inv, nil
+}
+
+// checkInvoiceRefund is billing_invoices_refund's check.
+func (p *Product) checkInvoiceRefund(ctx context.Context, c *mcpserver.Caller, in InvoiceRefundArg) error {
+	_, err := p.refundableInvoice(ctx, c, in)
+	return err
+}
+
+func (p *Product) invoicesRefund(ctx context.Context, c *mcpserver.Caller, in InvoiceRefundArg) (Invoice, error) {
+	inv, err := p.refundableInvoice(ctx, c, in)
+	if err != nil {
+		return inv, err
+	}
+	now := p.now().UTC()
+	inv.Status, inv.RefundedAt, inv.RefundReason, inv.UpdatedAt = InvoiceRefunded, now, strings.TrimSpace(in.Reason), now
+	if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
+		return inv, err
+	}
+	return p.view(inv), nil
+}
+
+func (p *Product) invoicesSendReminder(ctx context.Context, c *mcpserver.Caller, in ReminderArg) (ReminderResult, error) {
+	return p.sendReminder(ctx, c, in)
 }
 
 func (p *Product) createInvoice(ctx context.Context, c *mcpserver.Caller, in InvoiceCreateArg) (Invoice, error) {

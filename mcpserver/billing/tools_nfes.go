@@ -15,9 +15,9 @@ import (
 // NFeListArg filters billing_nfes_list.
 type NFeListArg struct {
 	Page
-	Status     string `json:"status,omitempty" jsonschema:"authorized, rejected, pending or cancelled"`
-	InvoiceID  string `json:"invoice_id,omitempty" jsonschema:"only NF-e of this invoice"`
-	CustomerID string `json:"customer_id,omitempty" jsonschema:"only NF-e issued to this customer"`
+	Status     string `json:"status,omitempty" jsonschema:"authorized, rejected, pending or cancelled" enum:"authorized,rejected,pending,cancelled"`
+	InvoiceID  string `json:"invoice_id,omitempty" jsonschema:"only NF-e of this invoice" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
+	CustomerID string `json:"customer_id,omitempty" jsonschema:"only NF-e issued to this customer" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
 }
 
 // NFeList is a page of NF-e.
@@ -28,13 +28,13 @@ type NFeList struct {
 
 // NFeEmitArg asks for an NF-e for an invoice.
 type NFeEmitArg struct {
-	InvoiceID string `json:"invoice_id" jsonschema:"the open or paid invoice to document"`
+	InvoiceID string `json:"invoice_id" jsonschema:"the open or paid invoice to document" pattern:"^inv_[A-Za-z0-9_-]{1,64}$"`
 }
 
 // NFeCancelArg cancels an authorized NF-e.
 type NFeCancelArg struct {
-	ID     string `json:"id" jsonschema:"the authorized NF-e"`
-	Reason string `json:"reason" jsonschema:"justification sent to SEFAZ (xJust), 15 to 255 characters"`
+	ID     string `json:"id" jsonschema:"the authorized NF-e" pattern:"^nfe_[A-Za-z0-9_-]{1,64}$"`
+	Reason string `json:"reason" jsonschema:"justification sent to SEFAZ (xJust), 15 to 255 characters" minLength:"15" maxLength:"255"`
 }
 
 var nfeSorts = sorter[NFe]{
@@ -96,84 +96,87 @@ func (p *Product) withSizes(ctx context.Context, org string, n NFe) (NFe, error)
 	return n, nil
 }
 
-func (p *Product) nfeTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_list", Title: "List NF-e",
-			Description: "Lists NF-e, most recent first, by status (authorized, rejected with SEFAZ's reason, pending, cancelled), invoice or customer; sortable by number, amount_cents, issued_at, authorized_at, created_at.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in NFeListArg) (NFeList, error) {
-				switch in.Status {
-				case "", NFeAuthorized, NFeRejected, NFePending, NFeCancelled:
-				default:
-					return NFeList{}, mcpserver.Errorf("invalid_arguments", "status must be authorized, rejected, pending or cancelled, got %q", in.Status)
-				}
-				items, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: in.InvoiceID, Status: in.Status})
-				if err != nil {
-					return NFeList{}, err
-				}
-				out := make([]NFe, 0, len(items))
-				for _, n := range items {
-					if in.CustomerID == "" || n.CustomerID == in.CustomerID {
-						out = append(out, viewNFe(n))
-					}
-				}
-				page, next, err := paginate(out, in.Page, nfeSorts)
-				return NFeList{NFes: page, NextCursor: next}, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_get", Title: "Get an NF-e",
-			Description: "Returns one NF-e: number, series, 44-digit access key, status, SEFAZ rejection reason or authorization protocol, and its DANFE PDF and XML described by URI, type and size (read them as the resources kobana://billing/nfes/{id}/pdf and …/xml).",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (NFe, error) {
-				n, err := p.getNFe(ctx, c.Organization, in.ID)
-				if err != nil {
-					return n, err
-				}
-				return p.withSizes(ctx, c.Organization, n)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_emit", Title: "Issue an NF-e",
-			Description: "Issues the NF-e of an open, overdue or paid invoice in the homologation environment (tpAmb 2, no fiscal value), checking the recipient as SEFAZ does: the answer is authorized (with protocol, DANFE and XML) or rejected (with SEFAZ's code and reason; fix the cause, e.g. the customer's CPF/CNPJ or address with billing_customers_update, and emit again). Refused when the invoice already has an authorized or pending NF-e.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in NFeEmitArg) (NFe, error) {
-				return p.emit(ctx, c, in.InvoiceID)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_nfes_cancel", Title: "Cancel an NF-e",
-			Description: "Cancels an authorized NF-e with a 15-255 character justification (SEFAZ's xJust), recording the cancellation protocol. Only within 24 hours of authorization; pending and rejected NF-e cannot be cancelled. The invoice stays as it is.",
-			Access:      mcpserver.Write, Destructive: true},
-			func(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) (NFe, error) {
-				reason := strings.TrimSpace(in.Reason)
-				if n := utf8.RuneCountInString(reason); n < 15 || n > 255 {
-					return NFe{}, mcpserver.Errorf("invalid_arguments", "reason must have 15 to 255 characters (SEFAZ's xJust), got %d", n)
-				}
-				n, err := p.getNFe(ctx, c.Organization, in.ID)
-				if err != nil {
-					return n, err
-				}
-				now := p.now().UTC()
-				switch n.Status {
-				case NFeAuthorized:
-				case NFeCancelled:
-					return n, mcpserver.Errorf("invalid_state", "NF-e %s was already cancelled at %s", n.ID, n.CancelledAt.Format(time.RFC3339))
-				case NFeRejected:
-					return n, mcpserver.Errorf("invalid_state", "NF-e %s was rejected by SEFAZ and has no legal effect; there is nothing to cancel", n.ID)
-				default:
-					return n, mcpserver.Errorf("invalid_state", "NF-e %s is %s; only an authorized NF-e can be cancelled", n.ID, n.Status)
-				}
-				if now.Sub(n.AuthorizedAt) > cancelWindow {
-					return n, mcpserver.Errorf("cancel_window_closed", "NF-e %s was authorized at %s, more than 24 hours ago; SEFAZ no longer accepts its cancellation (issue a return NF-e instead)",
-						n.ID, n.AuthorizedAt.Format(time.RFC3339))
-				}
-				org, err := p.organization(ctx, c.Organization)
-				if err != nil {
-					return n, err
-				}
-				n.Status, n.CancelledAt, n.CancelReason, n.UpdatedAt = NFeCancelled, now, reason, now
-				n.CancelProtocol = protocolNumber(org.Address.State, now, n.Number+500000)
-				if err := p.putNFe(ctx, c.Organization, n); err != nil {
-					return n, err
-				}
-				return viewNFe(n), nil
-			}),
+func (p *Product) nfesList(ctx context.Context, c *mcpserver.Caller, in NFeListArg) (NFeList, error) {
+	switch in.Status {
+	case "", NFeAuthorized, NFeRejected, NFePending, NFeCancelled:
+	default:
+		return NFeList{}, mcpserver.Errorf("invalid_arguments", "status must be authorized, rejected, pending or cancelled, got %q", in.Status)
 	}
+	items, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: in.InvoiceID, Status: in.Status})
+	if err != nil {
+		return NFeList{}, err
+	}
+	out := make([]NFe, 0, len(items))
+	for _, n := range items {
+		if in.CustomerID == "" || n.CustomerID == in.CustomerID {
+			out = append(out, viewNFe(n))
+		}
+	}
+	page, next, err := paginate(out, in.Page, nfeSorts)
+	return NFeList{NFes: page, NextCursor: next}, err
+}
+
+func (p *Product) nfesGet(ctx context.Context, c *mcpserver.Caller, in NFeIDArg) (NFe, error) {
+	n, err := p.getNFe(ctx, c.Organization, in.ID)
+	if err != nil {
+		return n, err
+	}
+	return p.withSizes(ctx, c.Organization, n)
+}
+
+func (p *Product) nfesEmit(ctx context.Context, c *mcpserver.Caller, in NFeEmitArg) (NFe, error) {
+	return p.emit(ctx, c, in.InvoiceID)
+}
+
+// cancellableNFe is the NF-e a cancel acts on, when it can, with the
+// justification SEFAZ receives.
+func (p *Product) cancellableNFe(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) (NFe, string, error) {
+	reason := strings.TrimSpace(in.Reason)
+	if n := utf8.RuneCountInString(reason); n < 15 || n > 255 {
+		return NFe{}, "", mcpserver.Errorf("invalid_arguments", "reason must have 15 to 255 characters (SEFAZ's xJust), got %d", n)
+	}
+	n, err := p.getNFe(ctx, c.Organization, in.ID)
+	if err != nil {
+		return n, "", err
+	}
+	switch n.Status {
+	case NFeAuthorized:
+	case NFeCancelled:
+		return n, "", mcpserver.Errorf("invalid_state", "NF-e %s was already cancelled at %s", n.ID, n.CancelledAt.Format(time.RFC3339))
+	case NFeRejected:
+		return n, "", mcpserver.Errorf("invalid_state", "NF-e %s was rejected by SEFAZ and has no legal effect; there is nothing to cancel", n.ID)
+	default:
+		return n, "", mcpserver.Errorf("invalid_state", "NF-e %s is %s; only an authorized NF-e can be cancelled", n.ID, n.Status)
+	}
+	if p.now().Sub(n.AuthorizedAt) > cancelWindow {
+		return n, "", mcpserver.Errorf("cancel_window_closed", "NF-e %s was authorized at %s, more than 24 hours ago; SEFAZ no longer accepts its cancellation (issue a return NF-e instead)",
+			n.ID, n.AuthorizedAt.Format(time.RFC3339))
+	}
+	return n, reason, nil
+}
+
+// checkNFeCancel is billing_nfes_cancel's check.
+func (p *Product) checkNFeCancel(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) error {
+	_, _, err := p.cancellableNFe(ctx, c, in)
+	return err
+}
+
+func (p *Product) nfesCancel(ctx context.Context, c *mcpserver.Caller, in NFeCancelArg) (NFe, error) {
+	n, reason, err := p.cancellableNFe(ctx, c, in)
+	if err != nil {
+		return n, err
+	}
+	now := p.now().UTC()
+	org, err := p.organization(ctx, c.Organization)
+	if err != nil {
+		return n, err
+	}
+	n.Status, n.CancelledAt, n.CancelReason, n.UpdatedAt = NFeCancelled, now, reason, now
+	n.CancelProtocol = protocolNumber(org.Address.State, now, n.Number+500000)
+	if err := p.putNFe(ctx, c.Organization, n); err != nil {
+		return n, err
+	}
+	return viewNFe(n), nil
 }
 
 // protocolNumber builds a 15-digit SEFAZ protocol number.

@@ -21,13 +21,6 @@ func (p *Product) organization(ctx context.Context, org string) (Organization, e
 	return o, nil
 }
 
-func (p *Product) organizationTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_organization_get", Title: "Get the organization",
-			Description: "Returns the token's organization as issuer: legal name, CNPJ, address, NF-e series, and whether its fiscal profile is complete enough to issue NF-e.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, _ struct{}) (Organization, error) {
-				return p.organization(ctx, c.Organization)
-			}),
-	}
+func (p *Product) organizationGet(ctx context.Context, c *mcpserver.Caller, _ NoArgs) (Organization, error) {
+	return p.organization(ctx, c.Organization)
 }

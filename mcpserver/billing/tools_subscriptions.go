@@ -12,8 +12,8 @@ import (
 // SubscriptionListArg filters billing_subscriptions_list.
 type SubscriptionListArg struct {
 	Page
-	CustomerID string `json:"customer_id,omitempty" jsonschema:"only subscriptions of this customer"`
-	Status     string `json:"status,omitempty" jsonschema:"active or cancelled"`
+	CustomerID string `json:"customer_id,omitempty" jsonschema:"only subscriptions of this customer" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+	Status     string `json:"status,omitempty" jsonschema:"active or cancelled" enum:"active,cancelled"`
 }
 
 // SubscriptionList is a page of subscriptions.
@@ -24,17 +24,17 @@ type SubscriptionList struct {
 
 // SubscriptionCreateArg creates a subscription.
 type SubscriptionCreateArg struct {
-	CustomerID  string `json:"customer_id" jsonschema:"the customer to bill"`
-	Description string `json:"description" jsonschema:"plan or service, printed on each invoice"`
-	AmountCents int64  `json:"amount_cents" jsonschema:"amount per interval in cents of BRL (R$ 99,90 = 9990)"`
-	Interval    string `json:"interval,omitempty" jsonschema:"monthly (default) or yearly"`
-	StartDate   string `json:"start_date,omitempty" jsonschema:"first billing day, YYYY-MM-DD, today or later (default today)"`
+	CustomerID  string `json:"customer_id" jsonschema:"the customer to bill" pattern:"^cus_[A-Za-z0-9_-]{1,64}$"`
+	Description string `json:"description" jsonschema:"plan or service, printed on each invoice" minLength:"1" maxLength:"500"`
+	AmountCents int64  `json:"amount_cents" jsonschema:"amount per interval in cents of BRL (R$ 99,90 = 9990)" minimum:"1" maximum:"100000000000"`
+	Interval    string `json:"interval,omitempty" jsonschema:"monthly (default) or yearly" enum:"monthly,yearly"`
+	StartDate   string `json:"start_date,omitempty" jsonschema:"first billing day, YYYY-MM-DD, today or later (default today)" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
 }
 
 // SubscriptionCancelArg cancels a subscription.
 type SubscriptionCancelArg struct {
-	ID     string `json:"id" jsonschema:"the subscription id"`
-	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the subscription"`
+	ID     string `json:"id" jsonschema:"the subscription id" pattern:"^sub_[A-Za-z0-9_-]{1,64}$"`
+	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the subscription" maxLength:"500"`
 }
 
 var subscriptionSorts = sorter[Subscription]{
@@ -90,83 +90,85 @@ func nextBilling(start time.Time, interval, today string) string {
 	return d.Format(dateLayout)
 }
 
-func (p *Product) subscriptionTools() []mcpserver.Tool {
-	return []mcpserver.Tool{
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_list", Title: "List subscriptions",
-			Description: "Lists recurring subscriptions, most recent first, by customer and status (active, cancelled), optionally sorted by amount_cents, start_date, next_billing_date or created_at.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionListArg) (SubscriptionList, error) {
-				if in.Status != "" && in.Status != SubscriptionActive && in.Status != SubscriptionCancelled {
-					return SubscriptionList{}, mcpserver.Errorf("invalid_arguments", "status must be active or cancelled")
-				}
-				items, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: in.CustomerID, Status: in.Status})
-				if err != nil {
-					return SubscriptionList{}, err
-				}
-				page, next, err := paginate(items, in.Page, subscriptionSorts)
-				return SubscriptionList{Subscriptions: page, NextCursor: next}, err
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_get", Title: "Get a subscription",
-			Description: "Returns one subscription: customer, amount, interval, status and next billing date.",
-			Access:      mcpserver.Read, Idempotent: true},
-			func(ctx context.Context, c *mcpserver.Caller, in IDArg) (Subscription, error) {
-				return p.getSubscription(ctx, c.Organization, in.ID)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_create", Title: "Create a subscription",
-			Description: "Records a recurring charge: a fixed amount billed to a customer every month or year from start_date, with its next billing date. Issue each period's invoice with billing_invoices_create and subscription_id.",
-			Access:      mcpserver.Write},
-			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionCreateArg) (Subscription, error) {
-				if err := required("customer_id", in.CustomerID); err != nil {
-					return Subscription{}, err
-				}
-				if err := required("description", in.Description); err != nil {
-					return Subscription{}, err
-				}
-				if err := checkAmount("amount_cents", in.AmountCents); err != nil {
-					return Subscription{}, err
-				}
-				switch in.Interval {
-				case "":
-					in.Interval = "monthly"
-				case "monthly", "yearly":
-				default:
-					return Subscription{}, mcpserver.Errorf("invalid_arguments", "interval must be monthly or yearly, got %q", in.Interval)
-				}
-				today := p.today()
-				if in.StartDate == "" {
-					in.StartDate = today
-				}
-				start, err := parseDate("start_date", in.StartDate)
-				if err != nil {
-					return Subscription{}, err
-				}
-				if in.StartDate < today {
-					return Subscription{}, mcpserver.Errorf("invalid_arguments", "start_date %s is in the past; use today (%s) or later", in.StartDate, today)
-				}
-				cu, err := p.getCustomer(ctx, c.Organization, in.CustomerID)
-				if err != nil {
-					return Subscription{}, err
-				}
-				now := p.now().UTC()
-				s := Subscription{ID: newID("sub"), CustomerID: cu.ID, Description: strings.TrimSpace(in.Description), AmountCents: in.AmountCents,
-					Currency: Currency, Interval: in.Interval, Status: SubscriptionActive, StartDate: in.StartDate,
-					NextBillingDate: nextBilling(start, in.Interval, today), CreatedAt: now, UpdatedAt: now}
-				return s, p.putSubscription(ctx, c.Organization, s)
-			}),
-		mcpserver.NewTool(mcpserver.ToolSpec{Name: "billing_subscriptions_cancel", Title: "Cancel a subscription",
-			Description: "Cancels an active subscription: it issues no more invoices. Invoices already issued stay as they are (cancel them one by one if needed). A cancelled subscription cannot be resumed; create a new one.",
-			Access:      mcpserver.Write, Destructive: true},
-			func(ctx context.Context, c *mcpserver.Caller, in SubscriptionCancelArg) (Subscription, error) {
-				s, err := p.getSubscription(ctx, c.Organization, in.ID)
-				if err != nil {
-					return s, err
-				}
-				if s.Status != SubscriptionActive {
-					return s, mcpserver.Errorf("invalid_state", "subscription %s is already %s (since %s); nothing to cancel", s.ID, s.Status, s.CancelledAt.Format(time.RFC3339))
-				}
-				now := p.now().UTC()
-				s.Status, s.CancelledAt, s.CancelReason, s.NextBillingDate, s.UpdatedAt = SubscriptionCancelled, now, strings.TrimSpace(in.Reason), "", now
-				return s, p.putSubscription(ctx, c.Organization, s)
-			}),
+func (p *Product) subscriptionsList(ctx context.Context, c *mcpserver.Caller, in SubscriptionListArg) (SubscriptionList, error) {
+	if in.Status != "" && in.Status != SubscriptionActive && in.Status != SubscriptionCancelled {
+		return SubscriptionList{}, mcpserver.Errorf("invalid_arguments", "status must be active or cancelled")
 	}
+	items, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: in.CustomerID, Status: in.Status})
+	if err != nil {
+		return SubscriptionList{}, err
+	}
+	page, next, err := paginate(items, in.Page, subscriptionSorts)
+	return SubscriptionList{Subscriptions: page, NextCursor: next}, err
+}
+
+func (p *Product) subscriptionsGet(ctx context.Context, c *mcpserver.Caller, in SubscriptionIDArg) (Subscription, error) {
+	return p.getSubscription(ctx, c.Organization, in.ID)
+}
+
+func (p *Product) subscriptionsCreate(ctx context.Context, c *mcpserver.Caller, in SubscriptionCreateArg) (Subscription, error) {
+	if err := required("customer_id", in.CustomerID); err != nil {
+		return Subscription{}, err
+	}
+	if err := required("description", in.Description); err != nil {
+		return Subscription{}, err
+	}
+	if err := checkAmount("amount_cents", in.AmountCents); err != nil {
+		return Subscription{}, err
+	}
+	switch in.Interval {
+	case "":
+		in.Interval = "monthly"
+	case "monthly", "yearly":
+	default:
+		return Subscription{}, mcpserver.Errorf("invalid_arguments", "interval must be monthly or yearly, got %q", in.Interval)
+	}
+	today := p.today()
+	if in.StartDate == "" {
+		in.StartDate = today
+	}
+	start, err := parseDate("start_date", in.StartDate)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if in.StartDate < today {
+		return Subscription{}, mcpserver.Errorf("invalid_arguments", "start_date %s is in the past; use today (%s) or later", in.StartDate, today)
+	}
+	cu, err := p.getCustomer(ctx, c.Organization, in.CustomerID)
+	if err != nil {
+		return Subscription{}, err
+	}
+	now := p.now().UTC()
+	s := Subscription{ID: newID("sub"), CustomerID: cu.ID, Description: strings.TrimSpace(in.Description), AmountCents: in.AmountCents,
+		Currency: Currency, Interval: in.Interval, Status: SubscriptionActive, StartDate: in.StartDate,
+		NextBillingDate: nextBilling(start, in.Interval, today), CreatedAt: now, UpdatedAt: now}
+	return s, p.putSubscription(ctx, c.Organization, s)
+}
+
+// cancellableSubscription is the subscription a cancel acts on, when it can.
+func (p *Product) cancellableSubscription(ctx context.Context, c *mcpserver.Caller, in SubscriptionCancelArg) (Subscription, error) {
+	s, err := p.getSubscription(ctx, c.Organization, in.ID)
+	if err != nil {
+		return s, err
+	}
+	if s.Status != SubscriptionActive {
+		return s, mcpserver.Errorf("invalid_state", "subscription %s is already %s (since %s); nothing to cancel", s.ID, s.Status, s.CancelledAt.Format(time.RFC3339))
+	}
+	return s, nil
+}
+
+// checkSubscriptionCancel is billing_subscriptions_cancel's check.
+func (p *Product) checkSubscriptionCancel(ctx context.Context, c *mcpserver.Caller, in SubscriptionCancelArg) error {
+	_, err := p.cancellableSubscription(ctx, c, in)
+	return err
+}
+
+func (p *Product) subscriptionsCancel(ctx context.Context, c *mcpserver.Caller, in SubscriptionCancelArg) (Subscription, error) {
+	s, err := p.cancellableSubscription(ctx, c, in)
+	if err != nil {
+		return s, err
+	}
+	now := p.now().UTC()
+	s.Status, s.CancelledAt, s.CancelReason, s.NextBillingDate, s.UpdatedAt = SubscriptionCancelled, now, strings.TrimSpace(in.Reason), "", now
+	return s, p.putSubscription(ctx, c.Organization, s)
 }

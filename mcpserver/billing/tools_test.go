@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
@@ -151,7 +152,7 @@ func TestInvoiceCreateAndReminders(t *testing.T) {
 	// Reminders: only open or overdue, needs an e-mail, one per 24 hours.
 	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1001"}, "invalid_state")
 	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1011"}, "customer_without_email")
-	before := e.count(billing.DemoOrganization, billing.KindReminder, store.Query{Parent: "inv_1005"})
+	before := e.count(demo.Organization, billing.KindReminder, store.Query{Parent: "inv_1005"})
 	var rr billing.ReminderResult
 	e.ok(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005", "message": "Podemos parcelar."}, &rr)
 	if rr.Reminder.To != "contas@globex.example" || !strings.Contains(rr.Reminder.Body, "Podemos parcelar.") || !strings.Contains(rr.Reminder.Body, "40 dia(s) em atraso") {
@@ -160,7 +161,7 @@ func TestInvoiceCreateAndReminders(t *testing.T) {
 	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, "reminder_too_soon")
 	e.clock.Advance(25 * time.Hour)
 	e.ok(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, nil)
-	if n := e.count(billing.DemoOrganization, billing.KindReminder, store.Query{Parent: "inv_1005"}); n != before+2 {
+	if n := e.count(demo.Organization, billing.KindReminder, store.Query{Parent: "inv_1005"}); n != before+2 {
 		t.Errorf("reminders of inv_1005: %d, want %d", n, before+2)
 	}
 	if got := e.invoice("inv_1005"); got.RemindersSent != 4 || !got.LastReminderAt.Equal(e.clock.Now()) {
@@ -201,7 +202,7 @@ func TestNFeLifecycle(t *testing.T) {
 	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0001", "reason": reason}, "cancel_window_closed")
 	e.ok(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0010", "reason": reason}, &n)
 	var stored billing.NFe
-	e.stored(billing.DemoOrganization, billing.KindNFe, "nfe_0010", &stored)
+	e.stored(demo.Organization, billing.KindNFe, "nfe_0010", &stored)
 	if stored.Status != billing.NFeCancelled || stored.CancelReason != reason || stored.CancelProtocol == "" {
 		t.Fatalf("cancelled NF-e stored as %+v", stored)
 	}
@@ -236,12 +237,12 @@ func TestCustomersAndSubscriptions(t *testing.T) {
 	e.ok(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID, "reason": "mudou de ideia"}, &sub)
 	e.fails(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID}, "invalid_state")
 	var stored billing.Subscription
-	e.stored(billing.DemoOrganization, billing.KindSubscription, sub.ID, &stored)
+	e.stored(demo.Organization, billing.KindSubscription, sub.ID, &stored)
 	if stored.Status != billing.SubscriptionCancelled || stored.NextBillingDate != "" || stored.CancelReason != "mudou de ideia" {
 		t.Fatalf("cancelled subscription stored as %+v", stored)
 	}
 	e.ok(cs, "billing_customers_delete", map[string]any{"id": cu.ID}, nil)
-	if e.stored(billing.DemoOrganization, billing.KindCustomer, cu.ID, &cu) {
+	if e.stored(demo.Organization, billing.KindCustomer, cu.ID, &cu) {
 		t.Fatal("the deleted customer is still stored")
 	}
 	e.fails(cs, "billing_customers_get", map[string]any{"id": cu.ID}, "not_found")
@@ -369,7 +370,7 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 	// The sandbox workspace belongs to the demo organization: same billing data.
 	var inv billing.Invoice
 	e.ok(e.connect("sandbox", "2026-07-28", nil), "billing_invoices_get", map[string]any{"id": "inv_1001"}, &inv)
-	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.count(billing.DemoOrganization, billing.KindNFe, store.Query{}) != 10 {
+	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.count(demo.Organization, billing.KindNFe, store.Query{}) != 10 {
 		t.Fatal("the other organization changed demo records")
 	}
 }
@@ -425,7 +426,7 @@ func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
 	if issued != 1 || refused != 19 {
 		t.Fatalf("%d issued, %d refused; want 1 and 19", issued, refused)
 	}
-	recs, err := e.st.ListRecords(context.Background(), billing.DemoOrganization, billing.KindNFe, store.Query{Parent: "inv_1011"})
+	recs, err := e.st.ListRecords(context.Background(), demo.Organization, billing.KindNFe, store.Query{Parent: "inv_1011"})
 	if err != nil {
 		t.Fatal(err)
 	}

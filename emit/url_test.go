@@ -1,0 +1,54 @@
+package emit_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/emit"
+	"github.com/kobana/workflow/resolve"
+)
+
+// TestLinterWarnsExactlyAboutWhatIsEncoded: for every printable ASCII
+// character and some non-ASCII ones in a literal url, the linter warns
+// (url-unencoded) exactly when the URL sent differs from the text written.
+func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
+	var chars []string
+	for c := 0x20; c < 0x7f; c++ {
+		if c != '"' && c != '\\' {
+			chars = append(chars, string(rune(c)))
+		}
+	}
+	chars = append(chars, `\"`, `\\`, "é", "€", "𝄞", "%4", "%zz", "%41")
+	for _, ch := range chars {
+		doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/p` + ch + `q"}]}`
+		p, ds := compile.Compile([]byte(doc))
+		if p == nil {
+			if ch != "#" && ch != "?" {
+				t.Errorf("%q: does not compile: %v", ch, ds)
+			}
+			continue
+		}
+		warned := len(ds) == 1 && ds[0].Code == compile.CodeURLUnencoded
+		if len(ds) > 0 && !warned {
+			t.Errorf("%q: %v", ch, ds)
+		}
+		s := &resolve.Scope{}
+		s.Begin(0, time.Unix(0, 0))
+		r, err := emit.Render(p.Steps[0], s)
+		if err != nil {
+			t.Errorf("%q: %v", ch, err)
+			continue
+		}
+		written := strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace("https://a.example/p" + ch + "q")
+		changed := r.URL.String() != written && !strings.Contains(written, "#")
+		if changed != warned {
+			t.Errorf("%q: sent as %q, written %q, linter warned: %v", ch, r.URL, written, warned)
+		}
+		if !utf8.ValidString(r.Record.URL) {
+			t.Errorf("%q: record %q", ch, r.Record.URL)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Package inbox is the Inbox domain: e-mail inboxes whose AI agent reads
+// each message and may answer with a workflow of outgoing requests. It holds
+// what every consumer of the Inbox shares — the MCP product
+// (mcpserver/inboxmcp) and the mail pipeline (intake, queue, stages) — and
+// imports none of them.
+//
+// Records (records.go): Workspace (plan Limits), Inbox (recipients, Filters,
+// AttachmentRules), Email (headers, body, attachments metadata, SenderAuth),
+// Agent, AgentRun, WorkflowRun, Webhook, Delivery and SystemEvent. Each is
+// a Document: its Key says where it is stored (kind, id, and the parent and
+// status that listings filter on).
+//
+// Repository: Repo over store.Records, with the generic Get, List, Each and
+// Delete and the methods Put and Create. Every read and write names the
+// workspace, so a record of another workspace is not found
+// (*NotFoundError, which matches store.ErrNotFound).
+//
+// Rules, as pure functions the intake calls: Screen applies an inbox's
+// allowed senders (matched against the authenticated sender, never the From
+// header: Inbox.AllowsSender, MatchSender), its filters (Filters.Check,
+// AutoReply) and attachment rules (AttachmentRules.Check, TypeAllowed), and
+// returns a *Rejection with a stable reason, recorded with Email.Reject.
+//
+// Messages: ParseEmail and ReadEmail turn a raw message into an e-mail
+// record. A stored message is read through Message, one consistent snapshot
+// (io.ReaderAt plus Size), opened by Messages; ErrPurged says it is gone.
+// BlobMessages serves messages kept in store.Blobs.
+//
+// Runs: AgentRunner (ReplayRunner makes no model call) and WorkflowRunner
+// are the seams the model client and the executor plug into; AgentInput
+// never holds a secret value. RunContext.Facts gives the kobana.* facts,
+// NewAgentRun and Email.ApplyRun turn results into records. Processor is what
+// emails_reprocess calls; Inline runs the stages within the call.
+//
+// Models and money: Models, ModelByID and Cost (USD, rounded by RoundUSD).
+//
+// Webhooks: the event names (Event* constants, WebhookEvents), the delivery
+// body (DeliveryBody), its signature (Sign, VerifySignature), one delivery
+// attempt (Send) and a webhook's health (Webhook.Observe).
+//
+// Demo: Seed fills a store with the demo organization that `kobana serve
+// -demo` and the tests use; the Demo* constants name its records.
+package inbox

@@ -1,0 +1,79 @@
+package inbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Event types of the event log (SystemEvent.Type) and of webhook
+// deliveries. The e-mail and run events are what the pipeline records and
+// what webhooks subscribe to; the others record what people changed.
+const (
+	// EventEmailReceived: an e-mail was accepted and stored; its agent runs next.
+	EventEmailReceived = "email.received"
+	// EventEmailRejected: an e-mail was refused (sender, filters or
+	// attachment rules) and recorded with the reason; no agent ran.
+	EventEmailRejected = "email.rejected"
+	// EventEmailProcessed: the agent (and the workflow, if any) succeeded.
+	EventEmailProcessed = "email.processed"
+	// EventEmailFailed: the agent run or its workflow failed.
+	EventEmailFailed = "email.failed"
+	// EventEmailReprocessed: someone ran the agent on an e-mail again.
+	EventEmailReprocessed = "email.reprocessed"
+	// EventEmailDeleted: someone deleted an e-mail and its raw message.
+	EventEmailDeleted = "email.deleted"
+	// EventEmailPurged: retention deleted an e-mail's raw message.
+	EventEmailPurged = "email.purged"
+	// EventAgentRunFailed: an agent run ended in failure (see its cause).
+	EventAgentRunFailed = "agent_run.failed"
+	// EventWorkflowRunFailed: a workflow run had a step that failed or was skipped.
+	EventWorkflowRunFailed = "workflow_run.failed"
+
+	EventInboxCreated          = "inbox.created"
+	EventInboxUpdated          = "inbox.updated"
+	EventInboxDeleted          = "inbox.deleted"
+	EventInboxRecipientAdded   = "inbox.recipient_added"
+	EventInboxRecipientRemoved = "inbox.recipient_removed"
+	EventAgentCreated          = "agent.created"
+	EventAgentUpdated          = "agent.updated"
+	EventAgentDeleted          = "agent.deleted"
+	EventSecretSet             = "secret.set"
+	EventSecretDeleted         = "secret.deleted"
+	EventWebhookCreated        = "webhook.created"
+	EventWebhookUpdated        = "webhook.updated"
+	EventWebhookDeleted        = "webhook.deleted"
+	EventWebhookSecretRotated  = "webhook.secret_rotated"
+	// EventWebhookTest is the event webhooks_test sends (never subscribed to).
+	EventWebhookTest = "webhook.test"
+	// EventDeliveryDelivered and EventDeliveryFailed record each delivery
+	// attempt's outcome.
+	EventDeliveryDelivered = "webhook.delivery_delivered"
+	EventDeliveryFailed    = "webhook.delivery_failed"
+)
+
+// webhookEvents are the events a webhook can subscribe to.
+var webhookEvents = []string{EventEmailReceived, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}
+
+// WebhookEvents returns the events a webhook can subscribe to.
+func WebhookEvents() []string { return slices.Clone(webhookEvents) }
+
+// IsWebhookEvent reports whether a webhook can subscribe to an event.
+func IsWebhookEvent(e string) bool { return slices.Contains(webhookEvents, e) }
+
+// ActorSystem is the actor of what the platform did on its own.
+const ActorSystem = "system"
+
+// PersonActor is the actor of what a person did.
+func PersonActor(person string) string { return "person:" + person }
+
+// NewEvent builds an event-log entry with a fresh id; payload is encoded
+// as JSON.
+func NewEvent(typ, actor, subject string, payload any, at time.Time) (SystemEvent, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return SystemEvent{}, fmt.Errorf("encoding event %s: %w", typ, err)
+	}
+	return SystemEvent{ID: NewID("evt"), Type: typ, Actor: actor, Subject: subject, Payload: b, CreatedAt: at.UTC()}, nil
+}

@@ -1,0 +1,352 @@
+package intake
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/senderauth"
+)
+
+// Config configures the SMTP server. Zero fields take the defaults.
+type Config struct {
+	// Domain is the name the server greets with (default "localhost").
+	Domain string
+	// MaxMessageBytes limits a message (default DefaultMaxMessageBytes);
+	// larger ones get 552, announced in EHLO's SIZE.
+	MaxMessageBytes int64
+	// MaxRecipients limits RCPT per message (default 50); more get 452.
+	MaxRecipients int
+	// MaxLineLength limits a command or message line (default 8192). RFC
+	// 5321 says 1000, but real senders exceed it (unwrapped HTML) and a
+	// permanent "line too long" would lose their mail; and go-smtp counts
+	// the first bytes of a BDAT chunk that arrive with its command as part of
+	// a line, so the limit must stay above its 4096-byte read buffer for
+	// binary chunks to pass.
+	MaxLineLength int
+	// CommandTimeout is how long the server waits for a command (default
+	// 2 minutes), and how long a reply may take to write.
+	CommandTimeout time.Duration
+	// DataIdleTimeout is how long DATA may go without a byte arriving
+	// (default 1 minute); DataTimeout bounds a whole DATA (default 10
+	// minutes: 25 MiB at 45 KB/s).
+	DataIdleTimeout, DataTimeout time.Duration
+	// MaxConnections limits simultaneous connections (default 200); one
+	// more is told 421 and closed.
+	MaxConnections int
+	// TLS, when set, offers STARTTLS with this configuration.
+	TLS *tls.Config
+	// Logger receives one line per connection problem (default: discard).
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Domain == "" {
+		c.Domain = "localhost"
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxRecipients <= 0 {
+		c.MaxRecipients = 50
+	}
+	if c.MaxLineLength <= 0 {
+		c.MaxLineLength = 8192
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = 2 * time.Minute
+	}
+	if c.DataIdleTimeout <= 0 {
+		c.DataIdleTimeout = time.Minute
+	}
+	if c.DataTimeout <= 0 {
+		c.DataTimeout = 10 * time.Minute
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = 200
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Server is the SMTP intake.
+type Server struct {
+	cfg     Config
+	dir     Directory
+	rec     Recorder
+	spool   Spooler
+	checker *senderauth.Checker
+	smtp    *smtp.Server
+	now     func() time.Time
+}
+
+// NewServer returns an SMTP server delivering to the inboxes of dir through
+// rec, spooling with sp and checking senders with checker (nil: the system's
+// DNS).
+func NewServer(cfg Config, dir Directory, rec Recorder, sp Spooler, checker *senderauth.Checker) *Server {
+	cfg = cfg.withDefaults()
+	if checker == nil {
+		checker = &senderauth.Checker{}
+	}
+	s := &Server{cfg: cfg, dir: dir, rec: rec, spool: sp, checker: checker, now: time.Now}
+	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
+	srv.Domain = cfg.Domain
+	srv.MaxMessageBytes = cfg.MaxMessageBytes
+	srv.MaxRecipients = cfg.MaxRecipients
+	srv.MaxLineLength = cfg.MaxLineLength
+	srv.ReadTimeout = cfg.CommandTimeout
+	srv.WriteTimeout = cfg.CommandTimeout
+	srv.EnableSMTPUTF8 = true
+	srv.EnableBINARYMIME = true
+	srv.TLSConfig = cfg.TLS
+	srv.ErrorLog = slogLogger{cfg.Logger}
+	s.smtp = srv
+	return s
+}
+
+// Serve accepts connections on l until Shutdown or Close.
+func (s *Server) Serve(l net.Listener) error {
+	return s.smtp.Serve(&limitListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections), domain: s.cfg.Domain})
+}
+
+// Shutdown stops accepting connections and waits for open ones to finish
+// (a message being received is finished and answered) or ctx to end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.smtp.Shutdown(ctx)
+}
+
+// Close closes the listener and every connection at once.
+func (s *Server) Close() error { return s.smtp.Close() }
+
+func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
+	sess := &session{s: s, conn: c}
+	if addr, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
+		sess.remoteIP = addr.IP
+	}
+	return sess, nil
+}
+
+// session is one SMTP connection's transaction state.
+type session struct {
+	s        *Server
+	conn     *smtp.Conn
+	remoteIP net.IP
+	from     string
+	hasFrom  bool
+	rcpts    []Recipient
+	rcptTo   []string
+}
+
+// Reply errors. go-smtp sends 554 for any error that is not an
+// *smtp.SMTPError, so every error below is one.
+var (
+	errInternal = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0},
+		Message: "Temporary local problem, message not accepted: please try again later"}
+	errTryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 0},
+		Message: "Sender could not be verified now (DNS failure): please try again later"}
+	errDataTimeout = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
+		Message: "Message took too long to arrive: not accepted"}
+)
+
+func (se *session) Reset() {
+	se.from, se.hasFrom, se.rcpts, se.rcptTo = "", false, nil, nil
+}
+
+func (se *session) Logout() error { return nil }
+
+func (se *session) Mail(from string, _ *smtp.MailOptions) error {
+	se.Reset()
+	se.from, se.hasFrom = from, true
+	return nil
+}
+
+func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	addr, err := normalizeAddress(to)
+	if err != nil {
+		return &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), se.s.cfg.CommandTimeout)
+	defer cancel()
+	r, err := se.s.dir.ByAddress(ctx, addr)
+	if errors.Is(err, ErrUnknownAddress) {
+		// Never relay: only the inboxes' own addresses are accepted.
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such mailbox here: " + addr}
+	}
+	if err != nil {
+		se.s.cfg.Logger.Error("smtp: looking up a recipient", "address", addr, "err", err)
+		return errInternal
+	}
+	for _, have := range se.rcpts {
+		if have.Workspace == r.Workspace && have.InboxID == r.InboxID {
+			return nil // the same inbox twice: one e-mail
+		}
+	}
+	se.rcpts = append(se.rcpts, r)
+	se.rcptTo = append(se.rcptTo, to)
+	return nil
+}
+
+func (se *session) Data(r io.Reader) error {
+	s := se.s
+	defer se.Reset()
+	sp, err := s.spool.NewSpool(s.cfg.MaxMessageBytes)
+	if err != nil {
+		s.cfg.Logger.Error("smtp: creating a spool", "err", err)
+		io.Copy(io.Discard, r)
+		return errInternal
+	}
+	defer sp.Remove()
+	if err := se.receive(sp, r); err != nil {
+		return err
+	}
+	sp.StartSync() // the flush overlaps the sender checks and parsing
+	env := Envelope{Via: "smtp", MailFrom: se.from, RcptTo: se.rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
+	_, env.TLS = se.conn.TLSConnectionState()
+	return s.deliver(context.Background(), sp, env, se.rcpts)
+}
+
+// receive copies DATA into the spool with the idle and total timeouts.
+func (se *session) receive(sp *mailstore.Spool, r io.Reader) error {
+	s := se.s
+	conn := se.conn.Conn()
+	deadline := s.now().Add(s.cfg.DataTimeout)
+	tr := &timedReader{r: r, conn: conn, idle: s.cfg.DataIdleTimeout, deadline: deadline}
+	_, err := sp.ReadFrom(tr)
+	// Commands after DATA get the usual command timeout again.
+	conn.SetReadDeadline(time.Now().Add(s.cfg.CommandTimeout))
+	var se2 *smtp.SMTPError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mailstore.ErrTooLarge), errors.As(err, &se2) && se2.Code == 552:
+		io.Copy(io.Discard, r)
+		return smtp.ErrDataTooLarge
+	case errors.As(err, &se2):
+		return se2
+	case errors.As(err, &ne) && ne.Timeout():
+		// The rest of DATA would be read as commands: end the connection.
+		// The sender was not told 250 and retries; the spool is removed.
+		s.cfg.Logger.Warn("smtp: a message took too long to arrive", "remote", conn.RemoteAddr().String())
+		conn.Close()
+		return errDataTimeout
+	default:
+		s.cfg.Logger.Warn("smtp: receiving a message", "remote", conn.RemoteAddr().String(), "err", err)
+		return errInternal
+	}
+}
+
+// deliver checks the sender and records the message; its error is the reply.
+func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) error {
+	auth, err := s.checker.Check(ctx, senderauth.Input{RemoteIP: env.RemoteIP, Helo: env.Helo, MailFrom: env.MailFrom,
+		Message: func() io.Reader { return io.NewSectionReader(sp, 0, sp.Size()) }})
+	if err != nil {
+		// The header could not be read: the check records nothing, the
+		// recorder still records what it can.
+		auth = senderauth.Result{SPF: senderauth.SPFResult{Result: senderauth.PermError}, DMARC: senderauth.DMARCResult{Result: senderauth.PermError, Error: err.Error()}}
+	}
+	d := &Delivery{Recipients: rcpts, Envelope: env, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
+	receipts, err := s.rec.Record(ctx, d)
+	if errors.Is(err, ErrTryLater) {
+		return errTryLater
+	}
+	if err != nil {
+		s.cfg.Logger.Error("smtp: recording a message", "err", err)
+		return errInternal
+	}
+	refused := 0
+	reason := ""
+	for _, r := range receipts {
+		if r.SenderRefused {
+			refused++
+			reason = r.Reason
+		}
+	}
+	if refused > 0 && refused == len(receipts) {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
+	}
+	ids := make([]string, 0, len(receipts))
+	for _, r := range receipts {
+		ids = append(ids, r.EmailID)
+	}
+	// go-smtp replies with the code of the error Data returns: a 250 "error"
+	// is how the reply names the stored e-mails.
+	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
+}
+
+// oneLine keeps a reply text on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// timedReader sets the connection's read deadline before each read: the
+// idle timeout, never past the total deadline.
+type timedReader struct {
+	r        io.Reader
+	conn     net.Conn
+	idle     time.Duration
+	deadline time.Time
+}
+
+func (t *timedReader) Read(p []byte) (int, error) {
+	d := time.Now().Add(t.idle)
+	if d.After(t.deadline) {
+		d = t.deadline
+	}
+	t.conn.SetReadDeadline(d)
+	return t.r.Read(p)
+}
+
+// limitListener answers 421 to connections beyond the limit.
+type limitListener struct {
+	net.Listener
+	slots  chan struct{}
+	domain string
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			fmt.Fprintf(c, "421 4.3.2 %s Too many connections, try again later\r\n", l.domain)
+			c.Close()
+		}
+	}
+}
+
+// slotConn gives its slot back when closed.
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+// slogLogger adapts slog to go-smtp's logger.
+type slogLogger struct{ l *slog.Logger }
+
+func (s slogLogger) Printf(format string, v ...any) { s.l.Warn(fmt.Sprintf(format, v...)) }
+func (s slogLogger) Println(v ...any)               { s.l.Warn(fmt.Sprint(v...)) }

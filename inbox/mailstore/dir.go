@@ -1,0 +1,207 @@
+package mailstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Dir stores raw messages as files under a directory:
+// ROOT/messages/WORKSPACE/ID.eml, with incoming spools in ROOT/spool (the
+// same file system, so keeping a spool is a rename).
+type Dir struct {
+	root string
+}
+
+// OpenDir prepares the directory layout under root (creating it if needed).
+func OpenDir(root string) (*Dir, error) {
+	if root == "" {
+		return nil, errors.New("mailstore: empty data directory")
+	}
+	for _, d := range []string{root, filepath.Join(root, "messages"), filepath.Join(root, "spool")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("mailstore: creating %s: %w", d, err)
+		}
+	}
+	return &Dir{root: root}, nil
+}
+
+// NewSpool creates a spool in the directory's spool area.
+func (d *Dir) NewSpool(limit int64) (*Spool, error) {
+	return NewSpool(filepath.Join(d.root, "spool"), limit)
+}
+
+// path returns the file of a stored message.
+func (d *Dir) path(workspace, id string) (string, error) {
+	if err := checkName("workspace", workspace); err != nil {
+		return "", err
+	}
+	if err := checkName("message id", id); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.root, "messages", workspace, id+".eml"), nil
+}
+
+// Keep makes a spooled message durable as (workspace, id): the spool file is
+// synced, linked into place and the directory synced, so once Keep returns
+// the message survives a crash. A spool can be kept under several names (one
+// message for several inboxes: the names share the file); Remove on the
+// spool afterwards drops only its own name. An existing message with the
+// same name is an error: stored messages are never rewritten.
+func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dst, err := d.path(workspace, id)
+	if err != nil {
+		return err
+	}
+	if err := sp.sync(); err != nil {
+		return err
+	}
+	wsDir := filepath.Dir(dst)
+	if _, err := os.Stat(wsDir); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(wsDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("mailstore: creating %s: %w", wsDir, err)
+		}
+		if err := syncDir(filepath.Dir(wsDir)); err != nil {
+			return err
+		}
+	}
+	// Link, not rename: link fails when the name exists, so a message is
+	// never replaced, and the spool can be kept under other names too.
+	if err := os.Link(sp.Path(), dst); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
+		}
+		return fmt.Errorf("mailstore: storing %s/%s: %w", workspace, id, err)
+	}
+	if err := syncDir(wsDir); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
+}
+
+// Open returns a snapshot of a stored message. The snapshot stays readable
+// even if the message is deleted meanwhile (the open file keeps its bytes).
+func (d *Dir) Open(ctx context.Context, workspace, id string) (Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.path(workspace, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("message %s/%s: %w", workspace, id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mailstore: reading message %s/%s: %w", workspace, id, err)
+	}
+	return &fileMessage{f: f, size: st.Size()}, nil
+}
+
+// Delete removes a stored message (retention purge, or undoing a Keep whose
+// records did not commit). Deleting a message that is not there is not an
+// error.
+func (d *Dir) Delete(ctx context.Context, workspace, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := d.path(workspace, id)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("mailstore: deleting message %s/%s: %w", workspace, id, err)
+	}
+	return syncDir(filepath.Dir(p))
+}
+
+// Stored is one message found by Walk.
+type Stored struct {
+	Workspace, ID string
+	Size          int64
+	Modified      time.Time
+}
+
+// Walk calls fn for every stored message (in no particular order), for
+// finding messages no record refers to after a crash between Keep and the
+// commit of their records.
+func (d *Dir) Walk(ctx context.Context, fn func(Stored) error) error {
+	base := filepath.Join(d.root, "messages")
+	return filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".eml") {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return fn(Stored{Workspace: filepath.Base(filepath.Dir(p)), ID: strings.TrimSuffix(e.Name(), ".eml"), Size: info.Size(), Modified: info.ModTime()})
+	})
+}
+
+// SweepSpool removes spool files last written before the given time: the
+// remains of messages whose receipt was cut off (a crash, a dropped
+// connection). Their senders were never told 250 and retry. It returns how
+// many it removed.
+func (d *Dir) SweepSpool(before time.Time) (int, error) {
+	dir := filepath.Join(d.root, "spool")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("mailstore: reading %s: %w", dir, err)
+	}
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || e.IsDir() || !info.ModTime().Before(before) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// syncDir makes a directory's entries (a new or removed name) durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("mailstore: opening directory %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("mailstore: syncing directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// fileMessage is a stored message read from its open file.
+type fileMessage struct {
+	f    *os.File
+	size int64
+}
+
+func (m *fileMessage) ReadAt(p []byte, off int64) (int, error) { return m.f.ReadAt(p, off) }
+func (m *fileMessage) Size() int64                             { return m.size }
+func (m *fileMessage) Close() error                            { return m.f.Close() }

@@ -1,0 +1,234 @@
+package mailstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/inbox/mailstore"
+)
+
+// spoolOf writes content into a new spool of s.
+func spoolOf(t *testing.T, newSpool func(int64) (*mailstore.Spool, error), content []byte) *mailstore.Spool {
+	t.Helper()
+	sp, err := newSpool(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Remove() })
+	if _, err := sp.ReadFrom(bytes.NewReader(content)); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// readAll reads a message through ReadAt in chunks of n bytes.
+func readAll(t *testing.T, m mailstore.Message, n int) []byte {
+	t.Helper()
+	var out []byte
+	buf := make([]byte, n)
+	for off := int64(0); ; {
+		k, err := m.ReadAt(buf, off)
+		out = append(out, buf[:k]...)
+		off += int64(k)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("ReadAt(%d): %v", off, err)
+		}
+	}
+}
+
+func message(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+func TestDirKeepOpenDelete(t *testing.T) {
+	ctx := context.Background()
+	d, err := mailstore.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := message(300_001)
+	sp := spoolOf(t, d.NewSpool, content)
+	if got, want := sp.SHA256(), sha256.Sum256(content); got != want {
+		t.Fatalf("spool digest %x, want %x", got, want)
+	}
+	if err := d.Keep(ctx, sp, "ws_1", "eml_1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Remove(); err != nil {
+		t.Fatalf("Remove after Keep: %v", err)
+	}
+	m, err := d.Open(ctx, "ws_1", "eml_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Size() != int64(len(content)) {
+		t.Fatalf("Size = %d, want %d", m.Size(), len(content))
+	}
+	if got := readAll(t, m, 7919); !bytes.Equal(got, content) {
+		t.Fatalf("read back %d bytes, differing from the %d stored", len(got), len(content))
+	}
+	// A range in the middle.
+	mid := make([]byte, 100)
+	if _, err := m.ReadAt(mid, 150_000); err != nil || !bytes.Equal(mid, content[150_000:150_100]) {
+		t.Fatalf("ranged read: %v", err)
+	}
+	// Purging while a reader holds the snapshot: the reader keeps its bytes,
+	// a new Open finds nothing.
+	if err := d.Delete(ctx, "ws_1", "eml_1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, m, 65536); !bytes.Equal(got, content) {
+		t.Fatal("an open snapshot changed after Delete")
+	}
+	m.Close()
+	if _, err := d.Open(ctx, "ws_1", "eml_1"); !errors.Is(err, mailstore.ErrNotFound) {
+		t.Fatalf("Open after Delete: %v, want ErrNotFound", err)
+	}
+	if err := d.Delete(ctx, "ws_1", "eml_1"); err != nil {
+		t.Fatalf("second Delete: %v, want nil", err)
+	}
+}
+
+func TestDirKeepLeavesNoSpoolAndNeverReplaces(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d, _ := mailstore.OpenDir(root)
+	first := spoolOf(t, d.NewSpool, []byte("first"))
+	if err := d.Keep(ctx, first, "ws", "e1"); err != nil {
+		t.Fatal(err)
+	}
+	// One message for two inboxes: kept under a second name too.
+	if err := d.Keep(ctx, first, "ws2", "e9"); err != nil {
+		t.Fatal(err)
+	}
+	first.Remove()
+	if entries, _ := os.ReadDir(filepath.Join(root, "spool")); len(entries) != 0 {
+		t.Fatalf("spool area after Keep and Remove holds %d files, want none", len(entries))
+	}
+	m2, err := d.Open(ctx, "ws2", "e9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, m2, 64); string(got) != "first" {
+		t.Fatalf("second name holds %q", got)
+	}
+	m2.Close()
+	err = d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("second")), "ws", "e1")
+	if err == nil || !strings.Contains(err.Error(), "already stored") {
+		t.Fatalf("second Keep under the same name: %v, want already stored", err)
+	}
+	m, err := d.Open(ctx, "ws", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := readAll(t, m, 64); string(got) != "first" {
+		t.Fatalf("stored message = %q, want the first", got)
+	}
+}
+
+func TestDirRejectsNamesOutsideTheAlphabet(t *testing.T) {
+	ctx := context.Background()
+	d, _ := mailstore.OpenDir(t.TempDir())
+	for _, bad := range [][2]string{{"", "x"}, {"ws", ""}, {"..", "x"}, {"ws", "../../etc/passwd"}, {"ws/x", "y"}, {"ws", "a.b"}, {"ws", strings.Repeat("a", 129)}} {
+		_, err := d.Open(ctx, bad[0], bad[1])
+		var ne *mailstore.NameError
+		if !errors.As(err, &ne) {
+			t.Errorf("Open(%q, %q) = %v, want *NameError", bad[0], bad[1], err)
+		}
+	}
+}
+
+func TestSpoolLimit(t *testing.T) {
+	sp, err := mailstore.NewSpool(t.TempDir(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Remove()
+	if _, err := sp.Write([]byte("0123456789")); err != nil {
+		t.Fatalf("writing up to the limit: %v", err)
+	}
+	if _, err := sp.Write([]byte("x")); !errors.Is(err, mailstore.ErrTooLarge) {
+		t.Fatalf("writing past the limit: %v, want ErrTooLarge", err)
+	}
+	if sp.Size() != 10 {
+		t.Fatalf("Size = %d after a refused write, want 10", sp.Size())
+	}
+	path := sp.Path()
+	if err := sp.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("spool file still there after Remove: %v", err)
+	}
+}
+
+func TestDirSweepSpoolAndWalk(t *testing.T) {
+	ctx := context.Background()
+	d, _ := mailstore.OpenDir(t.TempDir())
+	stale, _ := d.NewSpool(0)
+	stale.Write([]byte("cut off"))
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(stale.Path(), old, old)
+	fresh, _ := d.NewSpool(0)
+	defer fresh.Remove()
+	n, err := d.SweepSpool(time.Now().Add(-time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("SweepSpool = %d, %v; want 1 removed", n, err)
+	}
+	if _, err := os.Stat(stale.Path()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the stale spool survived the sweep")
+	}
+	if _, err := os.Stat(fresh.Path()); err != nil {
+		t.Fatal("the fresh spool was swept")
+	}
+	d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("a")), "ws1", "e1")
+	d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("bb")), "ws2", "e2")
+	got := map[string]int64{}
+	if err := d.Walk(ctx, func(s mailstore.Stored) error { got[s.Workspace+"/"+s.ID] = s.Size; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["ws1/e1"] != 1 || got["ws2/e2"] != 2 {
+		t.Fatalf("Walk found %v", got)
+	}
+}
+
+func TestSpoolStartSyncThenKeep(t *testing.T) {
+	ctx := context.Background()
+	d, _ := mailstore.OpenDir(t.TempDir())
+	sp, _ := d.NewSpool(0)
+	sp.Write([]byte("part one "))
+	sp.StartSync()
+	sp.StartSync() // a second call is harmless
+	// Written after the flush began: Keep flushes again.
+	sp.Write([]byte("part two"))
+	if err := d.Keep(ctx, sp, "ws", "e1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := d.Open(ctx, "ws", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := readAll(t, m, 4); string(got) != "part one part two" {
+		t.Fatalf("stored %q", got)
+	}
+}

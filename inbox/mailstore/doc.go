@@ -1,0 +1,25 @@
+// Package mailstore keeps the raw messages (.eml) the Inbox receives, outside
+// the records: durably before the sender is told 250, readable in ranges so a
+// 25 MiB message is never loaded into memory, and deletable for retention.
+//
+// Entry points:
+//
+//   - Spool is the temporary file an incoming message is written into while
+//     it arrives (size counted, SHA-256 computed on the way); it reads back as
+//     an io.ReaderAt so the intake can parse it before deciding.
+//   - Dir stores messages as files under a data directory (the embedded
+//     default): Keep moves a spool into place durably (file fsync, rename,
+//     directory fsync), Open returns a read-only snapshot, Delete purges.
+//   - LargeObjects stores messages as PostgreSQL large objects (replicas
+//     sharing one database): KeepTx writes the object and its row inside the
+//     caller's transaction, so the message, the e-mail record and its first
+//     job commit or vanish together. Reads are ranged (lo_get), one query per
+//     range.
+//   - Message is what Open returns: io.ReaderAt plus Size and Close, one
+//     consistent snapshot (a stored message is never rewritten; a purge during
+//     a read makes the read fail, never return other bytes).
+//
+// Errors: ErrNotFound when a message is absent (never stored, or purged);
+// ErrTooLarge when a spool passes its limit; *NameError for a workspace or id
+// that cannot name a stored message. Match them with errors.Is / errors.As.
+package mailstore

@@ -1,0 +1,218 @@
+package mailstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// LargeObjects stores raw messages as PostgreSQL large objects, with one row
+// per message in the table inbox_messages (workspace, id → object, size,
+// digest). Every replica on the database reads every message, and a message
+// is written in the same transaction as its records.
+type LargeObjects struct {
+	pool     *pgxpool.Pool
+	spoolDir string
+}
+
+// largeObjectsSchema is created by Migrate (in the pool's search_path).
+const largeObjectsSchema = `CREATE TABLE IF NOT EXISTS inbox_messages (
+	workspace_id text NOT NULL,
+	id text NOT NULL,
+	object oid NOT NULL,
+	size bigint NOT NULL,
+	sha256 bytea NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (workspace_id, id)
+)`
+
+// readChunk caps the bytes one lo_get returns.
+const readChunk = 1 << 20
+
+// NewLargeObjects returns the store over a pool. spoolDir holds incoming
+// spools on the local disk ("" means the system's temporary directory).
+func NewLargeObjects(pool *pgxpool.Pool, spoolDir string) *LargeObjects {
+	if spoolDir == "" {
+		spoolDir = os.TempDir()
+	}
+	return &LargeObjects{pool: pool, spoolDir: spoolDir}
+}
+
+// Migrate creates the message table if it does not exist.
+func (o *LargeObjects) Migrate(ctx context.Context) error {
+	if _, err := o.pool.Exec(ctx, largeObjectsSchema); err != nil {
+		return fmt.Errorf("mailstore: creating inbox_messages: %w", err)
+	}
+	return nil
+}
+
+// NewSpool creates a spool on the local disk.
+func (o *LargeObjects) NewSpool(limit int64) (*Spool, error) {
+	return NewSpool(o.spoolDir, limit)
+}
+
+// KeepTx writes a spooled message as (workspace, id) inside tx: a new large
+// object with the bytes, and its row. Nothing is visible, and nothing stays,
+// unless tx commits; once it has, the message is durable (PostgreSQL's commit
+// is). The spool is left to the caller to Remove.
+func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspace, id string) error {
+	if err := checkName("workspace", workspace); err != nil {
+		return err
+	}
+	if err := checkName("message id", id); err != nil {
+		return err
+	}
+	los := tx.LargeObjects()
+	oid, err := los.Create(ctx, 0)
+	if err != nil {
+		return fmt.Errorf("mailstore: creating large object for %s/%s: %w", workspace, id, err)
+	}
+	lo, err := los.Open(ctx, oid, pgx.LargeObjectModeWrite)
+	if err != nil {
+		return fmt.Errorf("mailstore: opening large object for %s/%s: %w", workspace, id, err)
+	}
+	size := sp.Size()
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(lo, io.NewSectionReader(sp, 0, size), buf); err != nil {
+		lo.Close()
+		return fmt.Errorf("mailstore: writing message %s/%s: %w", workspace, id, err)
+	}
+	if err := lo.Close(); err != nil {
+		return fmt.Errorf("mailstore: closing large object for %s/%s: %w", workspace, id, err)
+	}
+	sum := sp.SHA256()
+	_, err = tx.Exec(ctx, `INSERT INTO inbox_messages (workspace_id, id, object, size, sha256) VALUES ($1, $2, $3, $4, $5)`,
+		workspace, id, oid, size, sum[:])
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
+	}
+	if err != nil {
+		return fmt.Errorf("mailstore: recording message %s/%s: %w", workspace, id, err)
+	}
+	return nil
+}
+
+// Open returns a ranged reader over a stored message: each ReadAt fetches
+// the range it needs (lo_get), so nothing is held in memory but the caller's
+// buffer. Reads run under ctx: cancelling it fails them. A stored message is never rewritten; if it is purged while open,
+// reads fail with ErrNotFound.
+func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message, error) {
+	if err := checkName("workspace", workspace); err != nil {
+		return nil, err
+	}
+	if err := checkName("message id", id); err != nil {
+		return nil, err
+	}
+	m := &largeMessage{ctx: ctx, pool: o.pool, name: workspace + "/" + id}
+	err := o.pool.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("message %s/%s: %w", workspace, id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
+	}
+	return m, nil
+}
+
+// Delete removes a stored message and its large object in one transaction.
+// Deleting a message that is not there is not an error.
+func (o *LargeObjects) Delete(ctx context.Context, workspace, id string) error {
+	return pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error { return o.DeleteTx(ctx, tx, workspace, id) })
+}
+
+// DeleteTx removes a stored message inside tx (so a purge can mark its record
+// in the same transaction).
+func (o *LargeObjects) DeleteTx(ctx context.Context, tx pgx.Tx, workspace, id string) error {
+	var oid uint32
+	err := tx.QueryRow(ctx, `DELETE FROM inbox_messages WHERE workspace_id = $1 AND id = $2 RETURNING object`, workspace, id).Scan(&oid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mailstore: deleting message %s/%s: %w", workspace, id, err)
+	}
+	los := tx.LargeObjects()
+	if err := los.Unlink(ctx, oid); err != nil {
+		return fmt.Errorf("mailstore: unlinking large object of %s/%s: %w", workspace, id, err)
+	}
+	return nil
+}
+
+// ListStored calls fn for every stored message created before a time (for
+// finding messages no record refers to).
+func (o *LargeObjects) ListStored(ctx context.Context, before time.Time, fn func(Stored) error) error {
+	rows, err := o.pool.Query(ctx, `SELECT workspace_id, id, size, created_at FROM inbox_messages WHERE created_at < $1 ORDER BY created_at`, before)
+	if err != nil {
+		return fmt.Errorf("mailstore: listing messages: %w", err)
+	}
+	var all []Stored
+	for rows.Next() {
+		var s Stored
+		if err := rows.Scan(&s.Workspace, &s.ID, &s.Size, &s.Modified); err != nil {
+			rows.Close()
+			return fmt.Errorf("mailstore: listing messages: %w", err)
+		}
+		all = append(all, s)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mailstore: listing messages: %w", err)
+	}
+	for _, s := range all {
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// largeMessage reads a large object in ranges.
+type largeMessage struct {
+	ctx  context.Context
+	pool *pgxpool.Pool
+	oid  uint32
+	size int64
+	name string
+}
+
+func (m *largeMessage) Size() int64  { return m.size }
+func (m *largeMessage) Close() error { return nil }
+
+func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("mailstore: negative offset %d reading %s", off, m.name)
+	}
+	if off >= m.size {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && off < m.size {
+		want := min(len(p)-n, readChunk, int(m.size-off))
+		var chunk []byte
+		err := m.pool.QueryRow(m.ctx, `SELECT lo_get($1, $2, $3)`, m.oid, off, want).Scan(&chunk)
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object: purged
+				return n, fmt.Errorf("message %s: %w", m.name, ErrNotFound)
+			}
+			return n, fmt.Errorf("mailstore: reading %s at %d: %w", m.name, off, err)
+		}
+		if len(chunk) == 0 {
+			return n, fmt.Errorf("mailstore: reading %s at %d: %w", m.name, off, io.ErrUnexpectedEOF)
+		}
+		copy(p[n:], chunk)
+		n += len(chunk)
+		off += int64(len(chunk))
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}

@@ -1,0 +1,149 @@
+package mailstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/inbox/mailstore"
+)
+
+// testPool returns a pool on a fresh schema of the test database, or skips
+// when KOBANA_TEST_POSTGRES is not set.
+func testPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("KOBANA_TEST_POSTGRES is not set: PostgreSQL tests skipped (`source .ci/postgres` starts a throwaway cluster and sets it)")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "mailstore_" + hex.EncodeToString(b)
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close(ctx)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pool.Exec(ctx, "SELECT lo_unlink(object) FROM inbox_messages")
+		pool.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		pool.Close()
+	})
+	return pool
+}
+
+func objectExists(t *testing.T, pool *pgxpool.Pool, oid uint32) bool {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_largeobject_metadata WHERE oid = $1", oid).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+func TestLargeObjectsCommitReadPurge(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	s := mailstore.NewLargeObjects(pool, t.TempDir())
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	content := message(3<<20 + 17) // more than one lo_get chunk
+	sp := spoolOf(t, s.NewSpool, content)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Open(ctx, "ws", "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Size() != int64(len(content)) {
+		t.Fatalf("Size = %d, want %d", m.Size(), len(content))
+	}
+	if got := readAll(t, m, 32<<10+3); !bytes.Equal(got, content) {
+		t.Fatalf("read back %d bytes differing from the %d stored", len(got), len(content))
+	}
+	mid := make([]byte, 2<<20)
+	if n, err := m.ReadAt(mid, 1<<20); err != nil || n != len(mid) || !bytes.Equal(mid, content[1<<20:3<<20]) {
+		t.Fatalf("ranged read across chunks: n=%d err=%v", n, err)
+	}
+	var oid uint32
+	pool.QueryRow(ctx, "SELECT object FROM inbox_messages WHERE id = 'e1'").Scan(&oid)
+	if err := s.Delete(ctx, "ws", "e1"); err != nil {
+		t.Fatal(err)
+	}
+	if objectExists(t, pool, oid) {
+		t.Fatal("the large object survived Delete")
+	}
+	if _, err := m.ReadAt(mid[:10], 0); !errors.Is(err, mailstore.ErrNotFound) {
+		t.Fatalf("reading a purged message: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Open(ctx, "ws", "e1"); !errors.Is(err, mailstore.ErrNotFound) {
+		t.Fatalf("Open after Delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "ws", "e1"); err != nil {
+		t.Fatalf("second Delete: %v", err)
+	}
+}
+
+func TestLargeObjectsRollbackLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	s := mailstore.NewLargeObjects(pool, t.TempDir())
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var before int
+	pool.QueryRow(ctx, "SELECT count(*) FROM pg_largeobject_metadata").Scan(&before)
+	sp := spoolOf(t, s.NewSpool, message(100_000))
+	failing := errors.New("the record did not commit")
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := s.KeepTx(ctx, tx, sp, "ws", "e1"); err != nil {
+			return err
+		}
+		return failing
+	})
+	if !errors.Is(err, failing) {
+		t.Fatalf("transaction: %v", err)
+	}
+	var after, rows int
+	pool.QueryRow(ctx, "SELECT count(*) FROM pg_largeobject_metadata").Scan(&after)
+	pool.QueryRow(ctx, "SELECT count(*) FROM inbox_messages").Scan(&rows)
+	if after != before || rows != 0 {
+		t.Fatalf("after rollback: %d large objects (was %d), %d rows; want nothing left", after, before, rows)
+	}
+	if _, err := s.Open(ctx, "ws", "e1"); !errors.Is(err, mailstore.ErrNotFound) {
+		t.Fatalf("Open after rollback: %v, want ErrNotFound", err)
+	}
+	// The same name can be stored afterwards, once.
+	keep := func() error {
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") })
+	}
+	if err := keep(); err != nil {
+		t.Fatal(err)
+	}
+	if err := keep(); err == nil {
+		t.Fatal("a second message under the same name was stored")
+	}
+}

@@ -1,0 +1,98 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// Queue names, one per stage so a slow stage (a model call, a receiver that
+// times out) never holds up another.
+const (
+	QueueAgent       = "inbox_agent"
+	QueueWorkflow    = "inbox_workflow"
+	QueueWebhook     = "inbox_webhook"
+	QueueMaintenance = "inbox_maintenance"
+)
+
+// Job kinds (stable: they are stored in River's table).
+const (
+	KindAgent     = "inbox.agent"
+	KindWorkflow  = "inbox.workflow"
+	KindWebhook   = "inbox.webhook"
+	KindRetention = "inbox.retention"
+)
+
+// AgentArgs asks for an agent run on an e-mail: inserted with the e-mail
+// record when it is received ("email.received"), and by emails_reprocess.
+// Unique by workspace, e-mail and request: the intake's job for an e-mail is
+// inserted once however often the insert is retried, and each reprocess
+// request is its own job.
+type AgentArgs struct {
+	Workspace string `json:"workspace" river:"unique"`
+	EmailID   string `json:"email_id" river:"unique"`
+	// Request is "" for the run the intake asks for, the reprocess request's
+	// id otherwise.
+	Request string `json:"request,omitempty" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (AgentArgs) Kind() string { return KindAgent }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AgentArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAgent, MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// WorkflowArgs asks for the workflow of an agent run to be run. Unique by
+// agent run: one workflow run per agent run. A worker that finds the run's
+// record already started (a crash mid-run) records it as interrupted and
+// never sends its steps again.
+type WorkflowArgs struct {
+	Workspace  string `json:"workspace" river:"unique"`
+	AgentRunID string `json:"agent_run_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (WorkflowArgs) Kind() string { return KindWorkflow }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (WorkflowArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueWorkflow, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// WebhookArgs asks for one event to be delivered to one webhook; the
+// delivery record (created with the job) is updated after each attempt.
+// Unique by delivery. Attempts are many and spaced (the worker's retry
+// schedule spreads them over about a day).
+type WebhookArgs struct {
+	Workspace  string `json:"workspace" river:"unique"`
+	DeliveryID string `json:"delivery_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (WebhookArgs) Kind() string { return KindWebhook }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (WebhookArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueWebhook, MaxAttempts: WebhookMaxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// WebhookMaxAttempts is how many times a delivery is tried.
+const WebhookMaxAttempts = 10
+
+// RetentionArgs asks for the raw messages past their workspace's retention
+// to be purged (a periodic job; Workspace "" means every workspace). Unique
+// per period so replicas scheduling it at once run it once.
+type RetentionArgs struct {
+	Workspace string `json:"workspace,omitempty" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (RetentionArgs) Kind() string { return KindRetention }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RetentionArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 3,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Hour}}
+}

@@ -1,0 +1,296 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Config tunes the queue. Zero fields take the defaults.
+type Config struct {
+	// Workers is how many jobs of each queue run at once in this process.
+	// nil means DefaultWorkers; a queue missing from a non-nil map is not
+	// worked here. An empty (non-nil) map makes an insert-only queue.
+	Workers map[string]int
+	// JobTimeout bounds one job's run (default 10 minutes: a workflow of 20
+	// steps each allowed 30 seconds fits).
+	JobTimeout time.Duration
+	// PollInterval is how often idle workers look for new jobs when the
+	// database cannot notify them (SQLite; default 200 ms). On PostgreSQL
+	// LISTEN/NOTIFY wakes them and polling is only the fallback (default 1 s).
+	PollInterval time.Duration
+	// RescueAfter is how long a job may stay running before it is taken for
+	// abandoned (its process died) and made available again (default: twice
+	// JobTimeout).
+	RescueAfter time.Duration
+	// ID names this process among the replicas (default: River's).
+	ID string
+	// Logger receives River's logs (default: discard below warnings).
+	Logger *slog.Logger
+	// Periodic are periodic jobs (e.g. retention) this process schedules;
+	// River's leader election makes one replica run them.
+	Periodic []*river.PeriodicJob
+}
+
+// DefaultWorkers is the per-queue concurrency of Config.Workers == nil.
+var DefaultWorkers = map[string]int{
+	QueueAgent:       4,
+	QueueWorkflow:    4,
+	QueueWebhook:     8,
+	QueueMaintenance: 1,
+}
+
+// Queue is River on one database, SQLite or PostgreSQL.
+type Queue struct {
+	workers *river.Workers
+	lite    *river.Client[*sql.Tx]
+	pg      *river.Client[pgx.Tx]
+}
+
+// ErrWrongTx reports a transaction of the other database than the queue's.
+var ErrWrongTx = errors.New("queue: transaction of another database than the queue's")
+
+// OpenSQLite opens River on a SQLite database through db, the store's
+// write handle (store.SQLDB), migrating River's tables. db must be limited
+// to one connection (SetMaxOpenConns(1)), as River's SQLite driver asks: with
+// one connection River's parallel internal work and the store's writes take
+// turns in the process instead of failing with SQLITE_BUSY, and a job
+// inserted with InsertTx goes through the store's own transaction. The
+// handle stays the caller's to close, after Stop.
+func OpenSQLite(ctx context.Context, db *sql.DB, cfg Config) (*Queue, error) {
+	if db == nil {
+		return nil, errors.New("queue: nil SQLite handle")
+	}
+	if n := db.Stats().MaxOpenConnections; n != 1 {
+		return nil, fmt.Errorf("queue: the SQLite handle allows %d connections; River's SQLite driver needs exactly one (SetMaxOpenConns(1))", n)
+	}
+	driver := riversqlite.New(db)
+	if err := migrate(ctx, driver, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 200 * time.Millisecond
+	}
+	q := &Queue{workers: river.NewWorkers()}
+	var err error
+	q.lite, err = river.NewClient(driver, q.riverConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("queue: starting River: %w", err)
+	}
+	return q, nil
+}
+
+// OpenPostgres opens River on a PostgreSQL pool (the store's database, in
+// the pool's search_path), migrating River's tables. The pool stays the
+// caller's to close, after Stop.
+func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, error) {
+	if pool == nil {
+		return nil, errors.New("queue: nil PostgreSQL pool")
+	}
+	driver := riverpgxv5.New(pool)
+	if err := migrate(ctx, driver, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
+	}
+	q := &Queue{workers: river.NewWorkers()}
+	var err error
+	q.pg, err = river.NewClient(driver, q.riverConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("queue: starting River: %w", err)
+	}
+	return q, nil
+}
+
+func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], logger *slog.Logger) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quiet(logger)})
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+// quiet returns logger, or one that drops everything below warnings.
+func quiet(logger *slog.Logger) *slog.Logger {
+	if logger != nil {
+		return logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (q *Queue) riverConfig(cfg Config) *river.Config {
+	workers := cfg.Workers
+	if workers == nil {
+		workers = DefaultWorkers
+	}
+	queues := map[string]river.QueueConfig{}
+	for name, n := range workers {
+		if n > 0 {
+			queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	timeout := cfg.JobTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+	}
+	rescue := cfg.RescueAfter
+	if rescue == 0 {
+		rescue = 2 * timeout
+	}
+	c := &river.Config{
+		ID:                   cfg.ID,
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: rescue,
+		FetchPollInterval:    cfg.PollInterval,
+		Logger:               quiet(cfg.Logger),
+		PeriodicJobs:         cfg.Periodic,
+		Workers:              q.workers,
+		// The intake inserts the agent stage's job whether or not this
+		// process works that queue; a replica that works a queue registers
+		// the worker of every kind on it (the rescuer discards jobs of kinds
+		// its leader does not know).
+		SkipUnknownJobCheck: true,
+	}
+	if len(queues) > 0 {
+		c.Queues = queues
+	}
+	return c
+}
+
+// Workers is the registry of the stages' workers: add each with
+// river.AddWorker before Start.
+func (q *Queue) Workers() *river.Workers { return q.workers }
+
+// Start begins working the configured queues. It needs a worker registered
+// for every job kind it may fetch.
+func (q *Queue) Start(ctx context.Context) error {
+	if q.lite != nil {
+		return q.lite.Start(ctx)
+	}
+	return q.pg.Start(ctx)
+}
+
+// Stop stops fetching and waits for the running jobs to finish (or ctx to
+// end, after which their contexts are cancelled).
+func (q *Queue) Stop(ctx context.Context) error {
+	if q.lite != nil {
+		return q.lite.Stop(ctx)
+	}
+	return q.pg.Stop(ctx)
+}
+
+// driverTx returns the driver transaction inside tx: tx itself when it is a
+// *sql.Tx or a pgx.Tx, or what its SQLTx or PgxTx method returns (the
+// store's transactions, store.SQLTx and pg.PgxTxer).
+func driverTx(tx any) any {
+	switch t := tx.(type) {
+	case interface{ SQLTx() *sql.Tx }:
+		return t.SQLTx()
+	case interface{ PgxTx() pgx.Tx }:
+		return t.PgxTx()
+	}
+	return tx
+}
+
+// InsertTx enqueues a job inside the caller's transaction: a *sql.Tx (or a
+// store transaction offering one) for a SQLite queue, a pgx.Tx (likewise)
+// for a PostgreSQL one. The job exists if and only if
+// the transaction commits. A unique job already present is not inserted
+// again (the result says UniqueSkippedAsDuplicate).
+func (q *Queue) InsertTx(ctx context.Context, tx any, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	var (
+		res *rivertype.JobInsertResult
+		err error
+	)
+	switch t := driverTx(tx).(type) {
+	case *sql.Tx:
+		if q.lite == nil {
+			return nil, fmt.Errorf("queue: inserting %s: %w (a *sql.Tx on PostgreSQL)", args.Kind(), ErrWrongTx)
+		}
+		res, err = q.lite.InsertTx(ctx, t, args, opts)
+	case pgx.Tx:
+		if q.pg == nil {
+			return nil, fmt.Errorf("queue: inserting %s: %w (a pgx.Tx on SQLite)", args.Kind(), ErrWrongTx)
+		}
+		res, err = q.pg.InsertTx(ctx, t, args, opts)
+	default:
+		return nil, fmt.Errorf("queue: inserting %s: %w (%T)", args.Kind(), ErrWrongTx, tx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: inserting %s: %w", args.Kind(), err)
+	}
+	return res, nil
+}
+
+// Insert enqueues a job in a transaction of its own.
+func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	var (
+		res *rivertype.JobInsertResult
+		err error
+	)
+	if q.lite != nil {
+		res, err = q.lite.Insert(ctx, args, opts)
+	} else {
+		res, err = q.pg.Insert(ctx, args, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: inserting %s: %w", args.Kind(), err)
+	}
+	return res, nil
+}
+
+// CompleteTx marks a running job completed inside the worker's transaction
+// (the one that writes the job's records), so a crash after the commit never
+// runs the job again and a crash before it leaves neither. Call it only from
+// inside the job's Work.
+func CompleteTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T]) error {
+	var err error
+	switch t := driverTx(tx).(type) {
+	case *sql.Tx:
+		_, err = river.JobCompleteTx[*riversqlite.Driver](ctx, t, job)
+	case pgx.Tx:
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, t, job)
+	default:
+		return fmt.Errorf("queue: completing job %d: %w (%T)", job.ID, ErrWrongTx, tx)
+	}
+	if err != nil {
+		return fmt.Errorf("queue: completing job %d (%s): %w", job.ID, job.Kind, err)
+	}
+	return nil
+}
+
+// Job returns a job by id (for tests and operators).
+func (q *Queue) Job(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	if q.lite != nil {
+		return q.lite.JobGet(ctx, id)
+	}
+	return q.pg.JobGet(ctx, id)
+}
+
+// Subscribe returns a channel of River events of the given kinds (job
+// completed, failed, …) and a function that ends the subscription.
+func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()) {
+	if q.lite != nil {
+		return q.lite.Subscribe(kinds...)
+	}
+	return q.pg.Subscribe(kinds...)
+}
+
+// PeriodicJobs is the bundle to add periodic jobs to after Open.
+func (q *Queue) PeriodicJobs() *river.PeriodicJobBundle {
+	if q.lite != nil {
+		return q.lite.PeriodicJobs()
+	}
+	return q.pg.PeriodicJobs()
+}

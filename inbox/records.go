@@ -1,0 +1,368 @@
+package inbox
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Record kinds, as stored in store.Records.
+const (
+	KindWorkspace   = "workspace"
+	KindInbox       = "inbox"
+	KindEmail       = "email"
+	KindAgent       = "agent"
+	KindAgentRun    = "agent_run"
+	KindWorkflowRun = "workflow_run"
+	KindWebhook     = "webhook"
+	KindDelivery    = "webhook_delivery"
+	KindEvent       = "system_event"
+)
+
+// Statuses of an e-mail.
+const (
+	// EmailPending: received, not yet processed by its agent.
+	EmailPending = "pending"
+	// EmailProcessed: its latest agent run (and workflow run) succeeded.
+	EmailProcessed = "processed"
+	// EmailFailed: its latest agent run or workflow run failed.
+	EmailFailed = "failed"
+	// EmailRejected: the inbox refused it (sender, filters or attachment
+	// rules); StatusDetail says why and no agent ran.
+	EmailRejected = "rejected"
+)
+
+// Statuses of an agent run and of a workflow run.
+const (
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+)
+
+// Statuses of inboxes and agents.
+const (
+	StatusActive = "active"
+	StatusPaused = "paused"
+)
+
+// Statuses of a webhook.
+const (
+	WebhookActive   = "active"
+	WebhookFailing  = "failing"
+	WebhookDisabled = "disabled"
+)
+
+// Statuses of a delivery.
+const (
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// Key is where a record lives in the store: its kind and id, and the two
+// columns listings filter on (Parent, Status), with its creation time, the
+// listing order.
+type Key struct {
+	Kind    string
+	ID      string
+	Parent  string
+	Status  string
+	Created time.Time
+}
+
+// Document is a record type of the Inbox domain. Key says where it is
+// stored; it is defined on the value so that the zero value of a type names
+// its kind.
+type Document interface {
+	Key() Key
+}
+
+// Limits are a workspace's plan limits. Zero means no limit.
+type Limits struct {
+	EmailsPerMonth     int   `json:"emails_per_month"`
+	Inboxes            int   `json:"inboxes"`
+	Agents             int   `json:"agents"`
+	Webhooks           int   `json:"webhooks"`
+	MaxAttachmentBytes int64 `json:"max_attachment_bytes"`
+	RetentionDays      int   `json:"retention_days"`
+}
+
+// Workspace is the Inbox's view of a workspace: its plan, environment and
+// limits.
+type Workspace struct {
+	ID             string    `json:"id"`
+	OrganizationID string    `json:"organization_id"`
+	Name           string    `json:"name"`
+	Slug           string    `json:"slug,omitempty"`
+	ExternalID     string    `json:"external_id,omitempty"`
+	Plan           string    `json:"plan"`
+	Environment    string    `json:"environment"`
+	Limits         Limits    `json:"limits"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Key implements Document.
+func (w Workspace) Key() Key {
+	return Key{Kind: KindWorkspace, ID: w.ID, Status: StatusActive, Created: w.CreatedAt}
+}
+
+// Filters decide which incoming e-mails an inbox accepts (see Screen).
+type Filters struct {
+	SubjectContains   []string `json:"subject_contains,omitempty" jsonschema:"accept only e-mails whose subject contains one of these (case-insensitive)" maxItems:"50" minLength:"1" maxLength:"200"`
+	RejectAutoReplies bool     `json:"reject_auto_replies,omitempty" jsonschema:"drop out-of-office and other automatic replies"`
+}
+
+// AttachmentRules constrain the attachments an inbox accepts (see Screen).
+type AttachmentRules struct {
+	MaxBytes     int64    `json:"max_bytes,omitempty" jsonschema:"largest accepted attachment in bytes; 0 or absent: the plan's limit" minimum:"0"`
+	AllowedTypes []string `json:"allowed_types,omitempty" jsonschema:"accepted media types, e.g. application/pdf or image/*; empty accepts all" maxItems:"50" pattern:"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/(\\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$"`
+	Required     bool     `json:"required,omitempty" jsonschema:"reject e-mails without any attachment"`
+}
+
+// Inbox is a receiving address with its agent.
+type Inbox struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	AgentID string `json:"agent_id,omitempty"`
+	// Recipients are the senders allowed to write to the inbox (addresses
+	// or @domain); empty means anyone.
+	Recipients      []string        `json:"recipients"`
+	Filters         Filters         `json:"filters"`
+	AttachmentRules AttachmentRules `json:"attachment_rules"`
+	Status          string          `json:"status"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+}
+
+// Key implements Document: inboxes are listed by agent and status.
+func (ib Inbox) Key() Key {
+	return Key{Kind: KindInbox, ID: ib.ID, Parent: ib.AgentID, Status: ib.Status, Created: ib.CreatedAt}
+}
+
+// AttachmentInfo describes one attachment of an e-mail, in message order
+// (the N of ${{email.attachments.N}}).
+type AttachmentInfo struct {
+	Index       int    `json:"index"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}
+
+// Results of a sender check (SPF, DKIM, DMARC), as RFC 8601
+// Authentication-Results name them.
+const (
+	AuthPass      = "pass"
+	AuthFail      = "fail"
+	AuthSoftFail  = "softfail"
+	AuthNeutral   = "neutral"
+	AuthNone      = "none"
+	AuthTempError = "temperror"
+	AuthPermError = "permerror"
+)
+
+// AuthCheck is the outcome of one sender check.
+type AuthCheck struct {
+	// Result is one of the Auth* constants.
+	Result string `json:"result"`
+	// Domain is the domain the check was about: the MAIL FROM (or HELO)
+	// domain for SPF, the signing domain (d=) for DKIM, the From domain for
+	// DMARC.
+	Domain string `json:"domain,omitempty"`
+	// Selector is the DKIM selector (s=); empty for SPF and DMARC.
+	Selector string `json:"selector,omitempty"`
+	// Detail explains a result other than pass, for people.
+	Detail string `json:"detail,omitempty"`
+}
+
+// SenderAuth is what the intake learned about who sent an e-mail.
+type SenderAuth struct {
+	// EnvelopeFrom is the SMTP MAIL FROM address ("" for a bounce, or when
+	// the e-mail came over HTTP).
+	EnvelopeFrom string `json:"envelope_from,omitempty"`
+	// Client is the address of the connecting SMTP client, when there was one.
+	Client string      `json:"client,omitempty"`
+	SPF    AuthCheck   `json:"spf"`
+	DKIM   []AuthCheck `json:"dkim"`
+	DMARC  AuthCheck   `json:"dmarc"`
+	// AuthenticatedFrom is the From address when DMARC passed (the From
+	// domain is aligned with a passing SPF or DKIM identity), lower-cased;
+	// empty when the sender is not authenticated. It is the identity an
+	// inbox's recipients are matched against (see Inbox.AllowsSender).
+	AuthenticatedFrom string `json:"authenticated_from,omitempty"`
+}
+
+// Email is a received message.
+type Email struct {
+	ID        string    `json:"id"`
+	InboxID   string    `json:"inbox_id"`
+	MessageID string    `json:"message_id"`
+	From      string    `json:"from"`
+	To        []string  `json:"to"`
+	Cc        []string  `json:"cc,omitempty"`
+	Subject   string    `json:"subject"`
+	Date      time.Time `json:"date"`
+	// Headers are the headers an e-mail record keeps (KeptHeaders), decoded.
+	Headers     map[string]string `json:"headers"`
+	Text        string            `json:"text"`
+	Attachments []AttachmentInfo  `json:"attachments"`
+	// Auth is the outcome of the sender checks; nil when the e-mail did not
+	// come through an intake that checks senders (the demo's records).
+	Auth      *SenderAuth `json:"auth,omitempty"`
+	SizeBytes int         `json:"size_bytes"`
+	// Status is one of the Email* constants; StatusDetail says why an e-mail
+	// failed (the agent run's cause) or was rejected (the Rejection).
+	Status        string    `json:"status"`
+	StatusDetail  string    `json:"status_detail,omitempty"`
+	AgentRunID    string    `json:"agent_run_id,omitempty"`
+	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
+	ReceivedAt    time.Time `json:"received_at"`
+	// Purged is set when retention deleted the raw message: the record stays,
+	// its attachments can no longer be read.
+	Purged bool `json:"purged,omitempty"`
+}
+
+// Key implements Document: e-mails are listed by inbox and status.
+func (e Email) Key() Key {
+	return Key{Kind: KindEmail, ID: e.ID, Parent: e.InboxID, Status: e.Status, Created: e.ReceivedAt}
+}
+
+// Agent is an AI agent that analyses e-mails.
+type Agent struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	Model         string    `json:"model"`
+	SystemMessage string    `json:"system_message"`
+	Skills        []string  `json:"skills"`
+	Status        string    `json:"status"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// Key implements Document.
+func (a Agent) Key() Key {
+	return Key{Kind: KindAgent, ID: a.ID, Status: a.Status, Created: a.CreatedAt}
+}
+
+// Tokens counts model tokens.
+type Tokens struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+}
+
+// Repair is one round in which an agent's invalid answer was sent back to
+// the model with the compiler's diagnostics.
+type Repair struct {
+	// Round counts from 1.
+	Round int `json:"round"`
+	// Diagnostics are what the model was told was wrong (compile's JSON).
+	Diagnostics json.RawMessage `json:"diagnostics"`
+	// Tokens are the tokens this round used (included in the run's total).
+	Tokens Tokens `json:"tokens"`
+}
+
+// AgentRun is one analysis of one e-mail by an agent.
+type AgentRun struct {
+	ID      string `json:"id"`
+	AgentID string `json:"agent_id"`
+	EmailID string `json:"email_id"`
+	InboxID string `json:"inbox_id"`
+	Model   string `json:"model"`
+	// Status is RunSucceeded or RunFailed; a failure has a Cause and an Error.
+	Status string          `json:"status"`
+	Cause  Cause           `json:"cause,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Tokens Tokens          `json:"tokens"`
+	// CostUSD is what the run's tokens cost on its model (Cost).
+	CostUSD float64 `json:"cost_usd"`
+	// Diagnostics are the workflow diagnostics of the final output (compile's
+	// JSON), when the agent runner checked it.
+	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
+	// Repairs are the rounds in which the output was sent back to the model.
+	Repairs       []Repair  `json:"repairs,omitempty"`
+	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
+	ReprocessOf   string    `json:"reprocess_of,omitempty"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+}
+
+// Key implements Document: runs are listed by agent and status.
+func (r AgentRun) Key() Key {
+	return Key{Kind: KindAgentRun, ID: r.ID, Parent: r.AgentID, Status: r.Status, Created: r.StartedAt}
+}
+
+// WorkflowRun is the redacted record of one workflow execution (SPEC Part 1).
+type WorkflowRun struct {
+	ID         string          `json:"id"`
+	AgentRunID string          `json:"agent_run_id"`
+	EmailID    string          `json:"email_id"`
+	InboxID    string          `json:"inbox_id"`
+	Status     string          `json:"status"`
+	Steps      json.RawMessage `json:"steps"`
+	// Error says why a workflow that did not validate never ran; its
+	// Diagnostics (compile's JSON) say where.
+	Error       string          `json:"error,omitempty"`
+	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
+	StartedAt   time.Time       `json:"started_at"`
+	FinishedAt  time.Time       `json:"finished_at"`
+}
+
+// Key implements Document: workflow runs are listed by agent run and status.
+func (r WorkflowRun) Key() Key {
+	return Key{Kind: KindWorkflowRun, ID: r.ID, Parent: r.AgentRunID, Status: r.Status, Created: r.StartedAt}
+}
+
+// Webhook is an outbound notification endpoint.
+type Webhook struct {
+	ID           string    `json:"id"`
+	URL          string    `json:"url"`
+	Description  string    `json:"description,omitempty"`
+	Events       []string  `json:"events"`
+	Status       string    `json:"status"`
+	SecretHint   string    `json:"secret_hint"`
+	FailingSince time.Time `json:"failing_since,omitzero"`
+	LastDelivery time.Time `json:"last_delivery_at,omitzero"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// Key implements Document.
+func (w Webhook) Key() Key {
+	return Key{Kind: KindWebhook, ID: w.ID, Status: w.Status, Created: w.CreatedAt}
+}
+
+// Delivery is one attempt to deliver an event to a webhook.
+type Delivery struct {
+	ID           string          `json:"id"`
+	WebhookID    string          `json:"webhook_id"`
+	Event        string          `json:"event"`
+	Payload      json.RawMessage `json:"payload"`
+	Status       string          `json:"status"`
+	HTTPStatus   int             `json:"http_status,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	ResponseBody string          `json:"response_body,omitempty"`
+	DurationMS   int64           `json:"duration_ms"`
+	ReplayOf     string          `json:"replay_of,omitempty"`
+	AttemptedAt  time.Time       `json:"attempted_at"`
+}
+
+// Key implements Document: deliveries are listed by webhook and status.
+func (d Delivery) Key() Key {
+	return Key{Kind: KindDelivery, ID: d.ID, Parent: d.WebhookID, Status: d.Status, Created: d.AttemptedAt}
+}
+
+// SystemEvent is one entry of the workspace's event log.
+type SystemEvent struct {
+	ID string `json:"id"`
+	// Type is one of the Event* constants.
+	Type string `json:"type"`
+	// Actor is "person:<id>" for what people did, "system" for what the
+	// platform did.
+	Actor     string          `json:"actor"`
+	Subject   string          `json:"subject,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Key implements Document: events are listed by subject and type.
+func (e SystemEvent) Key() Key {
+	return Key{Kind: KindEvent, ID: e.ID, Parent: e.Subject, Status: e.Type, Created: e.CreatedAt}
+}

@@ -1,0 +1,216 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Cause classifies why an agent run failed. Values are stable: people and
+// programs group runs by them (review_failed_runs, webhooks).
+type Cause string
+
+// Causes of a failed agent run.
+const (
+	// CauseModelTimeout: the model did not answer in time.
+	CauseModelTimeout Cause = "model_timeout"
+	// CauseContextLength: the e-mail and instructions do not fit the
+	// model's context window.
+	CauseContextLength Cause = "context_length"
+	// CauseRefusal: the model declined to answer.
+	CauseRefusal Cause = "refusal"
+	// CauseInvalidOutput: the answer is not a JSON object with a result, or
+	// its workflow still does not validate after the repair rounds.
+	CauseInvalidOutput Cause = "invalid_output"
+	// CauseRateLimited: the provider refused for rate or quota, after retries.
+	CauseRateLimited Cause = "rate_limited"
+	// CauseProviderError: the provider failed (5xx, network, bad response).
+	CauseProviderError Cause = "provider_error"
+	// CauseNoRecordedOutput: the replay runner has no earlier output to replay.
+	CauseNoRecordedOutput Cause = "no_recorded_output"
+	// CauseAttachmentUnreadable: an attachment the agent needs cannot be read.
+	CauseAttachmentUnreadable Cause = "attachment_unreadable"
+	// CauseMessagePurged: the raw message is no longer stored.
+	CauseMessagePurged Cause = "message_purged"
+	// CauseWorkflowFailed: the agent answered, and a workflow step failed
+	// or was skipped.
+	CauseWorkflowFailed Cause = "workflow_failed"
+	// CauseInterrupted: the server stopped while the run was in progress.
+	CauseInterrupted Cause = "interrupted"
+)
+
+// AgentInput is what an agent run sees. It never holds a secret value:
+// SecretNames lists the names a workflow may reference.
+type AgentInput struct {
+	Workspace Workspace
+	Inbox     Inbox
+	Agent     Agent
+	// Email is the e-mail record: sender and its authentication (Auth),
+	// recipients, subject, date, text body and attachments metadata.
+	Email Email
+	// Message is a snapshot of the raw message, for runners that read
+	// attachments; nil when it was purged. The caller closes it.
+	Message Message
+	// SecretNames are the names of the workspace's user secrets, sorted,
+	// for ${{secrets.NAME}}; never their values.
+	SecretNames []string
+	// Previous is the latest earlier run of this agent on this e-mail, if any.
+	Previous *AgentRun
+}
+
+// AgentResult is the outcome of an agent run.
+type AgentResult struct {
+	// Status is RunSucceeded or RunFailed.
+	Status string
+	// Cause classifies a failure; Error says it for people.
+	Cause Cause
+	Error string
+	// Output is the agent's JSON answer: {"result": …, "workflow": […]}.
+	Output json.RawMessage
+	// Tokens are all the tokens the run used, repair rounds included.
+	Tokens Tokens
+	// Model is the model that answered; empty means the agent's.
+	Model string
+	// CostUSD is what the run cost; zero means Cost(Model, Tokens).
+	CostUSD float64
+	// Diagnostics are the workflow diagnostics of the final output
+	// (compile's JSON), when the runner checked it.
+	Diagnostics json.RawMessage
+	// Repairs are the rounds in which the output was sent back to the model.
+	Repairs []Repair
+}
+
+// AgentRunner runs an agent on an e-mail. A failure of the model is a
+// result (Status RunFailed with a Cause); the error result is for a run
+// that could not be attempted, which the caller may retry.
+type AgentRunner interface {
+	RunAgent(ctx context.Context, in AgentInput) (AgentResult, error)
+}
+
+// ReplayRunner is the AgentRunner that makes no model call: it answers
+// with the output the agent recorded on its latest run of the same e-mail
+// that had one, with the same token counts. Without such a run it fails
+// with CauseNoRecordedOutput.
+type ReplayRunner struct{}
+
+// RunAgent implements AgentRunner.
+func (ReplayRunner) RunAgent(_ context.Context, in AgentInput) (AgentResult, error) {
+	p := in.Previous
+	if p == nil || len(p.Output) == 0 {
+		return AgentResult{Status: RunFailed, Cause: CauseNoRecordedOutput,
+			Error: "the replay runner has no recorded output of this agent for this e-mail"}, nil
+	}
+	return AgentResult{Status: RunSucceeded, Output: p.Output, Tokens: p.Tokens}, nil
+}
+
+// WorkflowInput is what a workflow run needs: the agent's document and the
+// run's context.
+type WorkflowInput struct {
+	// Document is the agent's output, {"result": …, "workflow": […]}.
+	Document json.RawMessage
+	// Secrets are the workspace's user secrets by name (never persisted).
+	Secrets map[string]string
+	// Message is a snapshot of the triggering e-mail's raw message, which
+	// attachments are streamed from; nil when it was purged (a step that
+	// uses an attachment then fails before sending). The caller closes it.
+	Message Message
+	// Facts are the kobana.* placeholder values (RunContext.Facts).
+	Facts map[string]string
+}
+
+// WorkflowRunner validates and runs a workflow and returns its redacted run
+// record: {"status": "succeeded"|"failed", "steps": [...]}, plus "error"
+// and "diagnostics" when the document did not validate (a failed run in
+// which nothing was sent). The error result is for a run that could not be
+// attempted.
+type WorkflowRunner interface {
+	RunWorkflow(ctx context.Context, in WorkflowInput) (record json.RawMessage, err error)
+}
+
+// WorkflowRunnerFunc adapts a function to WorkflowRunner.
+type WorkflowRunnerFunc func(ctx context.Context, in WorkflowInput) (json.RawMessage, error)
+
+// RunWorkflow implements WorkflowRunner.
+func (f WorkflowRunnerFunc) RunWorkflow(ctx context.Context, in WorkflowInput) (json.RawMessage, error) {
+	return f(ctx, in)
+}
+
+// RunContext is what the kobana.* facts of a workflow run are taken from.
+type RunContext struct {
+	// Environment is kobana.env: development, sandbox or production.
+	Environment string
+	// AppURL is kobana.app_url, the server's public URL.
+	AppURL        string
+	Workspace     Workspace
+	Inbox         Inbox
+	Email         Email
+	Agent         Agent
+	AgentRunID    string
+	WorkflowRunID string
+}
+
+// Facts returns the kobana.* values of the run; workspace_slug and
+// workspace_external_id only when the workspace defines them.
+func (rc RunContext) Facts() map[string]string {
+	f := map[string]string{
+		"env": rc.Environment, "app_url": rc.AppURL, "workspace_id": rc.Workspace.ID,
+		"inbox_id": rc.Inbox.ID, "inbox_email": rc.Inbox.Address,
+		"email_id": rc.Email.ID, "email_message_id": rc.Email.MessageID,
+		"agent_id": rc.Agent.ID, "agent_run_id": rc.AgentRunID, "workflow_run_id": rc.WorkflowRunID,
+	}
+	if rc.Workspace.Slug != "" {
+		f["workspace_slug"] = rc.Workspace.Slug
+	}
+	if rc.Workspace.ExternalID != "" {
+		f["workspace_external_id"] = rc.Workspace.ExternalID
+	}
+	return f
+}
+
+// RunRecord is the part of a WorkflowRunner's record the domain keeps
+// beside the steps.
+type RunRecord struct {
+	Status      string          `json:"status"`
+	Steps       json.RawMessage `json:"steps"`
+	Error       string          `json:"error,omitempty"`
+	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
+}
+
+// ParseRunRecord reads a WorkflowRunner's record, checking its status.
+func ParseRunRecord(record json.RawMessage) (RunRecord, error) {
+	var rec RunRecord
+	if err := json.Unmarshal(record, &rec); err != nil {
+		return rec, fmt.Errorf("the workflow runner returned an invalid record: %w", err)
+	}
+	if rec.Status != RunSucceeded && rec.Status != RunFailed {
+		return rec, fmt.Errorf("the workflow runner returned status %q", rec.Status)
+	}
+	if len(rec.Steps) == 0 || string(rec.Steps) == "null" {
+		rec.Steps = json.RawMessage("[]")
+	}
+	return rec, nil
+}
+
+// IsAgentDocument reports whether an agent's output is a JSON object with
+// a result, the shape SPEC Part 1 requires.
+func IsAgentDocument(output json.RawMessage) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(output, &doc) != nil {
+		return false
+	}
+	_, ok := doc["result"]
+	return ok
+}
+
+// HasWorkflow reports whether an agent's output carries a non-empty workflow.
+func HasWorkflow(output json.RawMessage) bool {
+	var doc struct {
+		Workflow json.RawMessage `json:"workflow"`
+	}
+	if json.Unmarshal(output, &doc) != nil {
+		return false
+	}
+	w := strings.TrimSpace(string(doc.Workflow))
+	return w != "" && w != "null" && w != "[]"
+}

@@ -1,0 +1,130 @@
+package inboxmcp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/store"
+)
+
+// EmailListArg filters emails_list.
+type EmailListArg struct {
+	Page
+	InboxID string `json:"inbox_id,omitempty" jsonschema:"only e-mails received by this inbox" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
+	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed or rejected" enum:"pending,processed,failed,rejected"`
+}
+
+// EmailSummary is an e-mail without its body, for listings.
+type EmailSummary struct {
+	ID          string    `json:"id"`
+	InboxID     string    `json:"inbox_id"`
+	From        string    `json:"from"`
+	Subject     string    `json:"subject"`
+	Attachments int       `json:"attachments"`
+	Status      string    `json:"status"`
+	AgentRunID  string    `json:"agent_run_id,omitempty"`
+	ReceivedAt  time.Time `json:"received_at"`
+}
+
+// EmailList is a page of e-mails.
+type EmailList struct {
+	Emails     []EmailSummary `json:"emails"`
+	NextBefore string         `json:"next_before,omitempty"`
+}
+
+// EMLLink is a short-lived download link to a raw .eml.
+type EMLLink struct {
+	EmailID   string    `json:"email_id"`
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+	SizeBytes int       `json:"size_bytes"`
+}
+
+func summarize(e inbox.Email) EmailSummary {
+	return EmailSummary{ID: e.ID, InboxID: e.InboxID, From: e.From, Subject: e.Subject, Attachments: len(e.Attachments), Status: e.Status, AgentRunID: e.AgentRunID, ReceivedAt: e.ReceivedAt}
+}
+
+func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailListArg) (EmailList, error) {
+	q, err := in.query()
+	if err != nil {
+		return EmailList{}, err
+	}
+	if err := checkEnum("status", in.Status, inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected); err != nil {
+		return EmailList{}, err
+	}
+	q.Parent, q.Status = in.InboxID, in.Status
+	items, next, err := inbox.List[inbox.Email](ctx, p.repo, c.Workspace, q)
+	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextBefore: next}
+	for _, e := range items {
+		out.Emails = append(out.Emails, summarize(e))
+	}
+	return out, err
+}
+
+func (p *Product) emailsGet(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Email, error) {
+	return p.getEmail(ctx, c.Workspace, in.ID)
+}
+
+func (p *Product) emailsEML(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (EMLLink, error) {
+	return p.emlLink(ctx, c, in.ID)
+}
+
+// emlLink is emails_eml's answer, also served as the emails/{id}/eml resource.
+func (p *Product) emlLink(ctx context.Context, c *mcpserver.Caller, id string) (EMLLink, error) {
+	e, err := p.getEmail(ctx, c.Workspace, id)
+	if err != nil {
+		return EMLLink{}, err
+	}
+	u, exp, err := p.signedEMLURL(ctx, c.Workspace, e.ID)
+	return EMLLink{EmailID: e.ID, URL: u, ExpiresAt: exp, SizeBytes: e.SizeBytes}, err
+}
+
+// checkEmail is emails_delete's check.
+func (p *Product) checkEmail(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) error {
+	_, err := p.getEmail(ctx, c.Workspace, in.ID)
+	return err
+}
+
+func (p *Product) emailsDelete(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (Deleted, error) {
+	if err := p.checkEmail(ctx, c, in); err != nil {
+		return Deleted{}, err
+	}
+	if err := inbox.Delete[inbox.Email](ctx, p.repo, c.Workspace, in.ID); err != nil {
+		return Deleted{}, err
+	}
+	if err := p.opts.Store.DeleteBlob(ctx, c.Workspace, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Deleted{}, err
+	}
+	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventEmailDeleted, in.ID, map[string]string{"email_id": in.ID})
+}
+
+// checkReprocess is emails_reprocess's check: the e-mail exists and the
+// processor would start (its inbox and agent exist).
+func (p *Product) checkReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) error {
+	if err := required("id", in.ID); err != nil {
+		return err
+	}
+	return toolError(p.opts.Processor.Check(ctx, p.reprocessRequest(c, in.ID)))
+}
+
+func (p *Product) emailsReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Reprocessed, error) {
+	if err := required("id", in.ID); err != nil {
+		return inbox.Reprocessed{}, err
+	}
+	out, err := p.opts.Processor.Reprocess(ctx, p.reprocessRequest(c, in.ID))
+	return out, toolError(err)
+}
+
+func (p *Product) reprocessRequest(c *mcpserver.Caller, id string) inbox.ReprocessRequest {
+	return inbox.ReprocessRequest{Workspace: c.Workspace, EmailID: id, Actor: inbox.PersonActor(c.Person)}
+}
+
+func (p *Product) getEmail(ctx context.Context, ws, id string) (inbox.Email, error) {
+	if err := required("id", id); err != nil {
+		return inbox.Email{}, err
+	}
+	return inbox.Get[inbox.Email](ctx, p.repo, ws, id)
+}

@@ -1,0 +1,359 @@
+package inboxmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/store"
+)
+
+func names(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var readTools = "agent_runs_get agent_runs_list agents_get agents_list emails_eml emails_get emails_list inboxes_get inboxes_list models_list secrets_list system_events_get system_events_list usage_get webhooks_deliveries_list webhooks_get webhooks_list workflow_runs_get workflow_runs_list workflows_validate workspaces_get"
+
+func TestToolSetsByRoleAndScope(t *testing.T) {
+	h := newHarness(t)
+	for _, era := range eras {
+		for _, who := range []string{"viewer", "owner-ro"} {
+			cs := h.connect(who, era, nil)
+			if got := strings.Join(names(t, cs), " "); got != readTools {
+				t.Errorf("%s %s tools:\n%s\nwant\n%s", era, who, got, readTools)
+			}
+			r := h.call(cs, "inboxes_create", map[string]any{"name": "X", "local_part": "x"})
+			if !r.IsError || !strings.Contains(textOf(r), "permission_denied") {
+				t.Errorf("%s %s inboxes_create: %s", era, who, textOf(r))
+			}
+		}
+		cs := h.connect("owner", era, nil)
+		if n := len(names(t, cs)); n != 39 {
+			t.Errorf("%s owner has %d tools, want 39", era, n)
+		}
+	}
+	if h.count(demo.Workspace, inbox.KindInbox, store.Query{}) != 2 {
+		t.Fatal("a denied call created an inbox")
+	}
+}
+
+func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("sandbox", "2026-07-28", yes)
+	for tool, args := range map[string]map[string]any{
+		"emails_get":     {"id": "eml_inv_00"},
+		"inboxes_get":    {"id": "ibx_invoices"},
+		"webhooks_get":   {"id": "whk_chat"},
+		"workspaces_get": {"id": "ws_finance"},
+		"emails_delete":  {"id": "eml_inv_00"},
+	} {
+		r := h.call(cs, tool, args)
+		if !r.IsError || !strings.Contains(textOf(r), "not_found") {
+			t.Errorf("sandbox %s %v: %s", tool, args, textOf(r))
+		}
+	}
+	var list inboxmcp.EmailList
+	structured(t, h.call(cs, "emails_list", nil), &list)
+	if len(list.Emails) != 0 {
+		t.Errorf("sandbox sees %d e-mails", len(list.Emails))
+	}
+	if h.count(demo.Workspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
+		t.Fatal("the sandbox token deleted a Finance e-mail")
+	}
+}
+
+func TestInboxLifecycle(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", yes)
+	var ib inbox.Inbox
+	r := h.call(cs, "inboxes_create", map[string]any{"name": "Contracts", "local_part": "contracts", "agent_id": "agt_invoices", "recipients": []string{"Legal@Acme.example"}})
+	structured(t, r, &ib)
+	if r.IsError || ib.Address != "contracts@finance.in.kobana.email" || strings.Join(ib.Recipients, ",") != "legal@acme.example" {
+		t.Fatalf("create: %s", textOf(r))
+	}
+	for args, code := range map[string]string{
+		`{"name":"Dup","local_part":"contracts"}`:                "conflict",
+		`{"name":"Bad","local_part":"Not Valid"}`:                "invalid_arguments",
+		`{"name":"NoAgent","local_part":"y","agent_id":"agt_x"}`: "invalid_arguments",
+		`{"name":"","local_part":"z"}`:                           "invalid_arguments",
+	} {
+		var a map[string]any
+		json.Unmarshal([]byte(args), &a)
+		if r := h.call(cs, "inboxes_create", a); !r.IsError || !strings.Contains(textOf(r), code) {
+			t.Errorf("create %s: %s, want %s", args, textOf(r), code)
+		}
+	}
+	r = h.call(cs, "inboxes_update", map[string]any{"id": ib.ID, "status": "paused", "attachment_rules": map[string]any{"required": true, "allowed_types": []string{"application/pdf"}}})
+	structured(t, r, &ib)
+	if ib.Status != "paused" || !ib.AttachmentRules.Required || ib.AgentID != "agt_invoices" {
+		t.Errorf("update: %s", textOf(r))
+	}
+	structured(t, h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": "@globex.example"}), &ib)
+	structured(t, h.call(cs, "inboxes_remove_recipient", map[string]any{"id": ib.ID, "recipient": "legal@acme.example"}), &ib)
+	if strings.Join(ib.Recipients, ",") != "@globex.example" {
+		t.Errorf("recipients = %v", ib.Recipients)
+	}
+	for _, bad := range []string{"not an address", " ana@acme.example", "ana@acme.example ", "@", "@localhost", "@.example", "a@b@c.example"} {
+		if r := h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": bad}); !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("bad recipient %q: %s", bad, textOf(r))
+		}
+	}
+	// Rules that would match everything or nothing are refused.
+	for _, rules := range []map[string]any{
+		{"filters": map[string]any{"subject_contains": []string{"invoice", " "}}},
+		{"attachment_rules": map[string]any{"allowed_types": []string{"pdf"}}},
+		{"attachment_rules": map[string]any{"max_bytes": -1}},
+	} {
+		rules["id"] = ib.ID
+		if r := h.call(cs, "inboxes_update", rules); !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("rules %v: %s", rules, textOf(r))
+		}
+	}
+	var events inboxmcp.EventList
+	structured(t, h.call(cs, "system_events_list", map[string]any{"type": "inbox.recipient_added", "limit": 5}), &events)
+	if len(events.Events) == 0 || events.Events[0].Subject != ib.ID || events.Events[0].Actor != "person:"+demo.Owner {
+		t.Errorf("events = %+v", events.Events)
+	}
+	if r := h.call(cs, "inboxes_delete", map[string]any{"id": ib.ID}); r.IsError {
+		t.Fatalf("delete: %s", textOf(r))
+	}
+	if r := h.call(cs, "inboxes_get", map[string]any{"id": ib.ID}); !strings.Contains(textOf(r), "not_found") {
+		t.Errorf("get after delete: %s", textOf(r))
+	}
+}
+
+func TestListsFilterAndPage(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("viewer", "2025-11-25", nil)
+	var runs inboxmcp.AgentRunList
+	structured(t, h.call(cs, "agent_runs_list", map[string]any{"status": "failed", "agent_id": "agt_invoices", "limit": 100}), &runs)
+	if len(runs.Runs) != 6 {
+		t.Errorf("failed invoice runs = %d, want 6", len(runs.Runs))
+	}
+	seen := map[string]bool{}
+	before := ""
+	for page := 0; page < 10; page++ {
+		var l inboxmcp.EmailList
+		args := map[string]any{"limit": 7}
+		if before != "" {
+			args["before"] = before
+		}
+		structured(t, h.call(cs, "emails_list", args), &l)
+		for _, e := range l.Emails {
+			if seen[e.ID] {
+				t.Fatalf("e-mail %s on two pages", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		if l.NextBefore == "" {
+			break
+		}
+		before = l.NextBefore
+	}
+	if len(seen) != 25 {
+		t.Errorf("paged through %d e-mails, want 25", len(seen))
+	}
+	var dl inboxmcp.DeliveryList
+	structured(t, h.call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &dl)
+	if len(dl.Deliveries) != 3 {
+		t.Errorf("failed chat deliveries = %d", len(dl.Deliveries))
+	}
+	if r := h.call(cs, "agent_runs_list", map[string]any{"since": "yesterday"}); !strings.Contains(textOf(r), "invalid_arguments") {
+		t.Errorf("bad since: %s", textOf(r))
+	}
+	if r := h.call(cs, "emails_list", map[string]any{"limit": 1000}); !strings.Contains(textOf(r), "invalid_arguments") {
+		t.Errorf("limit 1000: %s", textOf(r))
+	}
+	var u inbox.Usage
+	structured(t, h.call(cs, "usage_get", map[string]any{"month": "2026-11"}), &u)
+	if u.AgentRuns == 0 || len(u.ByModel) != 2 || u.CostUSD <= 0 {
+		t.Errorf("usage = %+v", u)
+	}
+}
+
+// No tool output, resource or prompt ever carries a secret value.
+func TestSecretsNeverLeave(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
+	cs := h.connect("owner", "2026-07-28", yes)
+	var out strings.Builder
+	var sl inboxmcp.SecretList
+	r := h.call(cs, "secrets_list", nil)
+	structured(t, r, &sl)
+	var got []string
+	for _, s := range sl.Secrets {
+		got = append(got, s.Name)
+	}
+	if strings.Join(got, ",") != "CHAT_WEBHOOK_URL,ERP_TOKEN" {
+		t.Errorf("secrets_list = %v (internal webhook secrets must not be listed)", got)
+	}
+	out.WriteString(textOf(r))
+	set := h.call(cs, "secrets_set", map[string]any{"name": "NEW_KEY", "value": "v3ry-s3cret-value"})
+	out.WriteString(textOf(set))
+	if r := h.call(cs, "secrets_set", map[string]any{"name": "kobana:webhook:whk_chat", "value": "x"}); !r.IsError {
+		t.Error("secrets_set may overwrite an internal secret")
+	}
+	values["NEW_KEY"] = "v3ry-s3cret-value"
+	for _, tool := range []string{"webhooks_list", "system_events_list", "agent_runs_list", "workflow_runs_list", "agents_list", "usage_get", "workspaces_get", "inboxes_list"} {
+		out.WriteString(textOf(h.call(cs, tool, nil)))
+	}
+	for _, id := range []string{"wrun_inv_00", "wrun_inv_01"} {
+		out.WriteString(textOf(h.call(cs, "workflow_runs_get", map[string]any{"id": id})))
+	}
+	for _, p := range []string{"webhook_health", "review_failed_runs", "usage_report"} {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		out.Write(b)
+	}
+	for name, v := range values {
+		if strings.Contains(out.String(), v) {
+			t.Errorf("secret %s's value reached a client", name)
+		}
+	}
+	if !strings.Contains(out.String(), "[redacted secrets.ERP_TOKEN]") {
+		t.Error("workflow runs should show the redacted reference")
+	}
+	// Rotating returns the new secret once; reading the webhook never does.
+	var ws inboxmcp.WebhookSecret
+	structured(t, h.call(cs, "webhooks_rotate_secret", map[string]any{"id": "whk_erp"}), &ws)
+	after, _ := h.st.RevealSecrets(ctx, demo.Workspace)
+	if ws.Secret == "" || after["kobana:webhook:whk_erp"] != ws.Secret || strings.Contains(textOf(h.call(cs, "webhooks_get", map[string]any{"id": "whk_erp"})), ws.Secret) {
+		t.Errorf("rotation: %+v", ws)
+	}
+	if r := h.call(cs, "secrets_delete", map[string]any{"name": "NEW_KEY"}); r.IsError {
+		t.Errorf("secrets_delete: %s", textOf(r))
+	}
+}
+
+func TestWebhookCreateTestReplay(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", yes)
+	var created inboxmcp.WebhookSecret
+	structured(t, h.call(cs, "webhooks_create", map[string]any{"url": h.recv.srv.URL + "/new", "events": []string{"email.failed"}}), &created)
+	if !strings.HasPrefix(created.Secret, "whsec_") || created.Webhook.Status != "active" {
+		t.Fatalf("create: %+v", created)
+	}
+	for _, bad := range []map[string]any{
+		{"url": "ftp://x.example/", "events": []string{"email.failed"}},
+		{"url": "https://user:pw@x.example/", "events": []string{"email.failed"}},
+		{"url": "https://x.example/", "events": []string{"email.exploded"}},
+	} {
+		if r := h.call(cs, "webhooks_create", bad); !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("create %v: %s", bad, textOf(r))
+		}
+	}
+	var d inbox.Delivery
+	structured(t, h.call(cs, "webhooks_test", map[string]any{"id": created.Webhook.ID}), &d)
+	if d.Status != "delivered" || d.HTTPStatus != 200 {
+		t.Fatalf("test delivery: %+v", d)
+	}
+	var replay inbox.Delivery
+	structured(t, h.call(cs, "webhooks_deliveries_replay", map[string]any{"delivery_id": "dlv_chat_03"}), &replay)
+	if replay.ReplayOf != "dlv_chat_03" || replay.Status != "delivered" {
+		t.Fatalf("replay: %+v", replay)
+	}
+	last := h.recv.reqs[len(h.recv.reqs)-1]
+	if last.header.Get("X-Kobana-Replay-Of") != "dlv_chat_03" || !strings.Contains(string(last.body), `"agent_run_id":"arun_inv_23"`) {
+		t.Errorf("replayed request %v %s", last.header, last.body)
+	}
+	// A successful delivery heals a failing webhook.
+	var wh inbox.Webhook
+	structured(t, h.call(cs, "webhooks_get", map[string]any{"id": "whk_chat"}), &wh)
+	if wh.Status != "active" || !wh.FailingSince.IsZero() {
+		t.Errorf("webhook after a good delivery: %+v", wh)
+	}
+}
+
+func TestWorkflowsValidate(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("viewer", "2025-11-25", nil)
+	var v inboxmcp.Validation
+	structured(t, h.call(cs, "workflows_validate", map[string]any{"document": `{"result":{}}`}), &v)
+	if !v.OK {
+		t.Errorf("valid document: %+v", v)
+	}
+	v = inboxmcp.Validation{}
+	structured(t, h.call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
+	if v.OK || !strings.Contains(string(v.Diagnostics), "invalid_json") {
+		t.Errorf("invalid document: %+v", v)
+	}
+}
+
+// Records created in the same instant (the test clock is frozen) page
+// without loss or repetition.
+func TestPagingWithEqualTimestamps(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("owner", "2026-07-28", nil)
+	for _, lp := range []string{"a", "b", "c", "d", "e"} {
+		if r := h.call(cs, "inboxes_create", map[string]any{"name": lp, "local_part": lp}); r.IsError {
+			t.Fatal(textOf(r))
+		}
+	}
+	seen := map[string]bool{}
+	before := ""
+	for range 20 {
+		args := map[string]any{"type": "inbox.created", "limit": 2}
+		if before != "" {
+			args["before"] = before
+		}
+		var page inboxmcp.EventList
+		structured(t, h.call(cs, "system_events_list", args), &page)
+		for _, e := range page.Events {
+			if seen[e.ID] {
+				t.Fatalf("event %s on two pages", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		if page.NextBefore == "" {
+			break
+		}
+		before = page.NextBefore
+	}
+	if len(seen) != 7 {
+		t.Errorf("paged %d inbox.created events, want 7", len(seen))
+	}
+}
+
+func TestPlanLimits(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
+	if r := h.call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second inbox: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "A", "model": "gpt-4.1-mini", "system_message": "x"}); r.IsError {
+		t.Fatalf("first agent: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "B", "model": "gpt-4.1-mini", "system_message": "x"}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second agent: %s", textOf(r))
+	}
+	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://a.example/h", "events": []string{"email.failed"}}); r.IsError {
+		t.Fatalf("first webhook: %s", textOf(r))
+	}
+	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://b.example/h", "events": []string{"email.failed"}}); !strings.Contains(textOf(r), "limit_reached") {
+		t.Errorf("second webhook: %s", textOf(r))
+	}
+	if r := h.call(cs, "agents_create", map[string]any{"name": "C", "model": "gpt-5-ultra", "system_message": "x"}); !strings.Contains(textOf(r), "unknown model") {
+		t.Errorf("unknown model: %s", textOf(r))
+	}
+}
