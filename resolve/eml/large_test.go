@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -120,5 +121,37 @@ func TestLargeAttachment(t *testing.T) {
 	}
 	if got := readAttachment(t, m, 1); string(got) != "fim" {
 		t.Fatalf("attachment after the large one = %q", got)
+	}
+}
+
+// TestLargeAttachmentRewritten: a large attachment rewritten in place while
+// it is streamed in big reads (decoded straight into the caller's buffer)
+// fails before its last byte.
+func TestLargeAttachmentRewritten(t *testing.T) {
+	size := int64(3<<20 + 1)
+	path, _ := writeLargeFile(t, size)
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := mustOpen(t, m, 0)
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Index().Parts[1]
+	if _, err := f.WriteAt([]byte("AAAA"), p.Offset+p.Length-200); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	n, err := io.CopyBuffer(io.Discard, r, buf)
+	if !errors.Is(err, ErrChanged) || int64(len(buf))+n >= size {
+		t.Fatalf("read %d more bytes (%v), want ErrChanged before the last of %d", n, err, size)
 	}
 }

@@ -40,7 +40,9 @@ hyperfine -N -w 2 -r ${RUNS:-15} --export-json "$work/times.json" "$curl" "$run"
 python3 - "$work/times.json" <<'PY'
 import json, sys
 c, k = json.load(open(sys.argv[1]))["results"]
-print("median: curl -F %.1f ms, kobana run %.1f ms, ratio %.2f" % (c["median"] * 1e3, k["median"] * 1e3, k["median"] / c["median"]))
+print("median wall: curl -F %.1f ms, kobana run %.1f ms, ratio %.2f" % (c["median"] * 1e3, k["median"] * 1e3, k["median"] / c["median"]))
+cc, kc = c["user"] + c["system"], k["user"] + k["system"]
+print("mean CPU (user+system): curl -F %.1f ms, kobana run %.1f ms" % (cc * 1e3, kc * 1e3))
 PY
 grep -q '"status": *"succeeded"' "$work/record.json" || { echo "the run did not succeed:"; cat "$work/record.json"; exit 1; }
 for cmd in "$curl" "$run"; do
