@@ -320,14 +320,18 @@ func (m *Message) Open(i int) (io.ReadCloser, error) {
 		return nil, err
 	}
 	p := m.ix.Parts[m.parts[i]]
-	return &partReader{
+	r := &partReader{size: p.Size, d: &rangeDecoder{
 		m:     m,
 		p:     p,
 		label: m.label(a),
 		off:   p.Offset,
 		end:   p.Offset + p.Length,
 		dec:   newDecoder(p.Decoding),
-	}, nil
+	}}
+	if p.Length >= prefetchMin {
+		r.startPrefetch()
+	}
+	return r, nil
 }
 
 // label names an attachment in errors: "eml: nota.eml: attachment 0 (nota.pdf)".
@@ -347,12 +351,15 @@ func (m *Message) prefix() string {
 var errClosed = errors.New("eml: read after close")
 
 // rawChunk is how much of the encoded body a stream reads at a time.
-const rawChunk = 64 << 10
+const rawChunk = 128 << 10
 
-// partReader streams one part: it reads the part's byte range, checks its
-// CRC-32C and its decoded size against the index, and holds back the last
-// decoded byte until both are confirmed.
-type partReader struct {
+// prefetchMin is the encoded size from which a stream decodes ahead, in a
+// goroutine, while its reader sends what was decoded before.
+const prefetchMin = 1 << 20
+
+// rangeDecoder reads a part's byte range a chunk at a time, decodes it, and
+// at the end confirms the range's CRC-32C and decoded size.
+type rangeDecoder struct {
 	m     *Message
 	p     Part
 	label string
@@ -361,12 +368,97 @@ type partReader struct {
 	crc   uint32
 	dec   decoder
 	raw   []byte
+	made  int64 // decoded bytes produced
+}
+
+// next appends the next chunk's decoded bytes to dst (non-nil). done says
+// the range was read, decoded and confirmed; an error matches ErrChanged or
+// ErrUnreadable.
+func (d *rangeDecoder) next(dst []byte) (out []byte, done bool, err error) {
+	if d.raw == nil {
+		d.raw = make([]byte, min(rawChunk, d.p.Length+1))
+	}
+	before := len(dst)
+	finished := d.off == d.end
+	if !finished {
+		chunk := d.raw[:min(int64(len(d.raw)), d.end-d.off)]
+		n, err := d.m.r.ReadAt(chunk, d.off)
+		if n < len(chunk) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return dst, false, d.m.readError(d.label, d.off+int64(n), err)
+		}
+		d.off += int64(n)
+		d.crc = crc32.Update(d.crc, castagnoli, chunk)
+		dst = d.dec.decode(dst, chunk)
+	} else {
+		dst = d.dec.finish(dst)
+	}
+	d.made += int64(len(dst) - before)
+	switch {
+	case d.made > d.p.Size:
+		return dst, false, fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", d.label, ErrChanged, d.p.Size)
+	case d.off == d.end && d.crc != d.p.CRC32C:
+		return dst, false, fmt.Errorf("%s: %w: its bytes differ from those first read", d.label, ErrChanged)
+	case finished && d.made != d.p.Size:
+		return dst, false, fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", d.label, ErrChanged, d.made, d.p.Size)
+	}
+	return dst, finished, nil
+}
+
+// decoded is a chunk handed from the prefetching goroutine to the reader.
+type decoded struct {
+	buf  []byte
+	done bool
+	err  error
+}
+
+// partReader streams one part. It never returns the part's last byte
+// before the rangeDecoder has confirmed the whole range, so a change or a
+// read failure shows as an error before the stream is complete.
+type partReader struct {
+	d     *rangeDecoder
+	size  int64
 	out   []byte // decoded bytes not yet handed out start at pos
 	pos   int
 	given int64 // decoded bytes handed out
-	made  int64 // decoded bytes produced
 	done  bool  // the range was read, decoded and confirmed
 	err   error
+
+	// Prefetching (large parts): a goroutine runs d and hands over
+	// chunks on ready; buffers come back on free; stop ends it.
+	ready chan decoded
+	free  chan []byte
+	stop  chan struct{}
+}
+
+func (r *partReader) startPrefetch() {
+	r.ready = make(chan decoded, 1)
+	r.free = make(chan []byte, 2)
+	r.stop = make(chan struct{})
+	for range 2 {
+		r.free <- make([]byte, 0, rawChunk)
+	}
+	go func() {
+		for {
+			var buf []byte
+			select {
+			case buf = <-r.free:
+			case <-r.stop:
+				return
+			}
+			out, done, err := r.d.next(buf[:0])
+			select {
+			case r.ready <- decoded{out, done, err}:
+			case <-r.stop:
+				return
+			}
+			if done || err != nil {
+				return
+			}
+		}
+	}()
 }
 
 func (r *partReader) Read(p []byte) (int, error) {
@@ -375,8 +467,8 @@ func (r *partReader) Read(p []byte) (int, error) {
 			return 0, r.err
 		}
 		avail := int64(len(r.out) - r.pos)
-		if !r.done && avail > 0 && r.given+avail >= r.p.Size {
-			avail = r.p.Size - 1 - r.given // the last byte waits for the check
+		if !r.done && avail > 0 && r.given+avail >= r.size {
+			avail = r.size - 1 - r.given // the last byte waits for the check
 		}
 		if avail > 0 && len(p) > 0 {
 			n := copy(p, r.out[r.pos:r.pos+int(min(avail, int64(len(p))))])
@@ -390,119 +482,45 @@ func (r *partReader) Read(p []byte) (int, error) {
 		if len(p) == 0 {
 			return 0, nil
 		}
-		if r.pos == len(r.out) && r.off < r.end && len(p) >= directMin {
-			if n := r.direct(p); n > 0 {
-				return n, nil
-			}
-			continue
-		}
-		r.fill()
+		r.more()
 	}
 }
 
-// directMin is the smallest read that is decoded straight into the
-// caller's buffer.
-const directMin = 4 << 10
-
-// direct reads the next chunk of the range and decodes it straight into p
-// (saving a copy), keeping back the attachment's last byte as fill does.
-func (r *partReader) direct(p []byte) int {
-	if r.raw == nil {
-		r.raw = make([]byte, rawChunk)
-		r.out = make([]byte, 0, rawChunk)
-	}
-	r.out, r.pos = r.out[:0], 0 // all served
-	// Decoded bytes never outnumber encoded ones (base64: 3 for 4), plus
-	// two held from a group begun in the previous chunk.
-	limit := len(p) - 64
-	if r.p.Decoding == decodeBase64 {
-		limit = limit / 3 * 4
-	}
-	chunk := r.raw[:min(int64(len(r.raw)), int64(limit), r.end-r.off)]
-	n, err := r.m.r.ReadAt(chunk, r.off)
-	if n < len(chunk) {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
+// more gets the next decoded chunk, keeping any byte held back.
+func (r *partReader) more() {
+	held := r.out[r.pos:]
+	if r.ready == nil {
+		if r.out == nil {
+			r.out = make([]byte, 0, min(rawChunk, r.d.p.Length+1))
 		}
-		r.err = r.m.readError(r.label, r.off+int64(n), err)
-		return 0
-	}
-	r.off += int64(n)
-	r.crc = crc32.Update(r.crc, castagnoli, chunk)
-	out := r.dec.decode(p[:0:len(p)], chunk)
-	if len(out) > len(p) || (len(out) > 0 && &out[0] != &p[0]) {
-		// It did not fit after all: keep the rest for the next reads.
-		k := copy(p, out)
-		r.out = append(r.out[:0], out[k:]...)
+		r.out = r.out[:copy(r.out, held)]
 		r.pos = 0
-		out = p[:k]
+		r.out, r.done, r.err = r.d.next(r.out)
+		return
 	}
-	r.made += int64(len(out) + len(r.out))
-	switch {
-	case r.made > r.p.Size:
-		r.err = fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", r.label, ErrChanged, r.p.Size)
-		return 0
-	case r.off == r.end && r.crc != r.p.CRC32C:
-		r.err = fmt.Errorf("%s: %w: its bytes differ from those first read", r.label, ErrChanged)
-		return 0
+	c := <-r.ready
+	if c.err != nil {
+		r.err = c.err
+		return
 	}
-	k := len(out)
-	if len(r.out) == 0 && k > 0 && r.given+int64(k) >= r.p.Size {
-		// The attachment's last byte waits for the check.
-		r.out = append(r.out[:0], out[k-1])
-		r.pos = 0
-		k--
+	if len(held) > 0 {
+		c.buf = append(held[:len(held):len(held)], c.buf...)
 	}
-	r.given += int64(k)
-	return k
-}
-
-// fill reads and decodes the next chunk of the range, or confirms the whole
-// once it is read.
-func (r *partReader) fill() {
-	if r.raw == nil {
-		n := int(min(rawChunk, r.p.Length+1))
-		r.out = make([]byte, 0, n)
-		r.raw = make([]byte, n)
-	}
-	if r.pos > 0 {
-		r.out = r.out[:copy(r.out, r.out[r.pos:])]
-		r.pos = 0
-	}
-	before := len(r.out)
-	finished := r.off == r.end
-	if !finished {
-		chunk := r.raw[:min(int64(len(r.raw)), r.end-r.off)]
-		n, err := r.m.r.ReadAt(chunk, r.off)
-		if n < len(chunk) {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			r.err = r.m.readError(r.label, r.off+int64(n), err)
-			return
+	if r.out != nil {
+		select {
+		case r.free <- r.out[:0]:
+		default:
 		}
-		r.off += int64(n)
-		r.crc = crc32.Update(r.crc, castagnoli, chunk)
-		r.out = r.dec.decode(r.out, chunk)
-	} else {
-		r.out = r.dec.finish(r.out)
 	}
-	r.made += int64(len(r.out) - before)
-	switch {
-	case r.made > r.p.Size:
-		r.err = fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", r.label, ErrChanged, r.p.Size)
-	case r.off == r.end && r.crc != r.p.CRC32C:
-		r.err = fmt.Errorf("%s: %w: its bytes differ from those first read", r.label, ErrChanged)
-	case finished && r.made != r.p.Size:
-		r.err = fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", r.label, ErrChanged, r.made, r.p.Size)
-	case finished:
-		r.done = true
-	}
+	r.out, r.pos, r.done = c.buf, 0, c.done
 }
 
 // Close ends the stream. Reading after Close fails.
 func (r *partReader) Close() error {
+	if r.err != errClosed && r.stop != nil {
+		close(r.stop)
+	}
 	r.err = errClosed
-	r.out, r.raw = nil, nil
+	r.out = nil
 	return nil
 }
