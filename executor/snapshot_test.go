@@ -3,12 +3,15 @@ package executor_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -312,5 +315,51 @@ func TestEmailChangesDuringBody(t *testing.T) {
 				t.Fatalf("the step after the cut: %+v, %s", after, recordJSON(t, rec))
 			}
 		})
+	}
+}
+
+// TestEmailTruncatedDuringHTTP2Body: over HTTP/2 the cut is a reset stream;
+// the receiver's handler never reads a complete body, and the record says
+// partial_upload.
+func TestEmailTruncatedDuringHTTP2Body(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 16 MiB")
+	}
+	path, _, start, end := writeUploadEML(t, 16<<20)
+	type result struct {
+		n     int64
+		err   error
+		proto string
+	}
+	got := make(chan result, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.CopyN(io.Discard, r.Body, 64<<10)
+		if err == nil {
+			emlChanges["truncated"](t, path, start, end)
+			var m int64
+			m, err = io.Copy(io.Discard, r.Body)
+			n += m
+		}
+		got <- result{n, err, r.Proto}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	tr := allowLoopback().TransportTo(srv.Listener.Addr().String())
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+	ex := executor.New(executor.Options{Guard: allowLoopback(), Transport: tr})
+	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://erp.example/upload","form":{"file":"${{email.attachments.0}}"}}]}`),
+		executor.Env{Attachments: resolve.EMLFile(path)})
+	var res result
+	select {
+	case res = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not finish")
+	}
+	if res.proto != "HTTP/2.0" || res.err == nil || res.n >= 16<<20 {
+		t.Fatalf("the handler read %d bytes over %s, error %v; want an incomplete body over HTTP/2", res.n, res.proto, res.err)
+	}
+	if s := rec.Steps[0]; s.Reason != executor.ReasonUploadAborted || !s.PartialUpload {
+		t.Fatalf("record: %s", recordJSON(t, rec))
 	}
 }
