@@ -17,5 +17,10 @@
 // failed with ReasonUploadAborted and PartialUpload: the receiver may have
 // received part of the request, never a complete one.
 //
+// Executor.RunDocument (and RunDocument) is the path from an agent's
+// output to a DocumentRecord: it compiles the document, runs its workflow
+// when it validates, and records a document that does not as a failed run
+// that sent nothing, with its diagnostics.
+//
 // An Executor is safe for concurrent use: many runs share one transport.
 package executor
