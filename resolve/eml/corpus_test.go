@@ -1,6 +1,7 @@
 package eml
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,7 +45,7 @@ var corpusDifferences = map[string]string{}
 // TestCorpus reads every message of the corpus and compares each
 // attachment with what Python's email package extracts: the same number of
 // attachments in the same order, the same declared type and filename, and
-// the same bytes (size and SHA-256).
+// the same bytes (size and SHA-256, streamed and as ReadIndex's digest).
 func TestCorpus(t *testing.T) {
 	raw, err := os.ReadFile("testdata/corpus/golden.json")
 	if err != nil {
@@ -76,6 +77,14 @@ func TestCorpus(t *testing.T) {
 			defer m.Close()
 			got := m.Attachments()
 			ix := m.Index()
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := ReadIndex(bytes.NewReader(raw), int64(len(raw)))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(got) != len(want) {
 				for _, a := range got {
 					t.Logf("go: %d %q %s %d %v", a.Index, a.Filename, a.ContentType, a.Size, a.Defects)
@@ -119,6 +128,9 @@ func TestCorpus(t *testing.T) {
 				}
 				if n != a.Size {
 					t.Errorf("attachment %d: streamed %d bytes, Size %d", i, n, a.Size)
+				}
+				if d := full.Parts[m.parts[i]].SHA256; d != *w.SHA256 {
+					t.Errorf("attachment %d: ReadIndex's digest %s, Python's %s", i, d, *w.SHA256)
 				}
 				compared++
 			}
