@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -26,8 +29,9 @@ import (
 //     for size); a file named "spam-x.eml" here is messages/spam/x.eml there.
 //
 // golden.json is what Python's email package (3.11, policy default) extracts
-// from each message under this project's definition of an attachment;
-// golden.py, run by hand, writes it.
+// from each message, and from each cut short at a third and at two thirds
+// of its length (keys "name@length"), under this project's definition of an
+// attachment; golden.py, run by hand, writes it.
 
 // goldenAttachment is one attachment as Python extracted it.
 type goldenAttachment struct {
@@ -36,11 +40,19 @@ type goldenAttachment struct {
 	ContentType string  `json:"content_type"`
 	Size        *int64  `json:"size"`
 	SHA256      *string `json:"sha256"`
+	// PythonDefects are the class names of the defects Python recorded.
+	PythonDefects []string `json:"python_defects"`
 }
 
-// corpusDifferences are the attachments where this reader deliberately
-// gives other bytes than Python, with the reason.
-var corpusDifferences = map[string]string{}
+// corpusDifferences are the attachments ("name#index") where this reader
+// deliberately differs from Python, with the reason. Besides these, base64
+// that ends with a single dangling character is decoded here (the character
+// dropped) where Python returns the part undecoded (its
+// InvalidBase64LengthDefect): such attachments are counted, not compared.
+var corpusDifferences = map[string]string{
+	"enmime/mail-mime-unquoted-tspecials-param.raw@1726#0": "name=Invoice_(302232133150612).pdf unquoted: the value is kept whole, as mail clients show it; " +
+		"Python reads the parentheses as a comment and names the file \"Invoice_\"",
+}
 
 // TestCorpus reads every message of the corpus and compares each
 // attachment with what Python's email package extracts: the same number of
@@ -55,32 +67,29 @@ func TestCorpus(t *testing.T) {
 	if err := json.Unmarshal(raw, &golden); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("testdata/corpus/*/*")
-	seen, compared := 0, 0
-	for _, path := range files {
-		name, _ := filepath.Rel("testdata/corpus", path)
-		name = filepath.ToSlash(name)
-		if filepath.Base(name) == "LICENSE" || filepath.Dir(path) == "testdata/corpus" {
+	seen, compared, dangling := 0, 0, 0
+	for name, want := range golden {
+		file, cutAt, cut := strings.Cut(name, "@")
+		raw, err := os.ReadFile(filepath.Join("testdata/corpus", file))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		want, ok := golden[name]
-		if !ok {
-			t.Errorf("%s: not in golden.json (run golden.py)", name)
-			continue
+		if cut {
+			n, err := strconv.Atoi(cutAt)
+			if err != nil || n > len(raw) {
+				t.Fatalf("%s: bad cut", name)
+			}
+			raw = raw[:n]
 		}
 		seen++
 		t.Run(name, func(t *testing.T) {
-			m, err := Open(path)
+			m, err := newBytes(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer m.Close()
 			got := m.Attachments()
 			ix := m.Index()
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
 			full, err := ReadIndex(bytes.NewReader(raw), int64(len(raw)))
 			if err != nil {
 				t.Fatal(err)
@@ -96,8 +105,7 @@ func TestCorpus(t *testing.T) {
 			}
 			for i, w := range want {
 				a := got[i]
-				key := name + "#" + string(rune('0'+i))
-				if _, ok := corpusDifferences[key]; ok {
+				if _, ok := corpusDifferences[name+"#"+strconv.Itoa(i)]; ok {
 					continue
 				}
 				declared := ix.Parts[m.parts[i]].ContentType
@@ -110,6 +118,10 @@ func TestCorpus(t *testing.T) {
 					}
 				}
 				if w.SHA256 == nil {
+					continue
+				}
+				if slices.Contains(w.PythonDefects, "InvalidBase64LengthDefect") && slices.ContainsFunc(a.Defects, func(d Defect) bool { return d.Code == DefectBase64DanglingCharacter }) {
+					dangling++
 					continue
 				}
 				r, err := m.Open(i)
@@ -136,8 +148,15 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
-	if seen < 150 {
+	files, _ := filepath.Glob("testdata/corpus/*/*")
+	for _, path := range files {
+		name, _ := filepath.Rel("testdata/corpus", path)
+		if _, ok := golden[filepath.ToSlash(name)]; !ok && filepath.Base(name) != "LICENSE" && filepath.Dir(path) != "testdata/corpus" {
+			t.Errorf("%s: not in golden.json (run golden.py)", name)
+		}
+	}
+	if seen < 500 {
 		t.Errorf("only %d corpus messages read", seen)
 	}
-	t.Logf("%d messages, %d attachments compared byte for byte", seen, compared)
+	t.Logf("%d messages, %d attachments compared byte for byte, %d with a dangling base64 character (Python leaves them undecoded)", seen, compared, dangling)
 }

@@ -69,7 +69,10 @@
 // character of a group drop it (DefectBase64DanglingCharacter; Python
 // returns the whole part undecoded), x-uuencode is not decoded (Python
 // decodes it), a Content-Transfer-Encoding is compared without surrounding
-// blanks (Python keeps trailing ones and then treats "base64 " as unknown).
+// blanks (Python keeps trailing ones and then treats "base64 " as unknown),
+// and an unquoted parameter value keeps everything up to the next ";", as
+// mail clients show it (Python reads "name=Invoice_(123).pdf" as
+// "Invoice_" and a comment).
 // As in Python, a line ends at LF, CRLF or a lone CR. The corpus test
 // (corpus_test.go) compares this reader with Python's on public real-world
 // mail.

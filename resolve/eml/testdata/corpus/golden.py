@@ -5,7 +5,9 @@ against. Run by hand from this directory, with Python 3.11:
 
     python3 golden.py > golden.json
 
-It is not run by `go test`, which needs nothing but Go.
+It is not run by `go test`, which needs nothing but Go. Each message is
+also read cut short at a third and at two thirds of its length (keys
+"name@length").
 
 "Attachment" is this project's definition (SPEC 1.2, resolve/eml/doc.go),
 applied to the tree Python's parser builds: the leaf parts, depth-first,
@@ -96,11 +98,17 @@ def main():
             if name == "LICENSE":
                 continue
             with open(os.path.join(folder, name), "rb") as f:
-                # message_from_bytes, not message_from_binary_file: the
-                # latter reads through a TextIOWrapper that turns CRLF into
-                # LF, changing the bytes of every text attachment.
-                msg = email.message_from_bytes(f.read(), policy=email.policy.default)
-            golden[source + "/" + name] = attachments(msg)
+                data = f.read()
+            # message_from_bytes, not message_from_binary_file: the latter
+            # reads through a TextIOWrapper that turns CRLF into LF, changing
+            # the bytes of every text attachment.
+            key = source + "/" + name
+            golden[key] = attachments(email.message_from_bytes(data, policy=email.policy.default))
+            # The same message cut short, the commonest damage in a real
+            # mailbox: at a third and at two thirds of its length.
+            for cut in (len(data) // 3, 2 * len(data) // 3):
+                msg = email.message_from_bytes(data[:cut], policy=email.policy.default)
+                golden["%s@%d" % (key, cut)] = attachments(msg)
     json.dump(golden, sys.stdout, indent=1, ensure_ascii=False, sort_keys=True)
     sys.stdout.write("\n")
 
