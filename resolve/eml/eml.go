@@ -351,7 +351,7 @@ func (m *Message) prefix() string {
 var errClosed = errors.New("eml: read after close")
 
 // rawChunk is how much of the encoded body a stream reads at a time.
-const rawChunk = 128 << 10
+const rawChunk = 32 << 10
 
 // prefetchMin is the encoded size from which a stream decodes ahead, in a
 // goroutine, while its reader sends what was decoded before.
@@ -437,8 +437,12 @@ func (r *partReader) startPrefetch() {
 	r.ready = make(chan decoded, 1)
 	r.free = make(chan []byte, 2)
 	r.stop = make(chan struct{})
+	capacity := rawChunk + 64 // a chunk's decoded bytes, and a few carried over
+	if r.d.p.Decoding == decodeBase64 {
+		capacity = rawChunk/4*3 + 64
+	}
 	for range 2 {
-		r.free <- make([]byte, 0, rawChunk)
+		r.free <- make([]byte, 0, capacity)
 	}
 	go func() {
 		for {
