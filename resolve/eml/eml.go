@@ -311,9 +311,10 @@ func (m *Message) readError(label string, off int64, err error) error {
 // the ones first read (their CRC-32C): if they changed or cannot be read,
 // Read fails with ErrChanged or ErrUnreadable and never yields the
 // attachment's last byte, so a consumer that counts bytes (an HTTP body
-// with a Content-Length) is never handed something complete-looking. It
-// returns an *IndexError if there is no attachment i. The caller must Close
-// the reader.
+// with a Content-Length) is never handed something complete-looking. A
+// stream of an attachment whose encoded body is 1 MiB or more decodes ahead in a goroutine
+// while its reader sends what came before; Close stops it. It returns an
+// *IndexError if there is no attachment i. The caller must Close the reader.
 func (m *Message) Open(i int) (io.ReadCloser, error) {
 	a, err := m.Attachment(i)
 	if err != nil {

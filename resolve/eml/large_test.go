@@ -11,7 +11,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -153,5 +155,31 @@ func TestLargeAttachmentRewritten(t *testing.T) {
 	n, err := io.CopyBuffer(io.Discard, r, buf)
 	if !errors.Is(err, ErrChanged) || int64(len(buf))+n >= size {
 		t.Fatalf("read %d more bytes (%v), want ErrChanged before the last of %d", n, err, size)
+	}
+}
+
+// TestCloseStopsPrefetch: closing a large attachment's stream part way ends
+// the goroutine that decodes ahead.
+func TestCloseStopsPrefetch(t *testing.T) {
+	path, _ := writeLargeFile(t, 4<<20)
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := runtime.NumGoroutine()
+	for range 20 {
+		r := mustOpen(t, m, 0)
+		if _, err := io.ReadFull(r, make([]byte, 100<<10)); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines, %d before the streams", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
