@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,7 +55,18 @@ type countingReceiver struct {
 
 func newCountingReceiver(t *testing.T, pauseAt int64, pause func()) *countingReceiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A small receive buffer keeps the sender from racing far ahead of what
+	// the receiver has read. It is set on the listening socket, so accepted
+	// connections negotiate their window with it (shrinking it afterwards
+	// can stall a connection on a zero window).
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +90,6 @@ func newCountingReceiver(t *testing.T, pauseAt int64, pause func()) *countingRec
 			if err != nil {
 				return
 			}
-			// A small receive buffer keeps the sender from racing far ahead
-			// of what the receiver has read.
-			c.(*net.TCPConn).SetReadBuffer(16 << 10)
 			rv.mu.Lock()
 			conns = append(conns, c)
 			rv.mu.Unlock()
