@@ -45,7 +45,10 @@
 //   - A leading mbox "From " line is skipped (DefectMboxFromLine); one inside
 //     a header is ignored (DefectMisplacedFromLine).
 //   - A header not followed by a blank line ends at the first line that is
-//     not a header field, which starts the body (DefectMissingHeaderSeparator).
+//     not a header field, which starts the body (DefectMissingHeaderSeparator);
+//     a header that starts with a continuation line, or a line starting with
+//     ":", loses that line (DefectHeaderContinuation, DefectHeaderWithoutName).
+//     A multipart's header repairs are the message's.
 //   - Boundaries: a part ends at a delimiter of its own multipart or of any
 //     enclosing one (RFC 2046 5.1.2); a multipart that ends at an enclosing
 //     delimiter or at the end of the message without its closing delimiter

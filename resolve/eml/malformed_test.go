@@ -107,6 +107,8 @@ func TestLenient(t *testing.T) {
 		{"preamble line of 5000 bytes", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n" + strings.Repeat("x", 5000) +
 			"\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"), []string{"a.txt 2 []", "message []"}},
 		{"nested too deep", deep(MaxDepth + 2), []string{"message []"}},
+		{"multipart header without its blank line", []byte("Content-Type: multipart/mixed; boundary=b\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"),
+			[]string{"a.txt 2 []", "message [missing-header-separator]"}},
 		{"header line without a colon", []byte("Subject: x\r\nnot a header\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nbody"),
 			[]string{"message []"}},
 		{"parts reusing the parent's boundary", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: multipart/alternative; boundary=b\r\n\r\n" +

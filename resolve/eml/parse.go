@@ -80,6 +80,12 @@ func (p *parser) entity(pos int64, bounds []string, path string, bodyPos, inDige
 			l.multipart = true
 			l.defects = append(l.defects, defect(DefectNestingTooDeep, fmt.Sprintf("a multipart nested more than %d deep was read as one part", MaxDepth)))
 		default:
+			// A multipart is no part of its own: what its header needed
+			// repaired is the message's.
+			for _, d := range l.defects {
+				p.defects = addDefect(p.defects, d)
+			}
+			l.defects = nil
 			return p.multipart(l, sub, boundary, bounds, depth)
 		}
 	}
