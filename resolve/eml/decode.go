@@ -174,8 +174,11 @@ func (d *b64Decoder) decode(dst, src []byte) []byte {
 		return nil
 	}
 	for len(src) > 0 {
-		chunk := src[:min(len(src), 32<<10)]
+		chunk := src[:min(len(src), 16<<10)]
 		src = src[len(chunk):]
+		if cap(d.scratch) < len(chunk) {
+			d.scratch = make([]byte, 0, len(chunk))
+		}
 		d.scratch = appendUnbroken(d.scratch[:0], chunk)
 		dst = d.decodeStripped(dst, d.scratch)
 	}
