@@ -181,7 +181,7 @@ func (e *env) waitDeliveries(n int) {
 
 func attachmentSHA(t *testing.T, raw string, i int) string {
 	t.Helper()
-	m, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(raw)), nil })
+	m, err := eml.New(strings.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,12 @@ func (f Files) OpenMessage(ctx context.Context, workspace, id string) (inbox.Mes
 	return openRaw(f.Dir.Open(ctx, workspace, id))
 }
 
+// DeleteMessage implements inbox.Messages (emails_delete): an open snapshot
+// keeps reading the file.
+func (f Files) DeleteMessage(ctx context.Context, workspace, id string) error {
+	return f.Dir.Delete(ctx, workspace, id)
+}
+
 // Stored implements RawMessages. A file's modification time is when it was
 // kept (a stored message is never rewritten).
 func (f Files) Stored(ctx context.Context, before time.Time, fn func(mailstore.Stored) error) error {
@@ -62,6 +68,12 @@ type LargeObjects struct{ Objects *mailstore.LargeObjects }
 // OpenMessage implements inbox.Messages: each read fetches its range.
 func (l LargeObjects) OpenMessage(ctx context.Context, workspace, id string) (inbox.Message, error) {
 	return openRaw(l.Objects.Open(ctx, workspace, id))
+}
+
+// DeleteMessage implements inbox.Messages (emails_delete): the object and
+// its row, in a transaction of their own.
+func (l LargeObjects) DeleteMessage(ctx context.Context, workspace, id string) error {
+	return l.Objects.Delete(ctx, workspace, id)
 }
 
 // Stored implements RawMessages.
@@ -93,7 +105,8 @@ func openRaw(m mailstore.Message, err error) (inbox.Message, error) {
 
 // WithBlobs serves, besides raw, the messages kept whole in a store's blobs
 // (the demo's seeded e-mails): a message raw does not have is looked up
-// there. Listing and purging are raw's alone.
+// there, and deleting deletes from both. Listing and purging are raw's
+// alone.
 func WithBlobs(raw RawMessages, blobs store.Blobs) RawMessages {
 	return withBlobs{RawMessages: raw, blobs: inbox.BlobMessages{Blobs: blobs}}
 }
@@ -109,4 +122,11 @@ func (w withBlobs) OpenMessage(ctx context.Context, workspace, id string) (inbox
 		return w.blobs.OpenMessage(ctx, workspace, id)
 	}
 	return m, err
+}
+
+func (w withBlobs) DeleteMessage(ctx context.Context, workspace, id string) error {
+	if err := w.RawMessages.DeleteMessage(ctx, workspace, id); err != nil {
+		return err
+	}
+	return w.blobs.DeleteMessage(ctx, workspace, id)
 }

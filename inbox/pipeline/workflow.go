@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -168,7 +167,7 @@ func attachments(msg inbox.Message, e inbox.Email) resolve.AttachmentsFunc {
 		}
 	}
 	return func() (resolve.Attachments, error) {
-		m, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(inbox.MessageReader(msg)), nil })
+		m, err := eml.New(msg, msg.Size())
 		if err != nil {
 			return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
 		}
