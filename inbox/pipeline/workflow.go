@@ -27,6 +27,15 @@ type workflowWorker struct {
 	p *Pipeline
 }
 
+// Timeout bounds a run: the executor's run timeout, and time to record it.
+func (w *workflowWorker) Timeout(*river.Job[queue.WorkflowArgs]) time.Duration {
+	rt := w.p.cfg.Executor.RunTimeout
+	if rt <= 0 {
+		rt = executor.DefaultRunTimeout
+	}
+	return rt + time.Minute
+}
+
 // Work runs the agent run's workflow once. Before each request is sent,
 // the run record (status running, the step being sent) is committed on its
 // own; after the response, the step's outcome. At the end, in one
