@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/inbox"
 )
 
 // LargeObjects stores raw messages as PostgreSQL large objects, with one row
@@ -114,12 +116,17 @@ func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message,
 	m := &largeMessage{ctx: ctx, pool: o.pool, name: workspace + "/" + id}
 	err := o.pool.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("message %s/%s: %w", workspace, id, ErrNotFound)
+		return nil, gone(workspace + "/" + id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
 	}
 	return m, nil
+}
+
+// OpenMessage implements inbox.Messages: the raw message of an e-mail.
+func (o *LargeObjects) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
+	return o.Open(ctx, workspace, emailID)
 }
 
 // Delete removes a stored message and its large object in one transaction.
@@ -200,7 +207,7 @@ func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object: purged
-				return n, fmt.Errorf("message %s: %w", m.name, ErrNotFound)
+				return n, gone(m.name)
 			}
 			return n, fmt.Errorf("mailstore: reading %s at %d: %w", m.name, off, err)
 		}
