@@ -419,3 +419,34 @@ func TestRecorderNonUTF8Message(t *testing.T) {
 			em[0].Status, em[0].StatusDetail, em[0].From, em[0].Subject, em[0].Text)
 	}
 }
+
+func TestRecorderConcurrentSessions(t *testing.T) {
+	e := startStore(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for c := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl, err := smtp.Dial(e.addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cl.Close()
+			for i := range 4 {
+				errs <- cl.SendMail("billing@supplier.test", []string{"invoices@in.kobana.test"}, strings.NewReader(message(fmt.Sprintf("c%d-%d", c, i), 2000)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(e.emails()) != 20 || len(e.jobs()) != 20 || e.files() != 20 {
+		t.Fatalf("%d e-mails, %d jobs, %d files; want 20 of each", len(e.emails()), len(e.jobs()), e.files())
+	}
+}
