@@ -21,7 +21,8 @@ type Workspaces interface {
 }
 
 // WorkspacesBySlug is implemented by identity stores that can find a
-// workspace by its slug; without it only id-labelled addresses resolve.
+// workspace by its slug (store/sqlite and store/pg do); without it only
+// id-labelled addresses resolve.
 type WorkspacesBySlug interface {
 	WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error)
 }
@@ -71,6 +72,10 @@ func (d StoreDirectory) workspace(ctx context.Context, label string) (string, er
 		w, err := bs.WorkspaceBySlug(ctx, label)
 		if err == nil {
 			return w.ID, nil
+		}
+		if errors.Is(err, store.ErrConflict) {
+			// Two workspaces share the slug: mail cannot be routed to either.
+			return "", ErrUnknownAddress
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("intake: finding workspace %q: %w", label, err)

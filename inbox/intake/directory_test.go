@@ -17,18 +17,8 @@ import (
 	"github.com/kobana/workflow/store/sqlite"
 )
 
-// slugs adds a slug lookup to a store's workspaces (the store has none).
-type slugs struct {
-	intake.Workspaces
-	bySlug map[string]string
-}
-
-func (s slugs) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error) {
-	if id, ok := s.bySlug[slug]; ok {
-		return s.GetWorkspace(ctx, id)
-	}
-	return store.Workspace{}, store.ErrNotFound
-}
+// idsOnly hides the store's slug lookup.
+type idsOnly struct{ intake.Workspaces }
 
 func TestStoreDirectory(t *testing.T) {
 	ctx := context.Background()
@@ -45,20 +35,30 @@ func TestStoreDirectory(t *testing.T) {
 	repo.Put(ctx, "ws_plain", inbox.Inbox{ID: "ibx_1", Address: "bills@ws_plain.in.kobana.email", Status: inbox.StatusActive, CreatedAt: now})
 	repo.Put(ctx, "ws_named", inbox.Inbox{ID: "ibx_2", Address: "invoices@finance.in.kobana.email", Status: inbox.StatusActive, CreatedAt: now})
 
-	plain := intake.StoreDirectory{Records: st, Workspaces: st}
+	st.PutWorkspace(ctx, store.Workspace{ID: "ws_twin1", Organization: "org", Name: "Twin 1", Slug: "twin"})
+	st.PutWorkspace(ctx, store.Workspace{ID: "ws_twin2", Organization: "org", Name: "Twin 2", Slug: "twin"})
+	repo.Put(ctx, "ws_twin1", inbox.Inbox{ID: "ibx_3", Address: "a@twin.in.kobana.email", Status: inbox.StatusActive, CreatedAt: now})
+	plain := intake.StoreDirectory{Records: st, Workspaces: idsOnly{st}}
 	r, err := plain.ByAddress(ctx, "Bills@WS_PLAIN.in.kobana.email")
 	if err != nil || r.Workspace != "ws_plain" || r.InboxID != "ibx_1" {
 		t.Fatalf("id-labelled address: %+v, %v", r, err)
 	}
 	for _, a := range []string{"other@ws_plain.in.kobana.email", "bills@ws_plain.in.kobana.email.evil.test", "bills@ws_plain.example.com",
-		"bills@x.ws_plain.in.kobana.email", "bills@nobody.in.kobana.email", "invoices@ws_named.in.kobana.email", "no-at-sign"} {
+		"bills@x.ws_plain.in.kobana.email", "bills@nobody.in.kobana.email", "invoices@ws_named.in.kobana.email", "no-at-sign",
+		"invoices@finance.in.kobana.email"} { // a slug, without the store's slug lookup
 		if _, err := plain.ByAddress(ctx, a); !errors.Is(err, intake.ErrUnknownAddress) {
 			t.Errorf("%s: %v, want ErrUnknownAddress", a, err)
 		}
 	}
-	named := intake.StoreDirectory{Records: st, Workspaces: slugs{st, map[string]string{"finance": "ws_named"}}}
+	named := intake.StoreDirectory{Records: st, Workspaces: st}
 	if r, err := named.ByAddress(ctx, "invoices@finance.in.kobana.email"); err != nil || r.InboxID != "ibx_2" {
 		t.Fatalf("slug-labelled address: %+v, %v", r, err)
+	}
+	if r, err := named.ByAddress(ctx, "bills@ws_plain.in.kobana.email"); err != nil || r.InboxID != "ibx_1" {
+		t.Fatalf("id-labelled address with the slug lookup: %+v, %v", r, err)
+	}
+	if _, err := named.ByAddress(ctx, "a@twin.in.kobana.email"); !errors.Is(err, intake.ErrUnknownAddress) {
+		t.Fatalf("a slug two workspaces share: %v, want ErrUnknownAddress (never a guess)", err)
 	}
 	if _, err := named.ByID(ctx, "ws_plain", "ibx_2"); !errors.Is(err, intake.ErrUnknownAddress) {
 		t.Fatalf("another workspace's inbox by id: %v, want ErrUnknownAddress", err)
