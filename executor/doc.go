@@ -10,5 +10,10 @@
 // a step that failed or was skipped). Later independent steps still run
 // after a failure; the run fails if any step failed or was skipped.
 //
+// Executor.RunDocument (and RunDocument) is the path from an agent's
+// output to a DocumentRecord: it compiles the document, runs its workflow
+// when it validates, and records a document that does not as a failed run
+// that sent nothing, with its diagnostics.
+//
 // An Executor is safe for concurrent use: many runs share one transport.
 package executor

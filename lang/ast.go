@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,8 +24,9 @@ const (
 
 var namespaceNames = [...]string{Secrets: "secrets", Kobana: "kobana", Steps: "steps", Email: "email"}
 
-// NamespaceNames lists the namespaces as written in a reference.
-var NamespaceNames = []string{"secrets", "kobana", "steps", "email"}
+// Namespaces returns the namespaces as written in a reference, in the order
+// of the Namespace constants. The slice is the caller's own.
+func Namespaces() []string { return slices.Clone(namespaceNames[1:]) }
 
 func (n Namespace) String() string {
 	if int(n) < len(namespaceNames) && n != 0 {
@@ -63,27 +65,59 @@ var attachmentSuffixes = map[string]AttachmentPart{
 	"size":         AttachmentSize,
 }
 
-// AttachmentSuffixes lists the suffixes allowed after email.attachments.N.
-var AttachmentSuffixes = []string{"base64", "filename", "content_type", "size"}
+var attachmentSuffixNames = []string{"base64", "filename", "content_type", "size"}
 
-// KobanaKeys lists the known kobana.* facts. The list is additive: keys may be
-// added, a key never changes meaning.
-var KobanaKeys = []string{
-	"env", "now", "app_url",
-	"workspace_id", "workspace_slug", "workspace_external_id",
-	"inbox_id", "inbox_email",
-	"email_id", "email_message_id",
-	"agent_id", "agent_run_id",
-	"workflow_run_id",
+// AttachmentSuffixes returns the suffixes allowed after email.attachments.N,
+// in the order of the AttachmentPart constants. The slice is the caller's own.
+func AttachmentSuffixes() []string { return slices.Clone(attachmentSuffixNames) }
+
+// kobanaFacts is every known kobana.* fact with what it holds, in the order
+// of the language reference. The list is additive: facts may be added, a
+// fact never changes meaning.
+var kobanaFacts = []struct{ key, doc string }{
+	{"env", "the environment the run belongs to: development, sandbox or production"},
+	{"now", "the time the step starts, in RFC 3339 UTC with milliseconds (2026-03-01T12:00:00.000Z)"},
+	{"app_url", "the URL of the Kobana application"},
+	{"workspace_id", "the id of the workspace"},
+	{"workspace_slug", "the workspace's slug; a step using it fails when the workspace has none"},
+	{"workspace_external_id", "the workspace's external id; a step using it fails when the workspace has none"},
+	{"inbox_id", "the id of the inbox that received the e-mail"},
+	{"inbox_email", "the e-mail address of the inbox"},
+	{"email_id", "the id of the e-mail being processed"},
+	{"email_message_id", "the Message-ID header of the e-mail"},
+	{"agent_id", "the id of the agent that wrote the workflow"},
+	{"agent_run_id", "the id of the agent run that wrote the workflow"},
+	{"workflow_run_id", "the id of this workflow run"},
 }
 
-var kobanaKeySet = func() map[string]bool {
-	m := make(map[string]bool, len(KobanaKeys))
-	for _, k := range KobanaKeys {
-		m[k] = true
+var (
+	kobanaKeys = func() []string {
+		keys := make([]string, len(kobanaFacts))
+		for i, f := range kobanaFacts {
+			keys[i] = f.key
+		}
+		return keys
+	}()
+	kobanaKeyList = strings.Join(kobanaKeys, ", ")
+)
+
+// KobanaKeys returns the known kobana.* facts, in the order of the language
+// reference. The slice is the caller's own.
+func KobanaKeys() []string { return slices.Clone(kobanaKeys) }
+
+// IsKobanaKey reports whether kobana.key is a known fact.
+func IsKobanaKey(key string) bool { return KobanaKeyDoc(key) != "" }
+
+// KobanaKeyDoc returns what the fact kobana.key holds, in a sentence fragment
+// such as "the id of the workspace", or "" when key is not a known fact.
+func KobanaKeyDoc(key string) string {
+	for _, f := range kobanaFacts {
+		if f.key == key {
+			return f.doc
+		}
 	}
-	return m
-}()
+	return ""
+}
 
 // Ref is one parsed reference. Only the fields of its namespace are set.
 type Ref struct {

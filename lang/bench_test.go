@@ -26,3 +26,15 @@ func BenchmarkParseThree(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseSyntaxError measures the error path: the scanner stops and
+// the grammar reads the string again.
+func BenchmarkParseSyntaxError(b *testing.B) {
+	b.ReportAllocs()
+	const bad = "https://erp.example.com/payables/${{steps.0.response.body.data[0].id}}/attachments?t=${{kobana.now}}"
+	for b.Loop() {
+		if _, err := Parse(bad); err == nil {
+			b.Fatal("no error")
+		}
+	}
+}

@@ -2,9 +2,10 @@ package lang
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var fuzzSeeds = []string{
@@ -68,27 +69,54 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzGrammar holds the fast scanner to the participle grammar: both accept
-// the same placeholders and read the same names from them.
+// FuzzGrammar holds the scanner, Parse's fast path, to the grammar, the
+// definition of record: for every string the scanner accepts, the grammar
+// makes the same Template and the same errors of it (compared whole); for
+// every string the scanner rejects, the grammar's first syntax error is at the
+// same byte.
 func FuzzGrammar(f *testing.F) {
-	for _, s := range []string{"secrets.A", " a.b ", "a..b", "a. b", "a .b", "\ta\t", "", " ", "a}b", "é", "a.b.c.0.d-e_f", "a\n"} {
+	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, inner string) {
-		if strings.Contains(inner, close) {
+	for _, s := range []string{"${{secrets.A}}", "${{ a.b }}", "${{a..b}}", "${{a. b}}", "${{a .b}}", "${{\ta\t}}",
+		"${{}}", "${{ }}", "${{a}b}}", "${{é}}", "${{a.b.c.0.d-e_f}}", "${{a\n}}", "x${{a", "${{a}}${{b", "$${{a}}$",
+		"${{a +}}", "${{.a}}", "${{ ${{a}} }}", "${{a}}}}", "${${{a}}", "${{a}}" + strings.Repeat("${{b}}", MaxRefs) + "${{c d}}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		gt, gerrs := parseGrammar(s)
+		i := strings.Index(s, open)
+		if i < 0 {
+			if len(gerrs) != 0 || !gt.IsLiteral() || gt.Source != s {
+				t.Fatalf("%q: the grammar reads %+v, %v from a string without placeholders", s, gt, gerrs)
+			}
 			return
 		}
-		ph := open + inner + close
-		names, _, bad := scanReference(ph, 0)
-		want, ok := grammarAccepts(ph)
-		if ok != (bad < 0) {
-			t.Fatalf("%q: grammar accepts=%v, scanner bad=%d", ph, ok, bad)
+		ft, ferrs, bad := scanTemplate(s, i)
+		var first *Error
+		for _, e := range gerrs {
+			if e.Code == CodeSyntax || e.Code == CodeUnterminated {
+				first = e
+				break
+			}
 		}
-		if ok && !slices.Equal(names, want) {
-			t.Fatalf("%q: grammar read %q, scanner %q", ph, want, names)
+		if bad >= 0 {
+			if first == nil {
+				t.Fatalf("%q: the scanner rejects byte %d, the grammar accepts: %v", s, bad, gerrs)
+			}
+			if first.Span.Start != bad {
+				t.Fatalf("%q: the scanner rejects byte %d, the grammar byte %d: %v", s, bad, first.Span.Start, first)
+			}
+			return
 		}
-		if !ok && (bad < len(open) || bad >= len(ph)) {
-			t.Fatalf("%q: scanner reports offset %d outside the reference", ph, bad)
+		if first != nil {
+			t.Fatalf("%q: the scanner accepts, the grammar rejects: %v", s, first)
+		}
+		if diff := cmp.Diff(gt, ft); diff != "" {
+			t.Fatalf("%q: templates differ (-grammar +scanner):\n%s", s, diff)
+		}
+		if diff := cmp.Diff(gerrs, ferrs); diff != "" {
+			t.Fatalf("%q: errors differ (-grammar +scanner):\n%s", s, diff)
 		}
 	})
 }

@@ -25,127 +25,128 @@ const maxIndex = 1 << 16
 // Parse parses s into a Template. The error, when not nil, is an ErrorList
 // holding every problem in s; the Template is then still the best reading of
 // s (invalid placeholders are dropped), for tools that want to go on.
+//
+// The hand-written scanner reads s first; the moment it meets something it
+// does not accept, s is read again by the grammar, which reports every
+// problem in the language's words.
 func Parse(s string) (Template, error) {
 	i := strings.Index(s, open)
 	if i < 0 {
 		return Template{Source: s}, nil
 	}
-	var (
-		segs []Segment
-		errs ErrorList
-		refs int
-		pos  int
-	)
-	for i >= 0 {
-		start := pos + i
-		if start > pos {
-			segs = append(segs, Segment{Literal: s[pos:start]})
-		}
-		j := strings.Index(s[start+len(open):], close)
-		if j < 0 {
-			errs = append(errs, &Error{
-				Span:    Span{start, len(s)},
-				Code:    CodeUnterminated,
-				Message: `unterminated placeholder: "${{" has no closing "}}"`,
-			})
-			pos = len(s)
-			break
-		}
-		end := start + len(open) + j + len(close)
-		refs++
-		if refs > MaxRefs {
-			errs = append(errs, &Error{
-				Span:    Span{start, len(s)},
-				Code:    CodeTooManyRefs,
-				Message: fmt.Sprintf("too many placeholders: a string may hold at most %d", MaxRefs),
-			})
-			pos = len(s)
-			break
-		}
-		ref, err := parsePlaceholder(s[start:end], start)
-		if err != nil {
-			errs = append(errs, err)
-			if len(errs) >= maxErrors {
-				pos = len(s)
-				break
-			}
-		} else {
-			segs = append(segs, Segment{Ref: ref})
-		}
-		pos = end
-		i = strings.Index(s[pos:], open)
+	t, errs, bad := scanTemplate(s, i)
+	if bad >= 0 {
+		t, errs = parseGrammar(s)
 	}
-	if pos < len(s) {
-		segs = append(segs, Segment{Literal: s[pos:]})
-	}
-	t := Template{Source: s, Segments: segs}
 	if len(errs) > 0 {
-		if t.Refs() == nil {
-			t.Segments = nil
-		}
 		return t, errs
 	}
 	return t, nil
 }
 
-// parsePlaceholder parses one "${{ … }}" found at byte offset base.
-func parsePlaceholder(ph string, base int) (*Ref, *Error) {
-	whole := Span{base, base + len(ph)}
-	inner := ph[len(open) : len(ph)-len(close)]
-	if strings.TrimSpace(inner) == "" {
-		return nil, &Error{Span: whole, Code: CodeEmpty,
-			Message: "empty placeholder: write a reference such as ${{secrets.KEY}}"}
-	}
-	path, spans, bad := scanReference(ph, base)
-	if bad >= 0 {
-		return nil, syntaxError(ph, base, bad)
-	}
-	return resolveShape(path, spans, whole)
+// builder assembles a Template from the parts of a string, in order: literal
+// text, placeholders (checked against the namespace rules) and errors, under
+// the limits MaxRefs and maxErrors. The scanner and the grammar both feed one,
+// so the two paths cannot differ in what they make of the same parts.
+type builder struct {
+	src  string
+	segs []Segment
+	errs ErrorList
+	// refs and names are backing storage for the references and their paths,
+	// sized up front by grow so that a string costs a few allocations.
+	refs  []Ref
+	names []string
+	// count is the number of placeholders seen.
+	count int
+	// stopped is set when a limit is reached: the rest of src is not read.
+	stopped bool
 }
 
-// syntaxError reports the first byte of ph (at offset bad) that the grammar
-// does not allow. The grammar itself is asked what it expected there, so the
-// message and the parser never disagree.
-func syntaxError(ph string, base, bad int) *Error {
-	end := nextRune(ph, bad)
-	what := "end of placeholder"
-	if bad < len(ph)-len(close) {
-		what = strconv.Quote(ph[bad:end])
+// grow sizes the builder for a string holding about n placeholders and
+// names names.
+func (b *builder) grow(n, names int) {
+	b.segs = make([]Segment, 0, 2*n+1)
+	b.refs = make([]Ref, 0, n)
+	b.names = make([]string, 0, names)
+}
+
+// text adds literal text.
+func (b *builder) text(lit string) {
+	if !b.stopped && lit != "" {
+		b.segs = append(b.segs, Segment{Literal: lit})
+	}
+}
+
+// countPlaceholder counts a placeholder starting at start. It reports false,
+// recording the error, when the string holds too many.
+func (b *builder) countPlaceholder(start int) bool {
+	if b.stopped {
+		return false
+	}
+	b.count++
+	if b.count > MaxRefs {
+		b.errs = append(b.errs, &Error{
+			Span:    Span{start, len(b.src)},
+			Code:    CodeTooManyRefs,
+			Message: fmt.Sprintf("too many placeholders: a string may hold at most %d", MaxRefs),
+		})
+		b.stopped = true
+		return false
+	}
+	return true
+}
+
+// placeholder adds the placeholder src[start:end], already counted, whose
+// reference is path (empty for "${{ }}").
+func (b *builder) placeholder(start, end int, path []string) {
+	var ref *Ref
+	if len(b.refs) < cap(b.refs) {
+		b.refs = b.refs[:len(b.refs)+1]
+		ref = &b.refs[len(b.refs)-1]
 	} else {
-		end = len(ph)
+		ref = new(Ref)
 	}
-	msg := fmt.Sprintf("invalid placeholder %s: unexpected %s", ph, what)
-	if e := grammarError(ph); e != nil {
-		if exp := expected(e); exp != "" {
-			msg += " (expected " + exp + ")"
-		}
+	if err := shape(ref, path, Span{start, end}); err != nil {
+		b.fail(err)
+		return
 	}
-	if ph[bad] == ' ' || ph[bad] == '\t' {
-		msg = fmt.Sprintf("invalid placeholder %s: space inside a reference; spaces are only allowed just inside the braces, as in ${{ secrets.KEY }}", ph)
-	} else {
-		msg += "; a reference is names of letters, digits, '_' or '-' joined by dots, e.g. ${{secrets.KEY}}"
-	}
-	return &Error{Span: Span{base + bad, base + end}, Code: CodeSyntax, Message: msg}
+	b.segs = append(b.segs, Segment{Ref: ref})
 }
 
-func nextRune(s string, i int) int {
-	for j := i + 1; j <= len(s); j++ {
-		if j == len(s) || s[j]&0xC0 != 0x80 {
-			return j
-		}
+// fail records an error, unless a limit was reached.
+func (b *builder) fail(e *Error) {
+	if b.stopped {
+		return
 	}
-	return len(s)
+	b.errs = append(b.errs, e)
+	if len(b.errs) >= maxErrors {
+		b.stopped = true
+	}
 }
 
-// resolveShape checks a path against the namespace rules.
-func resolveShape(path []string, spans []Span, whole Span) (*Ref, *Error) {
-	ref := &Ref{Path: path, Span: whole}
-	fail := func(code, msg string, sugg []string) (*Ref, *Error) {
+// result returns the Template and the errors. A Template without references
+// has no segments: it is its literal Source.
+func (b *builder) result() (Template, ErrorList) {
+	t := Template{Source: b.src, Segments: b.segs}
+	if t.Refs() == nil {
+		t.Segments = nil
+	}
+	return t, b.errs
+}
+
+// shape checks a reference's path against the namespace rules and fills ref.
+// whole is the span of the placeholder.
+func shape(ref *Ref, path []string, whole Span) *Error {
+	*ref = Ref{Path: path, Span: whole}
+	fail := func(code, msg string, sugg []string) *Error {
 		e := &Error{Span: whole, Code: code, Message: msg}
 		if sugg != nil {
 			e.Suggestion = "${{" + strings.Join(sugg, ".") + "}}"
 		}
-		return nil, e
+		return e
+	}
+	if len(path) == 0 {
+		return fail(CodeEmpty, "empty placeholder: write a reference such as ${{secrets.KEY}}", nil)
 	}
 	switch path[0] {
 	case "secrets":
@@ -157,14 +158,14 @@ func resolveShape(path []string, spans []Span, whole Span) (*Ref, *Error) {
 	case "kobana":
 		ref.Namespace = Kobana
 		if len(path) != 2 {
-			return fail(CodeKobanaRef, fmt.Sprintf("invalid reference %s: a run fact is referenced as kobana.KEY, with one of: %s", ref, strings.Join(KobanaKeys, ", ")), nil)
+			return fail(CodeKobanaRef, fmt.Sprintf("invalid reference %s: a run fact is referenced as kobana.KEY, with one of: %s", ref, kobanaKeyList), nil)
 		}
-		if !kobanaKeySet[path[1]] {
+		if !IsKobanaKey(path[1]) {
 			var sugg []string
-			if c := suggest.Closest(path[1], KobanaKeys); c != "" {
+			if c := suggest.Closest(path[1], kobanaKeys); c != "" {
 				sugg = []string{"kobana", c}
 			}
-			return fail(CodeUnknownKobana, fmt.Sprintf("unknown run fact %s: the kobana keys are %s", ref, strings.Join(KobanaKeys, ", ")), sugg)
+			return fail(CodeUnknownKobana, fmt.Sprintf("unknown run fact %s: the kobana keys are %s", ref, kobanaKeyList), sugg)
 		}
 		ref.Key = path[1]
 	case "steps":
@@ -175,7 +176,7 @@ func resolveShape(path []string, spans []Span, whole Span) (*Ref, *Error) {
 		return emailShape(ref, fail)
 	default:
 		var sugg []string
-		if c := suggest.Closest(path[0], NamespaceNames); c != "" {
+		if c := suggest.Closest(path[0], namespaceNames[1:]); c != "" {
 			sugg = append([]string{c}, path[1:]...)
 			if c == "email" && (len(path) < 2 || path[1] != "attachments") {
 				sugg = nil
@@ -183,14 +184,14 @@ func resolveShape(path []string, spans []Span, whole Span) (*Ref, *Error) {
 		}
 		return fail(CodeUnknownNS, fmt.Sprintf("unknown namespace %q in %s: a reference starts with secrets, kobana, steps or email", path[0], ref), sugg)
 	}
-	return ref, nil
+	return nil
 }
 
-type failFunc func(code, msg string, sugg []string) (*Ref, *Error)
+type failFunc func(code, msg string, sugg []string) *Error
 
 const stepsHelp = "an earlier step is referenced as steps.N.response.status, steps.N.response.body[.path…] or steps.N.response.headers.NAME"
 
-func stepsShape(ref *Ref, fail failFunc) (*Ref, *Error) {
+func stepsShape(ref *Ref, fail failFunc) *Error {
 	p := ref.Path
 	if len(p) < 2 {
 		return fail(CodeStepsRef, fmt.Sprintf("invalid reference %s: %s", ref, stepsHelp), nil)
@@ -236,12 +237,12 @@ func stepsShape(ref *Ref, fail failFunc) (*Ref, *Error) {
 		}
 		return fail(CodeStepsRef, fmt.Sprintf("invalid reference %s: a response has status, body and headers", ref), sugg)
 	}
-	return ref, nil
+	return nil
 }
 
 const emailHelp = "an attachment is referenced as email.attachments.N, optionally followed by .base64, .filename, .content_type or .size"
 
-func emailShape(ref *Ref, fail failFunc) (*Ref, *Error) {
+func emailShape(ref *Ref, fail failFunc) *Error {
 	p := ref.Path
 	if len(p) < 3 || p[1] != "attachments" {
 		var sugg []string
@@ -265,7 +266,7 @@ func emailShape(ref *Ref, fail failFunc) (*Ref, *Error) {
 		part, ok := attachmentSuffixes[p[3]]
 		if !ok {
 			var sugg []string
-			if c := suggest.Closest(p[3], AttachmentSuffixes); c != "" {
+			if c := suggest.Closest(p[3], attachmentSuffixNames); c != "" {
 				sugg = []string{"email", "attachments", p[2], c}
 			}
 			return fail(CodeAttachmentRef, fmt.Sprintf("invalid reference %s: %s", ref, emailHelp), sugg)
@@ -274,7 +275,7 @@ func emailShape(ref *Ref, fail failFunc) (*Ref, *Error) {
 	default:
 		return fail(CodeAttachmentRef, fmt.Sprintf("invalid reference %s: %s", ref, emailHelp), nil)
 	}
-	return ref, nil
+	return nil
 }
 
 // parseIndex reads a plain decimal index: digits only, no sign, no leading

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,15 +87,6 @@ func TestParseErrors(t *testing.T) {
 		{"${{email.attachments.0.name}}", CodeAttachmentRef, Span{0, 29}, ".filename", ""},
 		{"${{email.attachments.0.bas64}}", CodeAttachmentRef, Span{0, 30}, ".base64", "${{email.attachments.0.base64}}"},
 		{"${{email.attachments.0.size.x}}", CodeAttachmentRef, Span{0, 31}, "email.attachments.N", ""},
-		{"${{secrets..A}}", CodeSyntax, Span{11, 12}, `unexpected "."`, ""},
-		{"${{secrets.A B}}", CodeSyntax, Span{12, 13}, "space inside a reference", ""},
-		{"${{secrets.A+B}}", CodeSyntax, Span{12, 13}, `unexpected "+" (expected "}}")`, ""},
-		{"${{secrets . A}}", CodeSyntax, Span{10, 11}, "space inside a reference", ""},
-		{"${{secrets.é}}", CodeSyntax, Span{11, 13}, `unexpected "é"`, ""},
-		{"${{ ${{secrets.A}} }}", CodeSyntax, Span{4, 5}, `unexpected "$"`, ""},
-		{"${{secrets.A.}}", CodeSyntax, Span{13, 15}, "end of placeholder", ""},
-		{"${{.secrets}}", CodeSyntax, Span{3, 4}, `unexpected "."`, ""},
-		{"${{secrets.A\n}}", CodeSyntax, Span{12, 13}, `unexpected "\n"`, ""},
 	}
 	for _, tc := range tests {
 		_, err := Parse(tc.in)
@@ -106,6 +98,85 @@ func TestParseErrors(t *testing.T) {
 		e := list[0]
 		if e.Code != tc.code || e.Span != tc.span || !strings.Contains(e.Message, tc.msg) || e.Suggestion != tc.suggestion {
 			t.Errorf("Parse(%q):\n got  %s %v %q sugg %q\n want %s %v ~%q sugg %q", tc.in, e.Code, e.Span, e.Message, e.Suggestion, tc.code, tc.span, tc.msg, tc.suggestion)
+		}
+	}
+}
+
+// TestSyntaxMessages pins the whole message of each kind of syntax error:
+// what was expected is said in the language's words (a namespace, a name, "."
+// or "}}"), never in the grammar's.
+func TestSyntaxMessages(t *testing.T) {
+	const (
+		nsWanted   = "expected a namespace (secrets, kobana, steps or email)"
+		nameWanted = `expected a name (letters, digits, "_" or "-") after the dot`
+		nextWanted = `expected "." or "}}"`
+		spaces     = "; spaces are allowed only just inside the braces, as in ${{ secrets.KEY }}"
+	)
+	tests := []struct {
+		in   string
+		span Span
+		msg  string
+	}{
+		{"${{a..b}}", Span{5, 6}, `invalid placeholder ${{a..b}}: ` + nameWanted + `, found "."`},
+		{"${{.a}}", Span{3, 4}, `invalid placeholder ${{.a}}: ` + nsWanted + `, found "."`},
+		{"${{ a .b}}", Span{5, 6}, `invalid placeholder ${{ a .b}}: ` + nextWanted + `, found a space` + spaces},
+		{"${{secrets..A}}", Span{11, 12}, `invalid placeholder ${{secrets..A}}: ` + nameWanted + `, found "."`},
+		{"${{secrets.A B}}", Span{12, 13}, `invalid placeholder ${{secrets.A B}}: ` + nextWanted + `, found a space` + spaces},
+		{"${{secrets.A  +}}", Span{12, 14}, `invalid placeholder ${{secrets.A  +}}: ` + nextWanted + `, found a space` + spaces},
+		{"${{secrets . A}}", Span{10, 11}, `invalid placeholder ${{secrets . A}}: ` + nextWanted + `, found a space` + spaces},
+		{"${{secrets.\tA}}", Span{11, 12}, `invalid placeholder "${{secrets.\tA}}": ` + nameWanted + `, found a tab` + spaces},
+		{"${{secrets.A+B}}", Span{12, 13}, `invalid placeholder ${{secrets.A+B}}: ` + nextWanted + `, found "+"`},
+		{"${{secrets.é}}", Span{11, 13}, `invalid placeholder ${{secrets.é}}: ` + nameWanted + `, found "é"`},
+		{"${{ ${{secrets.A}} }}", Span{4, 5}, `invalid placeholder ${{ ${{secrets.A}}: ` + nsWanted + `, found "$"`},
+		{"${{secrets.A.}}", Span{13, 15}, `invalid placeholder ${{secrets.A.}}: ` + nameWanted + `, found "}}"`},
+		{"${{secrets.A. }}", Span{13, 16}, `invalid placeholder ${{secrets.A. }}: ` + nameWanted + `, found "}}"`},
+		{"${{.secrets}}", Span{3, 4}, `invalid placeholder ${{.secrets}}: ` + nsWanted + `, found "."`},
+		{"${{secrets.A\n}}", Span{12, 13}, `invalid placeholder "${{secrets.A\n}}": ` + nextWanted + `, found "\n"`},
+		{"${{steps.0.response.body.data[0].id}}", Span{29, 30}, `invalid placeholder ${{steps.0.response.body.data[0].id}}: ` + nextWanted + `, found "["`},
+		{"x ${{secrets.TOKEN", Span{2, 18}, `unterminated placeholder: "${{" has no closing "}}"`},
+		{"${{a}} ${{b", Span{7, 11}, `unterminated placeholder: "${{" has no closing "}}"`},
+		{"${{a}b", Span{0, 6}, `unterminated placeholder: "${{" has no closing "}}"`},
+	}
+	for _, tc := range tests {
+		_, err := Parse(tc.in)
+		var list ErrorList
+		if !errors.As(err, &list) {
+			t.Errorf("Parse(%q) = %v, want an error", tc.in, err)
+			continue
+		}
+		var e *Error
+		for _, x := range list {
+			if x.Code == CodeSyntax || x.Code == CodeUnterminated {
+				e = x
+				break
+			}
+		}
+		if e == nil || e.Span != tc.span || e.Message != tc.msg {
+			t.Errorf("Parse(%q):\n got  %+v\n want %v %q", tc.in, e, tc.span, tc.msg)
+		}
+	}
+}
+
+// TestMessagesUseTheLanguagesWords checks that no message shows the grammar's
+// vocabulary: token or production names, EBNF or participle's own phrases.
+func TestMessagesUseTheLanguagesWords(t *testing.T) {
+	inners := []string{"", " ", "a", "a.", ".", "..", "a..b", "a b", "a .b", "a. b", "+", "a+", "a.+", "é", "a.é",
+		"$", "{", "}", "a}", "a\n", "\t", "a\tb", "${{", "a.${{b"}
+	banned := []string{"<", ">", "token", "Template", "Part", "Placeholder", "Reference", "Name ", "Node", "Open", "Close", "Dot", "Other", "Unterminated", "(expected"}
+	for _, in := range inners {
+		for _, s := range []string{"${{" + in + "}}", "x ${{" + in, "${{" + in + "}}${{" + in} {
+			_, err := Parse(s)
+			var list ErrorList
+			if !errors.As(err, &list) {
+				continue
+			}
+			for _, e := range list {
+				for _, b := range banned {
+					if strings.Contains(e.Message, b) {
+						t.Errorf("Parse(%q): message %q holds %q", s, e.Message, b)
+					}
+				}
+			}
 		}
 	}
 }
@@ -158,5 +229,34 @@ func TestWholeRef(t *testing.T) {
 		if got := tpl.WholeRef() != nil; got != want {
 			t.Errorf("WholeRef(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestRuleTablesAreCopies checks that the rule tables cannot be changed
+// from outside: each call returns a fresh copy.
+func TestRuleTablesAreCopies(t *testing.T) {
+	for name, table := range map[string]func() []string{"KobanaKeys": KobanaKeys, "Namespaces": Namespaces, "AttachmentSuffixes": AttachmentSuffixes} {
+		first := table()
+		want := slices.Clone(first)
+		for i := range first {
+			first[i] = "changed"
+		}
+		if got := table(); !slices.Equal(got, want) {
+			t.Errorf("%s after changing a returned slice = %v, want %v", name, got, want)
+		}
+	}
+	if got := Namespaces(); !slices.Equal(got, []string{"secrets", "kobana", "steps", "email"}) {
+		t.Errorf("Namespaces() = %v", got)
+	}
+	for _, k := range KobanaKeys() {
+		if !IsKobanaKey(k) || KobanaKeyDoc(k) == "" {
+			t.Errorf("kobana.%s: known=%v, doc %q", k, IsKobanaKey(k), KobanaKeyDoc(k))
+		}
+		if _, err := Parse("${{kobana." + k + "}}"); err != nil {
+			t.Errorf("kobana.%s: %v", k, err)
+		}
+	}
+	if IsKobanaKey("nope") || KobanaKeyDoc("nope") != "" {
+		t.Error(`"nope" is a known kobana key`)
 	}
 }

@@ -1,45 +1,83 @@
 package lang
 
-// scanReference recognises the placeholder grammar of grammar.go on its
-// accepting path without building a parser: "${{", optional spaces or tabs,
-// names joined by single dots, optional spaces or tabs, "}}". It returns the
-// names with their absolute spans, or the offset in ph of the first byte the
-// grammar does not allow (bad >= 0). The differential fuzz test FuzzGrammar
-// holds it to the participle grammar, which stays the definition of the
-// language and the source of expectations in syntax errors.
-func scanReference(ph string, base int) (path []string, spans []Span, bad int) {
+import "strings"
+
+// The scanner is Parse's fast path: it reads what the grammar of grammar.go
+// accepts without building a parser, and stops at the first thing the
+// grammar would reject, reporting where. It never writes an error message:
+// when it stops, the grammar reads the string again. FuzzGrammar holds it to
+// the grammar: the same Template and errors for every string it accepts, and
+// the same first error position for every string it rejects.
+
+// scanTemplate reads s, whose first "${{" is at i. It returns bad = -1 and the
+// Template with the errors of the namespace rules when every placeholder is
+// well formed; otherwise bad is the offset in s of the first byte the grammar
+// rejects, and the rest is meaningless.
+func scanTemplate(s string, i int) (Template, ErrorList, int) {
+	var b builder
+	b.src = s
+	n := strings.Count(s[i:], open)
+	b.grow(n, n+strings.Count(s[i:], "."))
+	pos := 0
+	for i >= 0 && !b.stopped {
+		start := pos + i
+		b.text(s[pos:start])
+		j := strings.Index(s[start+len(open):], close)
+		if j < 0 {
+			return Template{}, nil, start // unterminated
+		}
+		end := start + len(open) + j + len(close)
+		if !b.countPlaceholder(start) {
+			break
+		}
+		k := len(b.names)
+		var bad int
+		b.names, bad = scanReference(s[start:end], b.names)
+		if bad >= 0 {
+			return Template{}, nil, start + bad
+		}
+		b.placeholder(start, end, b.names[k:len(b.names):len(b.names)])
+		pos = end
+		i = strings.Index(s[pos:], open)
+	}
+	if pos < len(s) {
+		b.text(s[pos:])
+	}
+	t, errs := b.result()
+	return t, errs, -1
+}
+
+// scanReference reads the reference of the placeholder ph ("${{" … "}}")
+// into names, appending each name. It returns the grown slice and bad = -1
+// when ph is well formed, or the offset in ph of the first byte the grammar
+// rejects. The reference read is names[len(names before):].
+//
+// What it accepts: "${{", optional blanks (spaces or tabs), names of
+// [A-Za-z0-9_-] joined by single dots, optional blanks, "}}"; or only blanks
+// between the braces (an empty placeholder, which the namespace rules reject).
+func scanReference(ph string, names []string) ([]string, int) {
 	end := len(ph) - len(close)
 	i := skipBlank(ph, len(open), end)
-	n := 1
-	for k := i; k < end; k++ {
-		if ph[k] == '.' {
-			n++
-		}
+	if i == end {
+		return names, -1
 	}
-	path = make([]string, 0, n)
-	spans = make([]Span, 0, n)
 	for {
 		start := i
 		for i < end && isNameByte(ph[i]) {
 			i++
 		}
 		if i == start {
-			return nil, nil, i
+			return names, i // a name is missing: a dot, a blank or another byte is here
 		}
-		path = append(path, ph[start:i])
-		spans = append(spans, Span{base + start, base + i})
+		names = append(names, ph[start:i])
 		if i < end && ph[i] == '.' {
 			i++
 			continue
 		}
-		j := skipBlank(ph, i, end)
-		if j != end {
-			if j > i && (ph[j] == '.' || isNameByte(ph[j])) {
-				return nil, nil, i // a space between names or before a dot
-			}
-			return nil, nil, j
+		if skipBlank(ph, i, end) != end {
+			return names, i // neither a dot nor the closing blanks and "}}"
 		}
-		return path, spans, -1
+		return names, -1
 	}
 }
 

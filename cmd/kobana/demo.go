@@ -46,9 +46,9 @@ func init() {
 // Demo inputs. The secrets are made up: the receiver is the only party that
 // sees them, and the run record must show them redacted.
 const (
-	demoToken      = "demo-finance-token-Zq81xV"
-	demoWebhookURL = "https://hooks.example.com/services/T0DEMO/B0DEMO/demo-webhook-key-4Nc7"
-	demoPayableID  = "pay_7Hq2Xb"
+	demoFinanceToken = "demo-finance-token-Zq81xV"
+	demoWebhookURL   = "https://hooks.example.com/services/T0DEMO/B0DEMO/demo-webhook-key-4Nc7"
+	demoPayableID    = "pay_7Hq2Xb"
 )
 
 // demoHosts are the names in the seed's URLs that the receiver plays.
@@ -76,14 +76,8 @@ attachment byte for byte, 1 otherwise, 2 usage.
 
 func demoCommand(c *Command, args []string) int {
 	fs := flag.NewFlagSet("kobana demo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(c.Stdout, demoUsage)
-			return exitOK
-		}
-		fmt.Fprintf(c.Stderr, "kobana demo: %v\n%s", err, demoUsage)
-		return exitUsage
+	if code, ok := c.parseFlags(fs, demoUsage, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(c.Stderr, "kobana demo: unexpected argument %q\n%s", fs.Arg(0), demoUsage)
@@ -102,45 +96,48 @@ func demoCommand(c *Command, args []string) int {
 	return exitOK
 }
 
-// runDemo runs the demo, printing to w. It reports whether the run succeeded
-// and the uploaded file matched the e-mail's attachment.
-func runDemo(ctx context.Context, w io.Writer) (bool, error) {
+// demoInputs are the demo's workflow and e-mail, embedded in the binary.
+type demoInputs struct {
+	plan *compile.Plan
+	msg  *eml.Message
+	// wantHash is the sha256 of attachment 0, the file step 1 uploads.
+	wantHash string
+}
+
+func loadDemoInputs() (*demoInputs, error) {
 	plan, diags := compile.Compile([]byte(examples.SeedComplete))
 	if plan == nil {
-		return false, fmt.Errorf("the embedded seed example does not compile: %v", diags.Err())
+		return nil, fmt.Errorf("the embedded seed example does not compile: %v", diags.Err())
 	}
 	msg, err := eml.New(func() (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader(examples.InvoiceEmail)), nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("the embedded sample e-mail: %w", err)
+		return nil, fmt.Errorf("the embedded sample e-mail: %w", err)
 	}
-	wantHash, err := attachmentSHA256(msg, 0)
+	hash, err := attachmentSHA256(msg, 0)
 	if err != nil {
-		return false, fmt.Errorf("the embedded sample e-mail: %w", err)
+		return nil, fmt.Errorf("the embedded sample e-mail: %w", err)
 	}
+	return &demoInputs{plan: plan, msg: msg, wantHash: hash}, nil
+}
 
+// runDemo runs the demo, printing to w. It reports whether the run succeeded
+// and the uploaded file matched the e-mail's attachment.
+func runDemo(ctx context.Context, w io.Writer) (bool, error) {
+	in, err := loadDemoInputs()
+	if err != nil {
+		return false, err
+	}
 	rv, err := startDemoReceiver()
 	if err != nil {
 		return false, err
 	}
 	defer rv.close()
+	in.printIntro(w, rv)
 
-	secrets := resolve.SecretMap{"FINANCE_TOKEN": demoToken, "SLACK_WEBHOOK_URL": demoWebhookURL}
+	secrets := resolve.SecretMap{"FINANCE_TOKEN": demoFinanceToken, "SLACK_WEBHOOK_URL": demoWebhookURL}
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  workflow  examples/workflows/seed-complete.json: %d steps\n", len(plan.Steps))
-	fmt.Fprintf(w, "  e-mail    examples/emails/%s: %d attachments\n", examples.InvoiceEmailName, msg.Len())
-	for _, a := range msg.Attachments() {
-		fmt.Fprintf(w, "              %d  %s  %s  %d bytes\n", a.Index, a.Filename, a.ContentType, a.Size)
-	}
-	fmt.Fprintln(w, "  secrets   FINANCE_TOKEN, SLACK_WEBHOOK_URL (demo values; the record must show them redacted)")
-	fmt.Fprintf(w, "  facts     %s\n", formatFacts(demoFacts))
-	fmt.Fprintf(w, "  receiver  https://%s playing %s (the ERP) and %s (the chat webhook);\n", rv.addr, demoHosts[0], demoHosts[1])
-	fmt.Fprintln(w, "            the SSRF guard denies loopback, so 127.0.0.1/32 is allowed explicitly, the only exception")
-
 	red := resolve.NewRedactor(secrets)
 	var printed int
 	ex := executor.New(executor.Options{
@@ -151,34 +148,53 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 		OnStep: func(s executor.StepRecord) {
 			fmt.Fprintf(w, "\n%s\n", red.String(progressLine(s)))
 			for _, got := range rv.since(printed) {
-				got.print(w, wantHash)
+				got.print(w, in.wantHash)
 				printed++
 			}
 		},
 	})
-	rec := ex.Run(ctx, plan, executor.Env{
+	rec := ex.Run(ctx, in.plan, executor.Env{
 		Secrets:     secrets,
 		Facts:       demoFacts,
-		Attachments: func() (resolve.Attachments, error) { return msg, nil },
+		Attachments: func() (resolve.Attachments, error) { return in.msg, nil },
 	})
 
 	fmt.Fprintln(w, "\nThe run record, as Kobana keeps it (secrets redacted, the attachment described, never its bytes):")
 	if err := writeRecord(w, rec); err != nil {
 		return false, err
 	}
+	return in.printOutcome(w, rec, rv.uploadedHash()), nil
+}
 
-	uploaded := rv.uploadedHash()
+// printIntro says what the demo runs, with what, against what.
+func (in *demoInputs) printIntro(w io.Writer, rv *demoReceiver) {
+	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  workflow  examples/workflows/seed-complete.json: %d steps\n", len(in.plan.Steps))
+	fmt.Fprintf(w, "  e-mail    examples/emails/%s: %d attachments\n", examples.InvoiceEmailName, in.msg.Len())
+	for _, a := range in.msg.Attachments() {
+		fmt.Fprintf(w, "              %d  %s  %s  %d bytes\n", a.Index, a.Filename, a.ContentType, a.Size)
+	}
+	fmt.Fprintln(w, "  secrets   FINANCE_TOKEN, SLACK_WEBHOOK_URL (demo values; the record must show them redacted)")
+	fmt.Fprintf(w, "  facts     %s\n", formatFacts(demoFacts))
+	fmt.Fprintf(w, "  receiver  https://%s playing %s (the ERP) and %s (the chat webhook);\n", rv.addr, demoHosts[0], demoHosts[1])
+	fmt.Fprintln(w, "            the SSRF guard denies loopback, so 127.0.0.1/32 is allowed explicitly, the only exception")
+}
+
+// printOutcome closes the demo: it succeeded when every step did and the
+// ERP got the attachment's bytes (uploaded is the hash of what it got).
+func (in *demoInputs) printOutcome(w io.Writer, rec *executor.RunRecord, uploaded string) bool {
 	switch {
 	case rec.Status != executor.RunSucceeded:
 		fmt.Fprintf(w, "\ndemo failed: %s\n", runSummary(rec))
-		return false, nil
-	case uploaded != wantHash:
-		fmt.Fprintf(w, "\ndemo failed: the receiver got a file whose sha256 is %q, not the attachment's %s\n", uploaded, wantHash)
-		return false, nil
+		return false
+	case uploaded != in.wantHash:
+		fmt.Fprintf(w, "\ndemo failed: the receiver got a file whose sha256 is %q, not the attachment's %s\n", uploaded, in.wantHash)
+		return false
 	}
-	fmt.Fprintf(w, "\ndemo succeeded: %d steps succeeded; the ERP received attachment 0 of the e-mail byte for byte (sha256 %s…).\n", len(rec.Steps), wantHash[:16])
+	fmt.Fprintf(w, "\ndemo succeeded: %d steps succeeded; the ERP received attachment 0 of the e-mail byte for byte (sha256 %s…).\n", len(rec.Steps), in.wantHash[:16])
 	fmt.Fprintln(w, "Next: run your own workflow with `kobana run -h`, or check one with `kobana validate FILE`.")
-	return true, nil
+	return true
 }
 
 // formatFacts lists the facts as key=value, sorted by key.
@@ -318,61 +334,81 @@ func (rv *demoReceiver) answer(r *http.Request, got *demoReceived) (int, string)
 	if err != nil {
 		host = r.Host
 	}
-	erp := host == demoHosts[0]
-	authorized := r.Header.Get("Authorization") == "Bearer "+demoToken
 	path := r.URL.Path
 	switch {
 	case r.Method != http.MethodPost:
 		return http.StatusMethodNotAllowed, `{"error":"method not allowed"}`
-	case erp && path == "/payables":
-		got.Body, err = io.ReadAll(r.Body)
-		var p struct {
-			Supplier string  `json:"supplier"`
-			Amount   float64 `json:"amount"`
-		}
-		switch {
-		case !authorized:
-			return http.StatusUnauthorized, `{"error":"invalid token"}`
-		case err != nil || json.Unmarshal(got.Body, &p) != nil || p.Supplier == "":
-			return http.StatusUnprocessableEntity, `{"error":"a JSON body with supplier and amount is required"}`
-		}
-		return http.StatusCreated, `{"data":{"id":"` + demoPayableID + `","supplier":` + quoteJSON(p.Supplier) + `,"status":"open"}}`
-	case erp && strings.HasPrefix(path, "/payables/") && strings.HasSuffix(path, "/attachments"):
-		id := strings.TrimSuffix(strings.TrimPrefix(path, "/payables/"), "/attachments")
-		if err := rv.readParts(r, got); err != nil {
-			return http.StatusBadRequest, `{"error":` + quoteJSON(err.Error()) + `}`
-		}
-		var file *demoPart
-		for i := range got.Parts {
-			if got.Parts[i].Name == "file" && got.Parts[i].Filename != "" {
-				file = &got.Parts[i]
-			}
-		}
-		switch {
-		case !authorized:
-			return http.StatusUnauthorized, `{"error":"invalid token"}`
-		case id != demoPayableID:
-			return http.StatusNotFound, `{"error":` + quoteJSON("no payable "+id) + `}`
-		case file == nil:
-			return http.StatusUnprocessableEntity, `{"error":"a file part named file is required"}`
-		case file.ContentType == "application/pdf" && !strings.HasPrefix(file.Magic, "%PDF-"):
-			return http.StatusUnprocessableEntity, `{"error":"declared application/pdf, but the file is not a PDF"}`
-		}
-		rv.mu.Lock()
-		rv.uploaded = file.SHA256
-		rv.mu.Unlock()
-		return http.StatusCreated, `{"data":{"id":"att_91Kd","payable_id":"` + id + `","filename":` + quoteJSON(file.Filename) + `,"size":` + fmt.Sprint(file.Size) + `}}`
+	case host == demoHosts[0] && path == "/payables":
+		return rv.createPayable(r, got)
+	case host == demoHosts[0] && strings.HasPrefix(path, "/payables/") && strings.HasSuffix(path, "/attachments"):
+		return rv.attachToPayable(r, got, strings.TrimSuffix(strings.TrimPrefix(path, "/payables/"), "/attachments"))
 	case host == demoHosts[1] && strings.HasPrefix(path, "/services/"):
-		got.Body, err = io.ReadAll(r.Body)
-		var m struct {
-			Text string `json:"text"`
-		}
-		if err != nil || json.Unmarshal(got.Body, &m) != nil || m.Text == "" {
-			return http.StatusBadRequest, "invalid_payload"
-		}
-		return http.StatusOK, "ok"
+		return rv.notify(r, got)
 	}
 	return http.StatusNotFound, `{"error":"not found"}`
+}
+
+// authorized reports whether r carries the demo's finance token.
+func authorized(r *http.Request) bool {
+	return r.Header.Get("Authorization") == "Bearer "+demoFinanceToken
+}
+
+// createPayable answers POST /payables like the ERP.
+func (rv *demoReceiver) createPayable(r *http.Request, got *demoReceived) (int, string) {
+	var err error
+	got.Body, err = io.ReadAll(r.Body)
+	var p struct {
+		Supplier string  `json:"supplier"`
+		Amount   float64 `json:"amount"`
+	}
+	switch {
+	case !authorized(r):
+		return http.StatusUnauthorized, `{"error":"invalid token"}`
+	case err != nil || json.Unmarshal(got.Body, &p) != nil || p.Supplier == "":
+		return http.StatusUnprocessableEntity, `{"error":"a JSON body with supplier and amount is required"}`
+	}
+	return http.StatusCreated, `{"data":{"id":"` + demoPayableID + `","supplier":` + quoteJSON(p.Supplier) + `,"status":"open"}}`
+}
+
+// attachToPayable answers POST /payables/{id}/attachments like the ERP:
+// a multipart body whose file part is what it says it is.
+func (rv *demoReceiver) attachToPayable(r *http.Request, got *demoReceived, id string) (int, string) {
+	if err := rv.readParts(r, got); err != nil {
+		return http.StatusBadRequest, `{"error":` + quoteJSON(err.Error()) + `}`
+	}
+	var file *demoPart
+	for i := range got.Parts {
+		if got.Parts[i].Name == "file" && got.Parts[i].Filename != "" {
+			file = &got.Parts[i]
+		}
+	}
+	switch {
+	case !authorized(r):
+		return http.StatusUnauthorized, `{"error":"invalid token"}`
+	case id != demoPayableID:
+		return http.StatusNotFound, `{"error":` + quoteJSON("no payable "+id) + `}`
+	case file == nil:
+		return http.StatusUnprocessableEntity, `{"error":"a file part named file is required"}`
+	case file.ContentType == "application/pdf" && !strings.HasPrefix(file.Magic, "%PDF-"):
+		return http.StatusUnprocessableEntity, `{"error":"declared application/pdf, but the file is not a PDF"}`
+	}
+	rv.mu.Lock()
+	rv.uploaded = file.SHA256
+	rv.mu.Unlock()
+	return http.StatusCreated, `{"data":{"id":"att_91Kd","payable_id":"` + id + `","filename":` + quoteJSON(file.Filename) + `,"size":` + fmt.Sprint(file.Size) + `}}`
+}
+
+// notify answers the chat webhook: a JSON body with a text.
+func (rv *demoReceiver) notify(r *http.Request, got *demoReceived) (int, string) {
+	var err error
+	got.Body, err = io.ReadAll(r.Body)
+	var m struct {
+		Text string `json:"text"`
+	}
+	if err != nil || json.Unmarshal(got.Body, &m) != nil || m.Text == "" {
+		return http.StatusBadRequest, "invalid_payload"
+	}
+	return http.StatusOK, "ok"
 }
 
 func quoteJSON(s string) string {

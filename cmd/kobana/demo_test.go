@@ -78,13 +78,13 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(form.String(), `"file":{"attachment":0,"filename":"DANFE-4521.pdf","content_type":"application/pdf","size":1168}`) {
 		t.Errorf("form record: %s", rec.Steps[1].Request.Form)
 	}
-	for _, secret := range []string{demoToken, demoWebhookURL, "demo-webhook-key-4Nc7", "%PDF", "JVBERi0" /* base64 of %PDF- */} {
+	for _, secret := range []string{demoFinanceToken, demoWebhookURL, "demo-webhook-key-4Nc7", "%PDF", "JVBERi0" /* base64 of %PDF- */} {
 		if strings.Contains(record, secret) {
 			t.Errorf("the record holds %q", secret)
 		}
 	}
 	// The receiver's view shows what it got, the token included.
-	if !strings.Contains(text, "Authorization: Bearer "+demoToken) {
+	if !strings.Contains(text, "Authorization: Bearer "+demoFinanceToken) {
 		t.Errorf("the receiver's view does not show the token it received")
 	}
 	if errb.Len() != 0 {
@@ -162,10 +162,10 @@ func TestDemoReceiverChecks(t *testing.T) {
 		status        int
 		msg           string
 	}{
-		{demoPayableID, demoToken, "application/pdf", pdf, 201, `"size":15`},
+		{demoPayableID, demoFinanceToken, "application/pdf", pdf, 201, `"size":15`},
 		{demoPayableID, "wrong", "application/pdf", pdf, 401, "invalid token"},
-		{"pay_other", demoToken, "application/pdf", pdf, 404, `{"error":"no payable pay_other"}`},
-		{demoPayableID, demoToken, "application/pdf", []byte("MZ\x90\x00 not a pdf"), 422, "not a PDF"},
+		{"pay_other", demoFinanceToken, "application/pdf", pdf, 404, `{"error":"no payable pay_other"}`},
+		{demoPayableID, demoFinanceToken, "application/pdf", []byte("MZ\x90\x00 not a pdf"), 422, "not a PDF"},
 	}
 	for _, tc := range cases {
 		status, body := upload(tc.id, tc.token, tc.ct, tc.data)

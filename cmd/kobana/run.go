@@ -7,7 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
+	"net/mail"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
@@ -35,19 +35,24 @@ const runUsage = `usage: kobana run -workflow FILE [-eml FILE] [-secrets FILE] [
 Validates the workflow document (the agent's {"result", "workflow"} output),
 then runs its steps in order behind the SSRF guard. One progress line per
 step goes to standard error; the redacted run record, as indented JSON, goes
-to -record (standard output when absent). FILE "-" for -workflow reads
-standard input.
+to -record (standard output when absent) — the record the Inbox keeps. A
+document that does not validate sends nothing: its diagnostics go to
+standard error, and its record is a failed run that says why. FILE "-" for
+-workflow reads standard input.
 
   -secrets  a JSON object KEY → value, the workspace secrets (${{secrets.KEY}})
   -facts    a JSON object of run facts without the "kobana." prefix, e.g.
-            {"email_id": "em_42", "env": "sandbox"}; kobana.now is stamped
-            by the executor when each step starts and cannot be set
+            {"email_id": "em_42", "env": "sandbox"}; env is development,
+            sandbox or production, app_url an absolute http(s) URL,
+            inbox_email a bare address; kobana.now is stamped by the
+            executor when each step starts and cannot be set
   -eml      the triggering e-mail, for ${{email.attachments.N}}
   -allow    a network the guard lets through although the deny-list covers
             it (e.g. 127.0.0.1/32 for a local test server); repeatable
 
 Exit status: 0 the run succeeded, 1 the run failed (a step failed or was
-skipped), 2 invalid input or usage (nothing was sent).
+skipped), 2 usage, unreadable input or a document that did not validate
+(nothing was sent).
 
 flags:
 `
@@ -55,166 +60,176 @@ flags:
 // runFlags are the parsed flags of kobana run.
 type runFlags struct {
 	workflow, eml, secrets, facts, record string
-	allow                                 []netip.Prefix
+	allow                                 allowFlag
 	timeout                               time.Duration
 }
 
 func runCommand(c *Command, args []string) int {
 	var f runFlags
 	fs := flag.NewFlagSet("kobana run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.workflow, "workflow", "", "the workflow document to run (required; - reads standard input)")
 	fs.StringVar(&f.eml, "eml", "", "the triggering e-mail (.eml) whose attachments steps may send")
 	fs.StringVar(&f.secrets, "secrets", "", "a JSON file of secrets: {\"KEY\": \"value\", …}")
 	fs.StringVar(&f.facts, "facts", "", "a JSON file of run facts without the kobana. prefix: {\"email_id\": \"em_42\", …}")
 	fs.StringVar(&f.record, "record", "", "write the run record to this file instead of standard output")
 	fs.DurationVar(&f.timeout, "timeout", executor.DefaultRunTimeout, "deadline of the whole run")
-	fs.Func("allow", "allow this network (CIDR) although the deny-list covers it; repeatable", func(s string) error {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return fmt.Errorf("%q is not a network in CIDR notation (such as 127.0.0.1/32 or ::1/128)", s)
-		}
-		f.allow = append(f.allow, p.Masked())
-		return nil
-	})
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, runUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(c.Stdout)
-			return exitOK
-		}
-		fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
-		usage(c.Stderr)
-		return exitUsage
+	fs.Var(&f.allow, "allow", allowHelp)
+	if code, ok := c.parseFlags(fs, runUsage, args); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:
 		fmt.Fprintf(c.Stderr, "kobana run: unexpected argument %q (the workflow is given with -workflow FILE)\n", fs.Arg(0))
 		return exitUsage
 	case f.workflow == "":
-		fmt.Fprintln(c.Stderr, "kobana run: -workflow FILE is required")
-		usage(c.Stderr)
+		fmt.Fprintln(c.Stderr, "kobana run: -workflow FILE is required (kobana run -h describes every flag)")
 		return exitUsage
 	case f.timeout <= 0:
 		fmt.Fprintf(c.Stderr, "kobana run: -timeout must be positive, not %s\n", f.timeout)
 		return exitUsage
 	}
-	return f.run(c)
+	in, err := f.load(c)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana run: %v\n", in.red.String(err.Error()))
+		return exitUsage
+	}
+	defer in.close()
+	return in.run(c, &f)
 }
 
-// run validates every input, then runs the workflow and writes its record.
-func (f *runFlags) run(c *Command) int {
-	secrets := resolve.SecretMap{}
-	if f.secrets != "" {
-		m, err := readStringObject(f.secrets, "secrets")
-		if err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
-			return exitUsage
-		}
-		for k, v := range m {
-			if !isSegment(k) {
-				fmt.Fprintf(c.Stderr, "kobana run: secrets file %s: key %q cannot be referenced: a secret key is letters, digits, '_' and '-'\n", f.secrets, k)
-				return exitUsage
-			}
-			secrets[k] = v
-		}
-	}
-	red := resolve.NewRedactor(secrets)
+// runInputs are kobana run's inputs, read and checked before anything is
+// sent.
+type runInputs struct {
+	secrets     resolve.SecretMap
+	red         *resolve.Redactor // hides the secrets in everything printed
+	facts       resolve.FactMap
+	attachments resolve.AttachmentsFunc
+	report      lint.Report // the document and its diagnostics
+	out         io.Writer   // where the record goes
+	close       func()
+}
 
-	var report lint.Report
-	if f.workflow == "-" {
-		report = lint.Read("<stdin>", c.Stdin)
-	} else {
-		report = lint.ReadFile(f.workflow)
+// load reads and checks every input: secrets, facts, the e-mail, the
+// document, and opens the record's destination. Its errors are usage
+// errors; they may quote what they read, so the caller redacts them.
+func (f *runFlags) load(c *Command) (*runInputs, error) {
+	in := &runInputs{out: c.Stdout, close: func() {}}
+	var err error
+	if in.secrets, err = loadSecrets(f.secrets); err != nil {
+		return in, err
 	}
-	if report.Err != nil {
-		fmt.Fprintf(c.Stderr, "kobana run: %v\n", report.Err)
-		return exitUsage
+	in.red = resolve.NewRedactor(in.secrets)
+	if in.facts, err = loadFacts(f.facts); err != nil {
+		return in, err
 	}
-	if report.Errors() > 0 || report.Warnings() > 0 {
-		// The document may hold a secret's value verbatim: the quoted
-		// source lines are redacted like everything else printed.
-		var diags bytes.Buffer
-		if err := lint.WriteText(&diags, []lint.Report{report}, lint.TextOptions{}); err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
-			return exitUsage
-		}
-		io.WriteString(c.Stderr, red.String(diags.String()))
-	}
-	if report.Errors() > 0 {
-		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", report.File)
-		return exitUsage
-	}
-
-	facts := resolve.FactMap{}
-	if f.facts != "" {
-		m, err := readStringObject(f.facts, "facts")
-		if err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: %v\n", red.String(err.Error()))
-			return exitUsage
-		}
-		for k, v := range m {
-			if err := checkFactKey(k); err != nil {
-				fmt.Fprintf(c.Stderr, "kobana run: facts file %s: %v\n", f.facts, err)
-				return exitUsage
-			}
-			facts[k] = v
-		}
-	}
-
-	var attachments resolve.AttachmentsFunc
 	if f.eml != "" {
 		msg, err := eml.Open(f.eml)
 		if err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
-			return exitUsage
+			return in, err
 		}
-		attachments = func() (resolve.Attachments, error) { return msg, nil }
+		in.attachments = func() (resolve.Attachments, error) { return msg, nil }
 	}
-
-	out := c.Stdout
+	switch {
+	case f.workflow != "-":
+		in.report = lint.ReadFile(f.workflow)
+	case c.Stdin == nil:
+		return in, errors.New("-workflow -: there is no standard input to read")
+	default:
+		in.report = lint.Read("<stdin>", c.Stdin)
+	}
+	if in.report.Err != nil {
+		return in, in.report.Err
+	}
 	if f.record != "" {
 		file, err := os.OpenFile(f.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			fmt.Fprintf(c.Stderr, "kobana run: cannot write the record: %v\n", err)
+			return in, fmt.Errorf("cannot write the record: %w", err)
+		}
+		in.out, in.close = file, func() { file.Close() }
+	}
+	return in, nil
+}
+
+// loadSecrets reads -secrets: a JSON object of strings whose keys a
+// reference can name. No file is no secrets.
+func loadSecrets(path string) (resolve.SecretMap, error) {
+	secrets := resolve.SecretMap{}
+	if path == "" {
+		return secrets, nil
+	}
+	m, err := readStringObject(path, "secrets")
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if !isSegment(k) {
+			return nil, fmt.Errorf("secrets file %s: key %q cannot be referenced: a secret key is letters, digits, '_' and '-'", path, k)
+		}
+		secrets[k] = v
+	}
+	return secrets, nil
+}
+
+// loadFacts reads -facts: a JSON object of strings, each a fact a run may be
+// given (see checkFact). No file is no facts.
+func loadFacts(path string) (resolve.FactMap, error) {
+	facts := resolve.FactMap{}
+	if path == "" {
+		return facts, nil
+	}
+	m, err := readStringObject(path, "facts")
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if err := checkFact(k, v); err != nil {
+			return nil, fmt.Errorf("facts file %s: %w", path, err)
+		}
+		facts[k] = v
+	}
+	return facts, nil
+}
+
+// run prints the document's diagnostics, runs it (a document that does not
+// validate sends nothing) and writes its record.
+func (in *runInputs) run(c *Command, f *runFlags) int {
+	file := in.report.File
+	if in.report.Errors() > 0 || in.report.Warnings() > 0 {
+		// The document may hold a secret's value verbatim: the quoted
+		// source lines are redacted like everything else printed.
+		if err := lint.WriteText(c.Stderr, []lint.Report{in.report}, lint.TextOptions{Redact: in.red.String}); err != nil {
+			fmt.Fprintf(c.Stderr, "kobana run: %v\n", err)
 			return exitUsage
 		}
-		defer file.Close()
-		out = file
 	}
-
-	plan, _ := compile.Compile(report.Source)
-	var rec *executor.RunRecord
-	if plan == nil || len(plan.Steps) == 0 {
+	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ex := executor.New(executor.Options{
+		Guard:      &guard.Guard{Allow: f.allow},
+		RunTimeout: f.timeout,
+		OnStep:     func(s executor.StepRecord) { fmt.Fprintln(c.Stderr, in.red.String(progressLine(s))) },
+	})
+	rec := ex.RunDocument(ctx, in.report.Source, executor.Env{Secrets: in.secrets, Facts: in.facts, Attachments: in.attachments})
+	switch {
+	case !rec.Valid():
+		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", file)
+	case len(rec.Steps) == 0:
 		// Valid, and no workflow (or an empty one): the agent asked for no action.
-		fmt.Fprintf(c.Stderr, "kobana run: %s has no workflow; nothing to run\n", report.File)
-		now := time.Now().UTC()
-		rec = &executor.RunRecord{Status: executor.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []executor.StepRecord{}}
-	} else {
-		ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		ex := executor.New(executor.Options{
-			Guard:      &guard.Guard{Allow: f.allow},
-			RunTimeout: f.timeout,
-			OnStep:     func(s executor.StepRecord) { fmt.Fprintln(c.Stderr, red.String(progressLine(s))) },
-		})
-		rec = ex.Run(ctx, plan, executor.Env{Secrets: secrets, Facts: facts, Attachments: attachments})
-		fmt.Fprintln(c.Stderr, red.String(runSummary(rec)))
+		fmt.Fprintf(c.Stderr, "kobana run: %s has no workflow; nothing to run\n", file)
+	default:
+		fmt.Fprintln(c.Stderr, in.red.String(runSummary(&rec.RunRecord)))
 	}
-
-	if err := writeRecord(out, rec); err != nil {
+	if err := writeRecord(in.out, rec); err != nil {
 		fmt.Fprintf(c.Stderr, "kobana run: writing the record: %v\n", err)
 		return exitFailure
 	}
 	if f.record != "" {
 		fmt.Fprintf(c.Stderr, "kobana run: record written to %s\n", f.record)
 	}
-	if rec.Status != executor.RunSucceeded {
+	switch {
+	case !rec.Valid():
+		return exitUsage
+	case rec.Status != executor.RunSucceeded:
 		return exitFailure
 	}
 	return exitOK
@@ -250,23 +265,45 @@ func readStringObject(path, what string) (map[string]string, error) {
 	return out, nil
 }
 
-// checkFactKey accepts the kobana.* facts a run may be given.
-func checkFactKey(k string) error {
+// envs are the values kobana.env may take.
+var envs = []string{"development", "sandbox", "production"}
+
+// checkFact accepts the kobana.* facts a run may be given: a known key other
+// than now, with a value in the format the language fixes for it.
+func checkFact(k, v string) error {
 	switch {
 	case k == "now":
 		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
 	case strings.HasPrefix(k, "kobana."):
 		return fmt.Errorf("key %q: write the fact without the \"kobana.\" prefix, as %q", k, strings.TrimPrefix(k, "kobana."))
-	case !slices.Contains(lang.KobanaKeys, k):
+	case !lang.IsKobanaKey(k):
 		var known []string
-		for _, key := range lang.KobanaKeys {
+		for _, key := range lang.KobanaKeys() {
 			if key != "now" {
 				known = append(known, key)
 			}
 		}
 		return fmt.Errorf("unknown fact %q; the facts are %s", k, strings.Join(known, ", "))
+	case k == "env" && !slices.Contains(envs, v):
+		return fmt.Errorf("fact \"env\" is %q; kobana.env is one of %s", v, strings.Join(envs, ", "))
+	case k == "app_url" && !isBaseURL(v):
+		return fmt.Errorf("fact \"app_url\" is %q; kobana.app_url is the platform's base URL, an absolute http or https URL such as https://app.kobana.com.br", v)
+	case k == "inbox_email" && !isAddress(v):
+		return fmt.Errorf("fact \"inbox_email\" is %q; kobana.inbox_email is the inbox's address, such as ap@inbox.example (no display name, no angle brackets)", v)
 	}
 	return nil
+}
+
+// isBaseURL reports whether s is an absolute http or https URL with a host.
+func isBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" && u.User == nil
+}
+
+// isAddress reports whether s is a bare e-mail address (local@domain).
+func isAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
 }
 
 // isSegment reports whether k is a reference segment: [A-Za-z0-9_-]+.
@@ -338,8 +375,8 @@ func printable(s string) string {
 	}, s)
 }
 
-// writeRecord writes rec as indented JSON followed by a newline.
-func writeRecord(w io.Writer, rec *executor.RunRecord) error {
+// writeRecord writes a run record as indented JSON followed by a newline.
+func writeRecord(w io.Writer, rec any) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor"
@@ -33,7 +34,9 @@ type runReceiver struct {
 	*httptest.Server
 	mu   sync.Mutex
 	got  []runReceived
-	hang chan struct{} // when set, requests to /hang wait on it
+	hang chan struct{} // requests to /hang wait on it
+	// hanging receives once per request to /hang, when it starts waiting.
+	hanging chan struct{}
 }
 
 type runReceived struct {
@@ -44,7 +47,7 @@ type runReceived struct {
 
 func newRunReceiver(t *testing.T) *runReceiver {
 	t.Helper()
-	rv := &runReceiver{hang: make(chan struct{})}
+	rv := &runReceiver{hang: make(chan struct{}), hanging: make(chan struct{}, 8)}
 	rv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := runReceived{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type"), Files: map[string][]byte{}}
 		if mt, params, _ := mime.ParseMediaType(got.ContentType); mt == "multipart/form-data" {
@@ -72,6 +75,7 @@ func newRunReceiver(t *testing.T) *runReceiver {
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, "bad token "+got.Auth)
 		case r.URL.Path == "/hang":
+			rv.hanging <- struct{}{}
 			select {
 			case <-rv.hang:
 			case <-r.Context().Done():
@@ -163,7 +167,7 @@ func TestRunSeedExample(t *testing.T) {
 	rv := newRunReceiver(t)
 	wf := writeFile(t, "wf.json", localSeed(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hooks/`+testHookKey+`"}`)
-	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox"}`)
+	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox", "app_url": "https://app.kobana.com.br", "inbox_email": "ap@inbox.example"}`)
 	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", facts, "-allow", "127.0.0.1/32")
 	if status != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", status, errs, out)
@@ -236,7 +240,8 @@ func TestRunRecordFileAndStdin(t *testing.T) {
 }
 
 // TestRunInvalidWorkflowSendsNothing checks that a document with errors is
-// reported in the linter's text format and nothing reaches the receiver.
+// reported in the linter's text format, nothing reaches the receiver, and
+// the record is the library's "did not validate" record, as the Inbox keeps.
 func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
 	rv := newRunReceiver(t)
 	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [
@@ -244,8 +249,20 @@ func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
   {"type": "request", "url": "`+rv.URL+`/b", "headers": {"Host": "evil"}}
 ]}`)
 	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-allow", "127.0.0.1/32")
-	if status != exitUsage || out != "" {
+	if status != exitUsage {
 		t.Fatalf("exit %d, stdout %q", status, out)
+	}
+	var rec struct {
+		Status      string            `json:"status"`
+		Steps       []json.RawMessage `json:"steps"`
+		Error       string            `json:"error"`
+		Diagnostics []struct {
+			Code, Pointer string
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Status != executor.RunFailed || rec.Steps == nil || len(rec.Steps) != 0 ||
+		rec.Error != executor.NotValidError || len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Pointer != "/workflow/1/headers/Host" {
+		t.Errorf("record (%v):\n%s", err, out)
 	}
 	if !strings.Contains(errs, wf+":3:") || !strings.Contains(errs, "error:") || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "nothing was sent") {
 		t.Errorf("stderr lacks the diagnostic:\n%s", errs)
@@ -340,9 +357,7 @@ func TestRunCancelStopsWithCompleteRecord(t *testing.T) {
 		{"type": "request", "url": "` + rv.URL + `/after"}]}`
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for len(rv.requests()) == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
+		<-rv.hanging // step 0 was sent and waits for its answer
 		cancel()
 	}()
 	start := time.Now()
@@ -397,6 +412,11 @@ func TestRunInvalidInput(t *testing.T) {
 		{"facts now", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"now": "2020-01-01T00:00:00Z"}`)}, `"now" cannot be set: kobana.now is stamped by the executor`},
 		{"facts prefix", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"kobana.email_id": "em_1"}`)}, `write the fact without the "kobana." prefix, as "email_id"`},
 		{"facts unknown", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"emailid": "em_1"}`)}, `unknown fact "emailid"; the facts are env, app_url,`},
+		{"facts env staging", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": "staging"}`)}, `fact "env" is "staging"; kobana.env is one of development, sandbox, production`},
+		{"facts env upper case", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": "Production"}`)}, `fact "env" is "Production"; kobana.env is one of development, sandbox, production`},
+		{"facts app_url relative", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"app_url": "app.kobana.com.br"}`)}, `fact "app_url" is "app.kobana.com.br"; kobana.app_url is the platform's base URL, an absolute http or https URL`},
+		{"facts app_url no host", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"app_url": "https:///x"}`)}, `fact "app_url" is "https:///x"; kobana.app_url is the platform's base URL`},
+		{"facts inbox_email", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"inbox_email": "Finance <ap@inbox.example>"}`)}, `fact "inbox_email" is "Finance <ap@inbox.example>"; kobana.inbox_email is the inbox's address, such as ap@inbox.example`},
 		{"facts not strings", []string{"-workflow", wf, "-facts", writeFile(t, "f.json", `{"env": 1}`)}, `the value of "env" must be a string`},
 		{"secrets not object", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `["x"]`)}, `want a JSON object`},
 		{"secrets two values", []string{"-workflow", wf, "-secrets", writeFile(t, "s.json", `{} {}`)}, `more than one JSON value`},
@@ -457,9 +477,70 @@ func TestProgressLineIsPrintable(t *testing.T) {
 func TestRunDiagnosticsRedactSecrets(t *testing.T) {
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
 	wf := writeFile(t, "bad.json", `{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"Host": "`+testToken+`"}}]}`)
-	status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", secrets)
+	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-secrets", secrets)
 	if status != exitUsage || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "[redacted secrets.FINANCE_TOKEN]") {
 		t.Errorf("exit %d:\n%s", status, errs)
 	}
 	noSecrets(t, "stderr", errs)
+	noSecrets(t, "the record", out)
+}
+
+// snippetOf returns the quoted source line and the underline below it from
+// the text diagnostics in stderr (the first snippet).
+func snippetOf(t *testing.T, stderr string) (src, mark string) {
+	t.Helper()
+	lines := strings.Split(stderr, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i], " 1 | ") && strings.HasPrefix(lines[i+1], "   | ") {
+			return strings.TrimPrefix(lines[i], " 1 | "), strings.TrimPrefix(lines[i+1], "   | ")
+		}
+	}
+	t.Fatalf("no snippet in:\n%s", stderr)
+	return "", ""
+}
+
+// TestRunDiagnosticsCaretUnderRedactedSnippet: redaction changes the length
+// of the quoted line, and the underline must follow what is printed — both
+// when the secret comes before the range and when it is the range.
+func TestRunDiagnosticsCaretUnderRedactedSnippet(t *testing.T) {
+	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`"}`)
+	const marker = "[redacted secrets.FINANCE_TOKEN]"
+	cases := []struct {
+		name, doc, want string // want: the printed text the underline must cover
+	}{
+		{"secret before the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Token": "` + testToken + `", "Host": "a"}}]}`,
+			`"Host"`},
+		{"secret is the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "` + testToken + `": 1}]}`,
+			`"` + marker + `"`},
+		{"secret before and in the range",
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/` + testToken + `", "x` + testToken + `y": 1}]}`,
+			`"x` + marker + `y"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errs := runKobana(t, nil, "", "-workflow", writeFile(t, "wf.json", tc.doc), "-secrets", secrets)
+			noSecrets(t, "stderr", errs)
+			noSecrets(t, "the record", out)
+			if status != exitUsage {
+				t.Fatalf("exit %d:\n%s", status, errs)
+			}
+			src, mark := snippetOf(t, errs)
+			if n := utf8.RuneCountInString(src); n > 120 {
+				t.Errorf("the quoted line is %d columns wide, over the 120 of the text format:\n%s", n, src)
+			}
+			caret := strings.IndexByte(mark, '^')
+			want := strings.LastIndex(src, tc.want)
+			if want >= 0 {
+				want = utf8.RuneCountInString(src[:want]) // the column: src may start with "…"
+			}
+			if want < 0 || caret != want {
+				t.Fatalf("the caret is at column %d, the range at %d:\n%s\n%s", caret, want, src, mark)
+			}
+			if got := strings.TrimRight(mark[caret:], " "); got != "^"+strings.Repeat("~", len(tc.want)-1) {
+				t.Errorf("the underline %q does not cover %q:\n%s\n%s", got, tc.want, src, mark)
+			}
+		})
+	}
 }

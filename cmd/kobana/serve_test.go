@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,19 +40,161 @@ func (s *serveBuffer) Write(p []byte) (int, error) {
 }
 func (s *serveBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// startServe runs `kobana serve args…` with c in the background and returns
+// once it serves (c.Ready was called), with the addresses it reported and a
+// function that stops it and returns its exit code. If serve ends before it
+// is ready, the test fails with its standard error.
+func startServe(t *testing.T, c *Command, stderr *serveBuffer, args ...string) (addrs map[string]net.Addr, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	c.Context = ctx
+	ready := make(chan map[string]net.Addr, 1)
+	c.Ready = func(a map[string]net.Addr) { ready <- a }
+	done := make(chan int, 1)
+	go func() { done <- c.Main(append([]string{"serve"}, args...)) }()
+	stop = func() int { cancel(); return <-done }
+	select {
+	case addrs = <-ready:
+		return addrs, stop
+	case code := <-done:
+		cancel()
+		t.Fatalf("serve %v ended with %d before serving: %s", args, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve %v did not start within 30s: %s", args, stderr.String())
+	}
+	return nil, nil
+}
+
+// mcpURL is the MCP endpoint of a serve's HTTP listener.
+func mcpURL(t *testing.T, addrs map[string]net.Addr) string {
+	t.Helper()
+	a := addrs["http"]
+	if a == nil {
+		t.Fatalf("serve reported no http address: %v", addrs)
+	}
+	return "http://" + a.String() + "/mcp"
+}
+
+// seedDemo runs serve -demo once on db, so the demo organization exists.
+func seedDemo(t *testing.T, db string) (stdout string) {
+	t.Helper()
+	var out, stderr serveBuffer
+	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &stderr}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", db)
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve -demo exit %d: %s", code, stderr.String())
+	}
+	return out.String()
+}
+
 func TestServeUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"-http", "127.0.0.1:0", "-products", "inbox,payroll"},
-		{"-http", "127.0.0.1:0", "-allow", "not-a-cidr"},
-		{"-http", "127.0.0.1:0", "extra"},
-		{"-nope"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "nothing to serve: pass -http ADDR, -stdio (or several)"},
+		{[]string{"-http", "127.0.0.1:0", "-products", "inbox,payroll"}, `unknown product "payroll" (available: inbox, billing)`},
+		{[]string{"-http", "127.0.0.1:0", "-products", ""}, `unknown product "" (available: inbox, billing)`},
+		{[]string{"-http", "127.0.0.1:0", "-allow", "not-a-cidr"}, `"not-a-cidr" is not a network in CIDR notation`},
+		{[]string{"-http", "127.0.0.1:0", "extra"}, `unexpected argument "extra"`},
+		{[]string{"-stdio", "-public-url", "https://mcp.example.com"}, "-public-url, -allowed-host and -allowed-origin need -http ADDR"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 	} {
 		var stderr serveBuffer
 		c := &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background()}
-		if code := c.Main(append([]string{"serve", "-db", filepath.Join(t.TempDir(), "x.db")}, args...)); code != exitUsage {
-			t.Errorf("serve %v = %d, want %d (%s)", args, code, exitUsage, stderr.String())
+		if code := c.Main(append([]string{"serve", "-db", filepath.Join(t.TempDir(), "x.db")}, tc.args...)); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("serve %v = %d, want %d and %q; stderr:\n%s", tc.args, code, exitUsage, tc.want, stderr.String())
 		}
+	}
+}
+
+// TestServeProducts: -products chooses what the one endpoint serves, from
+// the registry of products; the others' tools, resources and instructions
+// are absent.
+func TestServeProducts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	seedDemo(t, db)
+	for _, tc := range []struct {
+		products string
+		want     []string // products whose tools are listed
+	}{
+		{"inbox", []string{"inbox"}},
+		{"billing", []string{"billing"}},
+		{"billing, inbox,billing", []string{"inbox", "billing"}},
+	} {
+		var stdout, stderr serveBuffer
+		addrs, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", db, "-products", tc.products)
+		m := tokenLine.FindStringSubmatch(strings.SplitN(stdout.String(), "\n", 2)[0])
+		if m == nil {
+			t.Fatalf("-products %s: no token line in %q", tc.products, stdout.String())
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "products", Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), mcptest.HTTP(mcpURL(t, addrs), m[6]), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, tl := range tools.Tools {
+			if strings.HasPrefix(tl.Name, "billing_") {
+				got["billing"]++
+			} else {
+				got["inbox"]++
+			}
+		}
+		instructions := cs.InitializeResult().Instructions
+		for _, p := range []string{"inbox", "billing"} {
+			served := slices.Contains(tc.want, p)
+			if (got[p] > 0) != served {
+				t.Errorf("-products %s: %d %s tools listed", tc.products, got[p], p)
+			}
+			if strings.Contains(strings.ToLower(instructions), "kobana "+p) != served {
+				t.Errorf("-products %s: instructions %q", tc.products, instructions)
+			}
+		}
+		cs.Close()
+		if code := stop(); code != exitOK {
+			t.Errorf("-products %s: exit %d: %s", tc.products, code, stderr.String())
+		}
+	}
+}
+
+// TestServeReady: Ready reports each listener once serve takes requests;
+// a stdio server has no network address to report.
+func TestServeReady(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var stderr serveBuffer
+	c := &Command{Stdin: inR, Stdout: io.Discard, Stderr: &stderr}
+	addrs, stop := startServe(t, c, &stderr, "-demo", "-stdio", "-http", "127.0.0.1:0", "-db", db)
+	if len(addrs) != 1 || addrs["http"] == nil {
+		t.Errorf("addrs %v, want the http listener only", addrs)
+	}
+	// The HTTP endpoint answers as soon as Ready was called: no wait.
+	resp, err := http.Get(mcpURL(t, addrs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /mcp without a token: %s", resp.Status)
+	}
+	if code := stop(); code != exitOK {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+
+	var errOnly serveBuffer
+	in2R, in2W := io.Pipe()
+	defer in2W.Close()
+	addrs, stop = startServe(t, &Command{Stdin: in2R, Stdout: io.Discard, Stderr: &errOnly}, &errOnly, "-demo", "-stdio", "-db", db)
+	if len(addrs) != 0 {
+		t.Errorf("stdio alone reported %v", addrs)
+	}
+	if code := stop(); code != exitOK {
+		t.Errorf("stdio exit %d: %s", code, errOnly.String())
 	}
 }
 
@@ -60,23 +204,14 @@ var tokenLine = regexp.MustCompile(`^token for (.+) <(.+)>, (owner|viewer) of wo
 // the printed token, list and read resources, get prompts, complete ids,
 // and be asked to confirm webhooks_test.
 func TestServeDemoOverHTTP(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr serveBuffer
-	c := &Command{Stdout: &stdout, Stderr: &stderr, Context: ctx}
-	done := make(chan int)
 	db := filepath.Join(t.TempDir(), "demo.db")
-	go func() { done <- c.Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", db}) }()
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := regexp.MustCompile(`serving MCP on (http://\S+/mcp)`).FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-			break
-		}
+	addrs, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", db)
+	addr := mcpURL(t, addrs)
+	if !strings.Contains(stderr.String(), "serving MCP on "+addr) {
+		t.Errorf("stderr does not say where it serves (%s): %s", addr, stderr.String())
 	}
-	if addr == "" {
-		cancel()
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	ctx := t.Context()
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("want two token lines, got %q", stdout.String())
@@ -137,36 +272,21 @@ func TestServeDemoOverHTTP(t *testing.T) {
 		t.Fatalf("webhooks_test did not ask: %+v %v", call, err)
 	}
 	cs.Close()
-	cancel()
-	if code := <-done; code != exitOK {
+	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d: %s", code, stderr.String())
 	}
 	// A second start on the same file keeps the data and mints new tokens.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	var out2 serveBuffer
-	c2 := &Command{Stdout: &out2, Stderr: io.Discard, Context: ctx2}
-	go func() { done <- c2.Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", db}) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && strings.Count(out2.String(), "\n") < 2; time.Sleep(20 * time.Millisecond) {
-	}
-	cancel2()
-	<-done
-	if strings.Contains(out2.String(), rw[6]) || strings.Count(out2.String(), "token for") != 2 {
-		t.Errorf("second start: %q", out2.String())
+	out2 := seedDemo(t, db)
+	if strings.Contains(out2, rw[6]) || strings.Count(out2, "token for") != 2 {
+		t.Errorf("second start: %q", out2)
 	}
 }
 
 func TestServeStdioUsesKobanaToken(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	// Seed and mint through the commands a user runs.
-	var seedOut serveBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Command{Stdout: &seedOut, Stderr: io.Discard, Context: ctx}
+	seedDemo(t, db)
 	done := make(chan int, 1)
-	go func() { done <- c.Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", db}) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && strings.Count(seedOut.String(), "\n") < 2; time.Sleep(20 * time.Millisecond) {
-	}
-	cancel()
-	<-done
 	var tokOut, tokErr serveBuffer
 	tc := &Command{Stdout: &tokOut, Stderr: &tokErr, Context: context.Background()}
 	if code := tc.Main([]string{"token", "create", "-person", demo.Viewer, "-workspace", demo.Workspace, "-scopes", "read", "-db", db}); code != exitOK {
@@ -223,15 +343,7 @@ func TestServeStdioUsesKobanaToken(t *testing.T) {
 
 func TestTokenCreate(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "t.db")
-	var out serveBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Command{Stdout: &out, Stderr: io.Discard, Context: ctx}
-	done := make(chan int, 1)
-	go func() { done <- c.Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", db}) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && strings.Count(out.String(), "\n") < 2; time.Sleep(20 * time.Millisecond) {
-	}
-	cancel()
-	<-done
+	seedDemo(t, db)
 	cases := []struct {
 		args []string
 		code int
@@ -286,7 +398,7 @@ func TestServeWorkflowRunner(t *testing.T) {
 	}))
 	defer rv.Close()
 	g := guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g}), now: time.Now}
+	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g})}
 	doc := `{"result":{},"workflow":[{"type":"request","url":"` + rv.URL + `/payables","headers":{"authorization":"Bearer ${{secrets.ERP_TOKEN}}"},"body":{"email":"${{kobana.email_id}}"},"expected_status":201},
 	{"type":"request","url":"` + rv.URL + `/payables/${{steps.0.response.body.data.id}}/done"}]}`
 	raw, err := wr.RunWorkflow(context.Background(), inbox.WorkflowInput{Document: json.RawMessage(doc), Secrets: map[string]string{"ERP_TOKEN": "s3cr3t-erp"}, Facts: map[string]string{"email_id": "eml_1"}})
@@ -335,16 +447,44 @@ func TestServeStoreSelection(t *testing.T) {
 	if dsn == "" {
 		t.Skip("KOBANA_TEST_POSTGRES is not set; the PostgreSQL half of this test needs a server")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out serveBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Command{Stdout: &out, Stderr: io.Discard, Context: ctx}).Main([]string{"serve", "-demo", "-http", "127.0.0.1:0", "-db", dsn})
-	}()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && strings.Count(out.String(), "\n") < 2; time.Sleep(50 * time.Millisecond) {
+	var out, errOut serveBuffer
+	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &errOut}, &errOut, "-demo", "-http", "127.0.0.1:0", "-db", dsn)
+	if code := stop(); code != exitOK || strings.Count(out.String(), "token for") != 2 {
+		t.Errorf("serve -demo on PostgreSQL: %d %q %s", code, out.String(), errOut.String())
 	}
-	cancel()
-	if code := <-done; code != exitOK || strings.Count(out.String(), "token for") != 2 {
-		t.Errorf("serve -demo on PostgreSQL: %d %q", code, out.String())
+}
+
+// The runner streams attachments from the run's snapshot of the message;
+// without one (purged), the step that needs an attachment fails before
+// sending and independent steps still run.
+func TestServeWorkflowRunnerAttachments(t *testing.T) {
+	rv := newRunReceiver(t)
+	g := guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g})}
+	doc := `{"result":{},"workflow":[{"type":"request","url":"` + rv.URL + `/upload","form":{"file":"${{email.attachments.0}}"}},
+	{"type":"request","url":"` + rv.URL + `/ping","method":"GET"}]}`
+	raw, err := os.ReadFile(sampleEML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc), Message: inbox.BytesMessage(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rv.requests()
+	if r := decodeRecord(t, string(rec)); r.Status != executor.RunSucceeded || len(got) != 2 || len(got[0].Files["file"]) == 0 {
+		t.Fatalf("with the message: %d requests, record %s", len(got), rec)
+	}
+	rec, err = wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeRecord(t, string(rec))
+	if r.Status != executor.RunFailed || r.Steps[0].State != "failed" || r.Steps[0].Request != nil || !strings.Contains(r.Steps[0].Error, "no longer stored") ||
+		r.Steps[1].State != "succeeded" {
+		t.Errorf("purged message: record %s", rec)
+	}
+	if n := len(rv.requests()); n != 3 {
+		t.Errorf("the receiver got %d requests in all, want 3 (the upload is not sent without the message)", n)
 	}
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,62 +26,85 @@ flags:
 `
 
 func runToken(c *Command, args []string) int {
-	if len(args) > 0 && args[0] == "revoke" {
-		return revokeToken(c, args[1:])
-	}
-	if len(args) == 0 || args[0] != "create" {
+	if len(args) == 0 {
 		fmt.Fprint(c.Stderr, tokenUsage)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			return exitOK
-		}
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-	fs.SetOutput(c.Stderr)
-	fs.Usage = func() { fmt.Fprint(c.Stderr, tokenUsage); fs.PrintDefaults() }
-	person := fs.String("person", "", "the person the token speaks for (required)")
-	workspace := fs.String("workspace", "", "the workspace the token opens (required)")
+	switch args[0] {
+	case "create":
+		return createToken(c, args[1:])
+	case "revoke":
+		return revokeToken(c, args[1:])
+	case "-h", "-help", "--help":
+		fmt.Fprint(c.Stdout, tokenUsage)
+		return exitOK
+	}
+	fmt.Fprintf(c.Stderr, "kobana token: unknown action %q (create or revoke)\n%s", args[0], tokenUsage)
+	return exitUsage
+}
+
+// tokenFlags are the parsed flags of kobana token create.
+type tokenFlags struct {
+	person, workspace, db, label string
+	scopes                       []string
+	expires                      time.Duration
+}
+
+// parseTokenCreate parses and checks the flags of kobana token create.
+func parseTokenCreate(c *Command, args []string) (f *tokenFlags, code int, ok bool) {
+	f = &tokenFlags{}
+	fs := flag.NewFlagSet("kobana token create", flag.ContinueOnError)
+	fs.StringVar(&f.person, "person", "", "the person the token speaks for (required)")
+	fs.StringVar(&f.workspace, "workspace", "", "the workspace the token opens (required)")
 	scopes := fs.String("scopes", "read", "read, or read,write")
-	dbPath := fs.String("db", "kobana.db", "the store: a SQLite file or a postgres:// URL")
-	expires := fs.Duration("expires", 0, "lifetime, e.g. 720h; 0 never expires")
-	label := fs.String("label", "", "a note stored with the token")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs.StringVar(&f.db, "db", "kobana.db", "the store: a SQLite file or a postgres:// URL")
+	fs.DurationVar(&f.expires, "expires", 0, "lifetime, e.g. 720h; 0 never expires")
+	fs.StringVar(&f.label, "label", "", "a note stored with the token")
+	if code, ok := c.parseFlags(fs, tokenUsage, args); !ok {
+		return nil, code, false
 	}
-	if *person == "" || *workspace == "" || fs.NArg() > 0 {
-		fmt.Fprintln(c.Stderr, "kobana token create: -person and -workspace are required, and nothing else")
-		return exitUsage
+	fail := func(format string, a ...any) (*tokenFlags, int, bool) {
+		fmt.Fprintf(c.Stderr, "kobana token create: "+format+"\n", a...)
+		return nil, exitUsage, false
 	}
-	var sc []string
+	if f.person == "" || f.workspace == "" || fs.NArg() > 0 {
+		return fail("-person and -workspace are required, and nothing else")
+	}
 	for _, s := range strings.Split(*scopes, ",") {
 		s = strings.TrimSpace(s)
 		if s != "read" && s != "write" {
-			fmt.Fprintf(c.Stderr, "kobana token create: unknown scope %q (use read or read,write)\n", s)
-			return exitUsage
+			return fail("unknown scope %q (use read or read,write)", s)
 		}
-		sc = append(sc, s)
+		if !slices.Contains(f.scopes, s) {
+			f.scopes = append(f.scopes, s)
+		}
 	}
-	if len(sc) == 1 && sc[0] == "write" {
-		sc = []string{"read", "write"} // write implies read
+	if !slices.Contains(f.scopes, "read") {
+		f.scopes = append([]string{"read"}, f.scopes...) // write implies read
 	}
-	if *expires < 0 {
-		fmt.Fprintln(c.Stderr, "kobana token create: -expires must be positive")
-		return exitUsage
+	if f.expires < 0 {
+		return fail("-expires must be positive")
+	}
+	return f, exitOK, true
+}
+
+// createToken mints a token and prints it once on standard output.
+func createToken(c *Command, args []string) int {
+	f, code, ok := parseTokenCreate(c, args)
+	if !ok {
+		return code
 	}
 	ctx := c.context()
-	st, code := c.openStore(ctx, "kobana token create", *dbPath)
+	st, code := c.openStore(ctx, "kobana token create", f.db)
 	if st == nil {
 		return code
 	}
 	defer st.Close()
 	var exp time.Time
-	if *expires > 0 {
-		exp = time.Now().Add(*expires)
+	if f.expires > 0 {
+		exp = time.Now().Add(f.expires)
 	}
-	tok, err := st.CreateToken(ctx, store.NewToken{Person: *person, Workspace: *workspace, Scopes: sc, Expires: exp, Label: *label})
+	tok, err := st.CreateToken(ctx, store.NewToken{Person: f.person, Workspace: f.workspace, Scopes: f.scopes, Expires: exp, Label: f.label})
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "kobana token create: %v\n", err)
 		return exitFailure
@@ -95,21 +118,16 @@ func runToken(c *Command, args []string) int {
 	if p, err := st.Authenticate(ctx, tok); err == nil {
 		id = p.TokenID + ": "
 	}
-	fmt.Fprintf(c.Stderr, "%stoken for %s in workspace %s, scopes %s, %s\n", id, *person, *workspace, strings.Join(sc, ","), when)
+	fmt.Fprintf(c.Stderr, "%stoken for %s in workspace %s, scopes %s, %s\n", id, f.person, f.workspace, strings.Join(f.scopes, ","), when)
 	return exitOK
 }
 
 // revokeToken revokes the token read from standard input.
 func revokeToken(c *Command, args []string) int {
-	fs := flag.NewFlagSet("token revoke", flag.ContinueOnError)
-	fs.SetOutput(c.Stderr)
-	fs.Usage = func() { fmt.Fprint(c.Stderr, tokenUsage); fs.PrintDefaults() }
+	fs := flag.NewFlagSet("kobana token revoke", flag.ContinueOnError)
 	dbPath := fs.String("db", "kobana.db", "the store: a SQLite file or a postgres:// URL")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := c.parseFlags(fs, tokenUsage, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || c.Stdin == nil {
 		fmt.Fprintln(c.Stderr, "kobana token revoke: pass the token on standard input")

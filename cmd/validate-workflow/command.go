@@ -17,6 +17,9 @@ type Command struct {
 // Main runs validate-workflow with args (without the program name) and
 // returns the exit status.
 func (c *Command) Main(args []string) int {
+	if len(args) > 0 && args[0] == "lsp" {
+		return c.runLSP(args[1:])
+	}
 	cli := lint.CLI{Name: "validate-workflow", Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	return cli.Run(args)
 }

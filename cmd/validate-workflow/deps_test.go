@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestLeanDependencies keeps the binary free of database drivers and of the
-// MCP SDK: agent-authoring tools embed it.
+// TestLeanDependencies keeps the binary free of database drivers, the MCP
+// SDK, the stores and the pipeline: agent-authoring tools embed it.
 func TestLeanDependencies(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -22,7 +22,12 @@ func TestLeanDependencies(t *testing.T) {
 		t.Fatalf("go list -deps printed %d packages", len(deps))
 	}
 	for _, d := range deps {
-		for _, banned := range []string{"database/sql", "modernc.org/", "github.com/mattn/go-sqlite3", "github.com/modelcontextprotocol/", "github.com/kobana/workflow/mcpserver"} {
+		for _, banned := range []string{
+			"database/sql", "modernc.org/", "github.com/mattn/go-sqlite3", "github.com/jackc/", // databases
+			"github.com/modelcontextprotocol/", "github.com/kobana/workflow/mcpserver", // the MCP server
+			"github.com/kobana/workflow/store", "github.com/kobana/workflow/inbox", // the products' records
+			"github.com/riverqueue/", "github.com/emersion/go-smtp", "github.com/openai/", // the pipeline
+		} {
 			if d == banned || strings.HasPrefix(d, banned) {
 				t.Errorf("validate-workflow depends on %s", d)
 			}

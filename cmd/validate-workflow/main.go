@@ -5,10 +5,12 @@
 // Usage:
 //
 //	validate-workflow [-format text|json|sarif] [-strict] [-stdin-name NAME] FILE...
+//	validate-workflow lsp [-debounce DURATION] [-secrets-names FILE]
 //
 // FILE "-" reads standard input. The exit status is 0 when no document has
 // an error, 1 when one has (or has a warning, with -strict), and 2 for a
-// usage error or a file that could not be read.
+// usage error or a file that could not be read. The lsp subcommand runs the
+// language server for editors over standard input and output.
 package main
 
 import "os"

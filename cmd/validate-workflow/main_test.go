@@ -216,3 +216,13 @@ func TestWriteError(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// TestHelpGoesToStandardOutput: asking for help is not an error.
+func TestHelpGoesToStandardOutput(t *testing.T) {
+	for _, h := range []string{"-h", "-help", "--help"} {
+		status, stdout, stderr := run(t, "", h)
+		if status != 0 || !strings.HasPrefix(stdout, "usage: validate-workflow ") || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, status, stdout, stderr)
+		}
+	}
+}

@@ -243,7 +243,7 @@ func TestSchemaRules(t *testing.T) {
 		{"string body", step(`, "body": "plain $ text with }} and {{ and $${ but no placeholder"`)},
 		{"every kobana key", step(`, "body": "` + func() string {
 			var b strings.Builder
-			for _, k := range lang.KobanaKeys {
+			for _, k := range lang.KobanaKeys() {
 				b.WriteString("${{kobana." + k + "}}")
 			}
 			return b.String()
@@ -260,7 +260,7 @@ func TestSchemaRules(t *testing.T) {
 		{"a forward reference (a warning)", `{"workflow": [{"type": "request", "url": "https://a.example/${{steps.65535.response.status}}"}]}`},
 		{"every attachment suffix", step(`, "body": "` + func() string {
 			var b strings.Builder
-			for _, s := range lang.AttachmentSuffixes {
+			for _, s := range lang.AttachmentSuffixes() {
 				b.WriteString("${{email.attachments.3." + s + "}}")
 			}
 			return b.String()
@@ -360,10 +360,10 @@ func TestSchemaPlaceholderPatterns(t *testing.T) {
 		"steps.0.response.headers", "steps.0.response.headers.a.b", "email.attachment.0", "email.attachments", "email.attachments.x",
 		"email.attachments.0.name", "email.attachments.65535", "email.attachments.65536", "email.attachments.65599.size",
 		"steps.65535.response.status", "steps.65536.response.status", "steps.70000.response.body", "steps.9999.response.body", "Secrets.A", "steps.-1.response.status", "secrets.A B", "secrets.A/B", "secrets..A", ".secrets.A", "secrets.A."}
-	for _, k := range lang.KobanaKeys {
+	for _, k := range lang.KobanaKeys() {
 		refs = append(refs, "kobana."+k, "kobana."+k+"x", "kobana."+strings.ToUpper(k))
 	}
-	for _, s := range lang.AttachmentSuffixes {
+	for _, s := range lang.AttachmentSuffixes() {
 		refs = append(refs, "email.attachments.1."+s, "email.attachments.1."+s+"x")
 	}
 	for _, ref := range refs {

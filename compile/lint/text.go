@@ -24,6 +24,11 @@ type TextOptions struct {
 	// lines (a document on one line) are clipped around the range. Zero
 	// means 120.
 	MaxWidth int
+	// Redact, when set, rewrites what is quoted from a document — messages
+	// and source lines — before it is printed (kobana run hides secret
+	// values with it). The underline follows the rewritten line: a
+	// replacement that overlaps the range is underlined whole.
+	Redact func(string) string
 }
 
 const defaultMaxWidth = 120
@@ -43,10 +48,14 @@ func WriteText(w io.Writer, reports []Report, opts TextOptions) error {
 			continue
 		}
 		for _, d := range r.Diagnostics {
+			msg := d.Message
+			if opts.Redact != nil {
+				msg = opts.Redact(msg)
+			}
 			fmt.Fprintf(bw, "%s:%d:%d: %s: %s [%s]\n", sanitize(r.File), d.Range.Start.Line, d.Range.Start.Column,
-				d.Severity, sanitize(d.Message), d.Code)
+				d.Severity, sanitize(msg), d.Code)
 			if !opts.NoSnippet {
-				writeSnippet(bw, r.Source, d, opts.MaxWidth)
+				writeSnippet(bw, r.Source, d, opts)
 			}
 		}
 	}
@@ -112,8 +121,9 @@ const tabWidth = 8 // assumed for clipping only: a tab is printed as a tab
 
 // writeSnippet prints the source line where d starts, with the range
 // underlined (to the end of the line when the range goes on), clipped to
-// maxWidth columns around the range.
-func writeSnippet(w *bufio.Writer, doc []byte, d compile.Diagnostic, maxWidth int) {
+// opts.MaxWidth columns around the range.
+func writeSnippet(w *bufio.Writer, doc []byte, d compile.Diagnostic, opts TextOptions) {
+	maxWidth := opts.MaxWidth
 	if maxWidth <= 0 {
 		maxWidth = defaultMaxWidth
 	}
@@ -130,14 +140,19 @@ func writeSnippet(w *bufio.Writer, doc []byte, d compile.Diagnostic, maxWidth in
 	if end > lineEnd {
 		end = lineEnd
 	}
+	// From here on, offsets are within the line.
+	line, start, end := string(doc[lineStart:lineEnd]), start-lineStart, end-lineStart
+	if opts.Redact != nil {
+		line, start, end = redactLine(line, start, end, opts.Redact)
+	}
 
 	var cells []cell
 	caret := -1 // index of the first underlined cell; len(cells) when at the end
-	for off := lineStart; off < lineEnd; {
+	for off := 0; off < len(line); {
 		if caret < 0 && off >= start {
 			caret = len(cells)
 		}
-		r, size := utf8.DecodeRune(doc[off:lineEnd])
+		r, size := utf8.DecodeRuneInString(line[off:])
 		c := cell{off: off, text: string(r), width: runeWidth(r)}
 		switch {
 		case r == '\t':
@@ -186,6 +201,42 @@ func writeSnippet(w *bufio.Writer, doc []byte, d compile.Diagnostic, maxWidth in
 	num := strconv.Itoa(d.Range.Start.Line)
 	fmt.Fprintf(w, " %s | %s\n", num, src.String())
 	fmt.Fprintf(w, " %s | %s\n", strings.Repeat(" ", len(num)), strings.TrimRight(mark.String(), " \t"))
+}
+
+// redactLine rewrites line with redact and maps the range [start, end) of
+// line onto the rewritten text. Text that redact leaves alone keeps its
+// place around the range; a replacement that overlaps a boundary of the
+// range is taken into it whole, so the underline covers what replaced the
+// characters it pointed at. Only the line rewritten whole is returned:
+// rewriting pieces alone could miss a value that spans them.
+func redactLine(line string, start, end int, redact func(string) string) (string, int, int) {
+	out := redact(line)
+	if out == line {
+		return line, start, end
+	}
+	pre, mid, post := redact(line[:start]), redact(line[start:end]), redact(line[end:])
+	if pre+mid+post == out {
+		return out, len(pre), len(pre) + len(mid)
+	}
+	s := commonPrefixLen(pre, out)
+	e := len(out) - commonSuffixLen(post, out)
+	return out, s, max(e, s)
+}
+
+func commonPrefixLen(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func commonSuffixLen(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 // window chooses the cells [from, to) to print so that the line fits in

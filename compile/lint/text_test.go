@@ -19,7 +19,7 @@ func snippet(t *testing.T, doc string, start, end, maxWidth int) (src, mark stri
 		Start: compile.Pos{Line: 1 + strings.Count(doc[:start], "\n"), Byte: start},
 		End:   compile.Pos{Byte: end},
 	}}
-	writeSnippet(w, []byte(doc), d, maxWidth)
+	writeSnippet(w, []byte(doc), d, TextOptions{MaxWidth: maxWidth})
 	w.Flush()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if len(lines) != 2 {

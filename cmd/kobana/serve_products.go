@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
+)
+
+// A product is an MCP product kobana serve can serve (-products). Adding one
+// is an entry in products: its name, what it tells the model, and a setup
+// that registers its own flags and returns how to seed and build it.
+type product struct {
+	name string
+	// setup registers the product's flags on fs (if it has any) and
+	// returns its setup, bound to them; it is read after parsing.
+	setup func(fs *flag.FlagSet) productSetup
+}
+
+// productSetup is how serve seeds and builds one product.
+type productSetup struct {
+	// instructions tell a client's model what the product is for.
+	instructions string
+	// seed adds the product's demo records to the demo organization
+	// (-demo); nil when it has none of its own.
+	seed func(a *assembly) error
+	// build makes the product from what the assembly shares; it may add
+	// HTTP routes to a.handlers.
+	build func(a *assembly) (*mcpserver.Product, error)
+}
+
+// products are the products kobana serve knows, in the order they are
+// served by default.
+var products = []product{
+	{name: "inbox", setup: inboxProduct},
+	{name: "billing", setup: billingProduct},
+}
+
+func productNames() []string {
+	names := make([]string, len(products))
+	for i, p := range products {
+		names[i] = p.name
+	}
+	return names
+}
+
+// seedDemoOrganization seeds the demo organization (package demo) with the
+// Inbox records of its Finance workspace, once, and mints the demo
+// people's tokens. It runs whichever products are served, so the
+// organization always comes with its Inbox records; the other products add
+// theirs to it.
+func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
+	return inbox.Seed(a.ctx, a.store, a.now())
+}
+
+func inboxProduct(*flag.FlagSet) productSetup {
+	return productSetup{
+		instructions: "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow; resources under kobana://inbox/.",
+		build: func(a *assembly) (*mcpserver.Product, error) {
+			mp, p, err := inboxmcp.New(inboxmcp.Options{
+				Store:      a.store,
+				Lint:       lintWorkflow,
+				Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
+				HTTPClient: a.guard.Client(),
+				PublicURL:  a.publicURL,
+			})
+			if err != nil {
+				return nil, err
+			}
+			a.handlers[inboxmcp.DownloadPath] = p.DownloadHandler()
+			return mp, nil
+		},
+	}
+}
+
+func billingProduct(*flag.FlagSet) productSetup {
+	return productSetup{
+		instructions: "Kobana Billing: customers, subscriptions, invoices and NF-e of the organization; resources under kobana://billing/.",
+		seed:         func(a *assembly) error { return billing.SeedDemo(a.ctx, a.store, a.now()) },
+		build: func(a *assembly) (*mcpserver.Product, error) {
+			mp, _, err := billing.New(billing.Options{Store: a.store})
+			return mp, err
+		},
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/kobana/workflow/lsp"
+)
+
+const lspUsage = `usage: validate-workflow lsp [-debounce DURATION] [-secrets-names FILE]
+
+Runs the language server for workflow documents over standard input and
+output (the Language Server Protocol, for editors). See docs/editors.md.
+
+  -debounce       how long to wait after a change before checking the document (default %s; 0 checks at once)
+  -secrets-names  a file of secret names, one per line, to offer in completion
+                  (default: a %s file in the document's directory or a parent, up to the workspace root)
+
+The environment variable KOBANA_SECRETS may list more secret names, separated
+by commas or spaces. Names only: the server never reads a secret's value.
+
+Exit status: 0 after the editor shut the server down, 1 when the session ended
+without a shutdown or the stream broke, 2 for a usage error.
+`
+
+// getenv reads the environment; tests replace it.
+var getenv = os.Getenv
+
+// runLSP serves the language server on the command's standard streams.
+func (c *Command) runLSP(args []string) int {
+	fs := flag.NewFlagSet("validate-workflow lsp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	debounce := fs.Duration("debounce", lsp.DefaultDebounce, "")
+	namesFile := fs.String("secrets-names", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(c.Stdout, lspUsage, lsp.DefaultDebounce, lsp.SecretNamesFile)
+			return 0
+		}
+		fmt.Fprintf(c.Stderr, "validate-workflow lsp: %v\n", err)
+		fmt.Fprintf(c.Stderr, lspUsage, lsp.DefaultDebounce, lsp.SecretNamesFile)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.Stderr, "validate-workflow lsp: unexpected argument %q: the documents come from the editor\n", fs.Arg(0))
+		return 2
+	}
+	if *debounce < 0 {
+		fmt.Fprintf(c.Stderr, "validate-workflow lsp: -debounce %s is negative\n", *debounce)
+		return 2
+	}
+	names, rejected := lsp.ParseSecretNames(getenv("KOBANA_SECRETS"))
+	if len(rejected) > 0 {
+		// Say how many, never what: a misplaced value must not reach a log.
+		fmt.Fprintf(c.Stderr, "validate-workflow lsp: KOBANA_SECRETS: %d entries are not secret names (letters, digits, _ or -) and are ignored\n", len(rejected))
+	}
+	srv := lsp.New(lsp.Options{
+		Debounce:        *debounce,
+		SecretNames:     names,
+		SecretNamesFile: *namesFile,
+		Version:         moduleVersion(),
+		Log:             c.Stderr,
+	})
+	if err := srv.Serve(c.Stdin, c.Stdout); err != nil {
+		if !errors.Is(err, lsp.ErrNoShutdown) {
+			fmt.Fprintf(c.Stderr, "validate-workflow lsp: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// moduleVersion is the version the binary was built from, when known.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return ""
+}

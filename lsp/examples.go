@@ -1,0 +1,247 @@
+package lsp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Example responses let completion offer the paths of a step's response body
+// and hover show what a reference would read. For a document W.json they
+// come from a sidecar file next to it:
+//
+//	W.responses.json   {"0": {"status": 201, "headers": {…}, "body": {…}}, …}
+//	                   or an array of such responses, one per step (null for none)
+//	W.run.json         a run record as `kobana run -record` writes it
+//	                   ({"steps": [{"index": 0, "response": {…}}, …]})
+
+// exampleResponse is an example of one step's response.
+type exampleResponse struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// examples are the example responses of one document, by step index.
+type examples struct {
+	file  string
+	steps map[int]*exampleResponse
+}
+
+// sidecarNames returns the files that may hold example responses for the
+// document at path, in the order they are tried.
+func sidecarNames(path string) []string {
+	base, ok := strings.CutSuffix(path, ".json")
+	if !ok || strings.HasSuffix(base, ".responses") || strings.HasSuffix(base, ".run") {
+		return nil
+	}
+	return []string{base + ".responses.json", base + ".run.json"}
+}
+
+// parseExamples reads an example responses file in either form.
+func parseExamples(data []byte) (map[int]*exampleResponse, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("the file is empty")
+	}
+	out := map[int]*exampleResponse{}
+	switch data[0] {
+	case '[':
+		var list []*exampleResponse
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, err
+		}
+		for i, r := range list {
+			if r != nil {
+				out[i] = r
+			}
+		}
+		return out, nil
+	case '{':
+	default:
+		return nil, fmt.Errorf("expected a JSON object or array")
+	}
+	var probe struct {
+		Steps []struct {
+			Index    *int             `json:"index"`
+			Response *exampleResponse `json:"response"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(data, &probe); err == nil && probe.Steps != nil {
+		for i, s := range probe.Steps {
+			idx := i
+			if s.Index != nil {
+				idx = *s.Index
+			}
+			if s.Response != nil {
+				out[idx] = s.Response
+			}
+		}
+		return out, nil
+	}
+	var byIndex map[string]*exampleResponse
+	if err := json.Unmarshal(data, &byIndex); err != nil {
+		return nil, err
+	}
+	for k, r := range byIndex {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || strconv.Itoa(i) != k {
+			return nil, fmt.Errorf("key %q is not a step index (0, 1, …)", k)
+		}
+		if r != nil {
+			out[i] = r
+		}
+	}
+	return out, nil
+}
+
+// fileCache keeps files read for documents (example responses, secret names)
+// and reads them again when they change on disk.
+type fileCache struct {
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	mod  time.Time
+	size int64
+	val  any
+	err  error
+}
+
+// load returns parse(the content of path), cached while the file's
+// modification time and size stay the same. A missing file is (nil, nil,
+// false); changed reports whether this call read the file afresh.
+func (c *fileCache) load(path string, parse func([]byte) (any, error)) (val any, err error, found, changed bool) {
+	fi, statErr := os.Stat(path)
+	if statErr != nil || fi.IsDir() {
+		return nil, nil, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[path]; ok && e.mod.Equal(fi.ModTime()) && e.size == fi.Size() {
+		return e.val, e.err, true, false
+	}
+	data, err := os.ReadFile(path)
+	var v any
+	if err == nil {
+		v, err = parse(data)
+	}
+	if c.entries == nil {
+		c.entries = map[string]*cacheEntry{}
+	}
+	c.entries[path] = &cacheEntry{mod: fi.ModTime(), size: fi.Size(), val: v, err: err}
+	return v, err, true, true
+}
+
+// jsonAt follows path through the JSON value raw: object members by name
+// (the last of duplicates, as JavaScript reads them), array elements by
+// plain decimal index. It returns nil when the path does not exist.
+func jsonAt(raw json.RawMessage, path []string) json.RawMessage {
+	cur := raw
+	for _, seg := range path {
+		cur = bytes.TrimSpace(cur)
+		if len(cur) == 0 {
+			return nil
+		}
+		switch cur[0] {
+		case '{':
+			var m map[string]json.RawMessage
+			if json.Unmarshal(cur, &m) != nil {
+				return nil
+			}
+			next, ok := m[seg]
+			if !ok {
+				return nil
+			}
+			cur = next
+		case '[':
+			var a []json.RawMessage
+			if json.Unmarshal(cur, &a) != nil {
+				return nil
+			}
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(a) || strconv.Itoa(i) != seg {
+				return nil
+			}
+			cur = a[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// jsonChild is a member or element of a JSON value, for completion.
+type jsonChild struct {
+	name  string
+	value json.RawMessage
+}
+
+// jsonChildren lists the members (sorted by name) or elements of raw; nil
+// for a scalar.
+func jsonChildren(raw json.RawMessage) []jsonChild {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	var out []jsonChild
+	switch raw[0] {
+	case '{':
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return nil
+		}
+		for k, v := range m {
+			out = append(out, jsonChild{k, v})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	case '[':
+		var a []json.RawMessage
+		if json.Unmarshal(raw, &a) != nil {
+			return nil
+		}
+		for i, v := range a {
+			out = append(out, jsonChild{strconv.Itoa(i), v})
+		}
+	}
+	return out
+}
+
+// describeJSON names the type of a JSON value with a short preview.
+func describeJSON(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '{':
+		return fmt.Sprintf("object (%d keys)", len(jsonChildren(raw)))
+	case '[':
+		return fmt.Sprintf("array (%d elements)", len(jsonChildren(raw)))
+	case '"':
+		return "string " + clip(string(raw), 60)
+	case 'n':
+		return "null: a step reading it fails"
+	case 't', 'f':
+		return "boolean " + string(raw)
+	}
+	return "number " + clip(string(raw), 40)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
