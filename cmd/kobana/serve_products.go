@@ -67,6 +67,7 @@ func inboxProduct(*flag.FlagSet) productSetup {
 				Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
 				HTTPClient: a.guard.Client(),
 				PublicURL:  a.publicURL,
+				Messages:   a.messages,
 			})
 			if err != nil {
 				return nil, err
