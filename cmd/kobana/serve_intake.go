@@ -107,7 +107,8 @@ func (s *intakeService) listen(a *assembly) error {
 			return err
 		}
 		files := intake.Files{Dir: d}
-		if n, err := files.Sweep(a.ctx, a.store, time.Now().Add(-s.sweepAfter)); err != nil {
+		now := time.Now()
+		if n, err := files.Sweep(a.ctx, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
 			return fmt.Errorf("sweeping %s: %w", dir, err)
 		} else if n > 0 {
 			a.log.Info("intake: removed what an earlier crash left", "files", n)

@@ -283,19 +283,21 @@ func copyMap(m map[string]string) map[string]string {
 }
 
 // Sweep removes what a crash can leave behind with files, last touched
-// before a time (give it a margin: a message being received now is kept
-// before its records commit): spool files of receipts that were cut off, and
-// stored messages no e-mail record names (the crash came between keeping
-// the file and committing its records; the sender was never told 250 and
-// retries). It returns how many files it removed.
-func (f Files) Sweep(ctx context.Context, records store.Records, before time.Time) (int, error) {
+// between two times (give before a margin: a message being received now is
+// kept before its records commit; after bounds the walk to recent files, so
+// a start does not look up every message ever kept — zero means no bound):
+// spool files of receipts that were cut off, and stored messages no e-mail
+// record names (the crash came between keeping the file and committing its
+// records; the sender was never told 250 and retries). It returns how many
+// files it removed.
+func (f Files) Sweep(ctx context.Context, records store.Records, after, before time.Time) (int, error) {
 	n, err := f.Dir.SweepSpool(before)
 	if err != nil {
 		return n, err
 	}
 	var orphans []mailstore.Stored
 	err = f.Dir.Walk(ctx, func(s mailstore.Stored) error {
-		if !s.Modified.Before(before) {
+		if !s.Modified.Before(before) || s.Modified.Before(after) {
 			return nil
 		}
 		_, err := records.GetRecord(ctx, s.Workspace, inbox.KindEmail, s.ID)
