@@ -115,9 +115,9 @@ func TestServeReceivesMail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	repo := inbox.Repo{Store: st}
+	emails := inbox.NewRepo(st).Emails
 	for inboxID, subject := range map[string]string{"ibx_invoices": "Invoice 2026-118", "ibx_receipts": "Receipt 2026-118"} {
-		list, _, err := inbox.List[inbox.Email](ctx, repo, "ws_finance", store.Query{Parent: inboxID, Limit: 100})
+		list, err := emails.All(ctx, "ws_finance", store.Query{Parent: inboxID})
 		if err != nil {
 			t.Fatal(err)
 		}

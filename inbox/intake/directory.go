@@ -54,7 +54,7 @@ func (d StoreDirectory) ByAddress(ctx context.Context, address string) (Recipien
 	if err != nil {
 		return Recipient{}, err
 	}
-	list, _, err := inbox.List[inbox.Inbox](ctx, inbox.Repo{Store: d.Records}, ws, store.Query{Limit: 1000})
+	list, err := inbox.NewRepo(d.Records).Inboxes.All(ctx, ws, store.Query{})
 	if err != nil {
 		return Recipient{}, fmt.Errorf("intake: listing the inboxes of %s: %w", ws, err)
 	}
@@ -97,7 +97,7 @@ func (d StoreDirectory) workspace(ctx context.Context, label string) (string, er
 
 // ByID implements Directory.
 func (d StoreDirectory) ByID(ctx context.Context, workspace, inboxID string) (Recipient, error) {
-	ib, err := inbox.Get[inbox.Inbox](ctx, inbox.Repo{Store: d.Records}, workspace, inboxID)
+	ib, err := inbox.NewRepo(d.Records).Inboxes.Get(ctx, workspace, inboxID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Recipient{}, ErrUnknownAddress
 	}

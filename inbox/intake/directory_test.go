@@ -30,7 +30,7 @@ func TestStoreDirectory(t *testing.T) {
 	st.PutOrganization(ctx, store.Organization{ID: "org", Name: "Org"})
 	st.PutWorkspace(ctx, store.Workspace{ID: "ws_plain", Organization: "org", Name: "Plain"})
 	st.PutWorkspace(ctx, store.Workspace{ID: "ws_named", Organization: "org", Name: "Named", Slug: "finance"})
-	repo := inbox.Repo{Store: st}
+	repo := inbox.NewRepo(st).Inboxes
 	now := time.Now()
 	repo.Put(ctx, "ws_plain", inbox.Inbox{ID: "ibx_1", Address: "bills@ws_plain.in.kobana.email", Status: inbox.StatusActive, CreatedAt: now})
 	repo.Put(ctx, "ws_named", inbox.Inbox{ID: "ibx_2", Address: "invoices@finance.in.kobana.email", Status: inbox.StatusActive, CreatedAt: now})

@@ -132,14 +132,14 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 		it.undo = undo
 	}
 	err := r.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.Repo{Store: tx}
+		repo := inbox.NewRepo(tx)
 		for _, it := range items {
-			ib, err := inbox.Get[inbox.Inbox](ctx, repo, it.rcpt.Workspace, it.rcpt.InboxID)
+			ib, err := repo.Inboxes.Get(ctx, it.rcpt.Workspace, it.rcpt.InboxID)
 			if err != nil {
 				return fmt.Errorf("intake: reading inbox %s: %w", it.rcpt.InboxID, err)
 			}
 			var limits inbox.Limits
-			ws, err := inbox.Get[inbox.Workspace](ctx, repo, it.rcpt.Workspace, it.rcpt.Workspace)
+			ws, err := repo.Workspaces.Get(ctx, it.rcpt.Workspace, it.rcpt.Workspace)
 			if err == nil {
 				limits = ws.Limits
 			} else if !errors.Is(err, store.ErrNotFound) {
@@ -174,7 +174,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			if err := r.Raw.KeepTx(ctx, tx, d.Message, it.rcpt.Workspace, e.ID); err != nil {
 				return err
 			}
-			if err := repo.Create(ctx, it.rcpt.Workspace, *e); err != nil {
+			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
 				return err
 			}
 			typ := inbox.EventEmailReceived
@@ -187,7 +187,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			if err != nil {
 				return err
 			}
-			if err := repo.Create(ctx, it.rcpt.Workspace, ev); err != nil {
+			if err := repo.Events.Create(ctx, it.rcpt.Workspace, ev); err != nil {
 				return err
 			}
 			if e.Status != inbox.EmailRejected {

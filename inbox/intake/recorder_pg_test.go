@@ -41,7 +41,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 	}
 	st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"})
 	st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme"})
-	inbox.Repo{Store: st}.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
+	inbox.NewRepo(st).Inboxes.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
 
 	var failCommit bool
 	tx := transactorFunc(func(ctx context.Context, fn func(store.Tx) error) error {
@@ -92,7 +92,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 	if err := send(msg); err != nil {
 		t.Fatal(err)
 	}
-	list, _, err := inbox.List[inbox.Email](ctx, inbox.Repo{Store: st}, wsID, store.Query{Limit: 10})
+	list, err := inbox.NewRepo(st).Emails.All(ctx, wsID, store.Query{})
 	if err != nil || len(list) != 1 || count("SELECT count(*) FROM river_job WHERE kind = 'inbox.agent'") != 1 {
 		t.Fatalf("e-mails %d (%v), jobs %d", len(list), err, count("SELECT count(*) FROM river_job"))
 	}

@@ -81,7 +81,7 @@ func startStore(t testing.TB) *storeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := inbox.Repo{Store: st}
+	repo := inbox.NewRepo(st)
 	must := func(err error) {
 		if err != nil {
 			t.Helper()
@@ -91,7 +91,7 @@ func startStore(t testing.TB) *storeEnv {
 	must(st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"}))
 	must(st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme", Slug: "acme"}))
 	now := time.Now().UTC()
-	must(repo.Put(ctx, wsID, inbox.Workspace{ID: wsID, OrganizationID: "org_acme", Name: "Acme", Plan: "pro", Environment: "production",
+	must(repo.Workspaces.Put(ctx, wsID, inbox.Workspace{ID: wsID, OrganizationID: "org_acme", Name: "Acme", Plan: "pro", Environment: "production",
 		Limits: inbox.Limits{EmailsPerMonth: 1000, MaxAttachmentBytes: 10 << 20, RetentionDays: 30}, CreatedAt: now}))
 	for _, ib := range []inbox.Inbox{
 		{ID: "ibx_invoices", Name: "Invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now},
@@ -99,7 +99,7 @@ func startStore(t testing.TB) *storeEnv {
 			Filters: inbox.Filters{SubjectContains: []string{"receipt", "invoice"}}},
 		{ID: "ibx_other", Name: "Paused", Address: "other@in.kobana.test", Recipients: []string{}, Status: inbox.StatusPaused, CreatedAt: now},
 	} {
-		must(repo.Put(ctx, wsID, ib))
+		must(repo.Inboxes.Put(ctx, wsID, ib))
 	}
 	e := &storeEnv{t: t, st: st, dir: dir, q: q, dns: &txtResolver{txt: map[string][]string{}}, store: st}
 	e.rec = &intake.StoreRecorder{Store: transactorFunc(func(ctx context.Context, fn func(store.Tx) error) error { return e.store.WithTx(ctx, fn) }),
@@ -138,7 +138,7 @@ func (e *storeEnv) emails() []inbox.Email {
 	e.t.Helper()
 	var out []inbox.Email
 	for _, ib := range []string{"ibx_invoices", "ibx_receipts", "ibx_other"} {
-		list, _, err := inbox.List[inbox.Email](context.Background(), inbox.Repo{Store: e.st}, wsID, store.Query{Parent: ib, Limit: 1000})
+		list, err := inbox.NewRepo(e.st).Emails.All(context.Background(), wsID, store.Query{Parent: ib})
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func (e *storeEnv) emails() []inbox.Email {
 
 func (e *storeEnv) events(typ string) int {
 	e.t.Helper()
-	list, _, err := inbox.List[inbox.SystemEvent](context.Background(), inbox.Repo{Store: e.st}, wsID, store.Query{Status: typ, Limit: 1000})
+	list, err := inbox.NewRepo(e.st).Events.All(context.Background(), wsID, store.Query{Status: typ})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -383,10 +383,10 @@ func TestFilesSweepRemovesOrphansOnly(t *testing.T) {
 func TestRecorderMonthlyQuota(t *testing.T) {
 	ctx := context.Background()
 	e := startStore(t)
-	repo := inbox.Repo{Store: e.st}
-	ws, _ := inbox.Get[inbox.Workspace](ctx, repo, wsID, wsID)
+	repo := inbox.NewRepo(e.st)
+	ws, _ := repo.Workspaces.Get(ctx, wsID, wsID)
 	ws.Limits.EmailsPerMonth = 2
-	repo.Put(ctx, wsID, ws)
+	repo.Workspaces.Put(ctx, wsID, ws)
 	// A rejected e-mail does not count; two accepted do; the third is over.
 	e.send("billing@supplier.test", []string{"other@in.kobana.test"}, message("paused inbox", 100))
 	for i := range 3 {

@@ -18,7 +18,7 @@ type AgentListArg struct {
 // AgentList is a page of agents.
 type AgentList struct {
 	Agents     []inbox.Agent `json:"agents"`
-	NextBefore string        `json:"next_before,omitempty"`
+	NextCursor string        `json:"next_cursor,omitempty"`
 }
 
 // AgentCreateArg creates an agent.
@@ -27,6 +27,9 @@ type AgentCreateArg struct {
 	Model         string   `json:"model" jsonschema:"a model id from models_list" enum:"claude-sonnet-4-5,claude-haiku-4-5,gpt-4.1-mini,gemini-2.5-flash"`
 	SystemMessage string   `json:"system_message" jsonschema:"the instructions the agent follows for every e-mail; it answers with {result, workflow}" minLength:"1" maxLength:"50000"`
 	Skills        []string `json:"skills,omitempty" jsonschema:"skill names the agent may use, e.g. extract_invoice" maxItems:"50" pattern:"^[a-z][a-z0-9_]{0,63}$"`
+	// Settings tune how the agent's model is called; absent means the
+	// defaults.
+	Settings *inbox.AgentSettings `json:"settings,omitempty" jsonschema:"how the agent's model is called: timeout, repair rounds, file inputs; absent for the defaults"`
 }
 
 // AgentUpdateArg changes an agent; absent fields stay as they are.
@@ -37,6 +40,19 @@ type AgentUpdateArg struct {
 	SystemMessage *string   `json:"system_message,omitempty" minLength:"1" maxLength:"50000"`
 	Skills        *[]string `json:"skills,omitempty" maxItems:"50" pattern:"^[a-z][a-z0-9_]{0,63}$"`
 	Status        *string   `json:"status,omitempty" jsonschema:"active or paused" enum:"active,paused"`
+	// Settings replaces the agent's settings whole.
+	Settings *inbox.AgentSettings `json:"settings,omitempty" jsonschema:"how the agent's model is called, replacing the current settings whole"`
+}
+
+// checkSettings refuses settings out of their ranges.
+func checkSettings(s *inbox.AgentSettings) error {
+	if s == nil {
+		return nil
+	}
+	if err := s.Check(); err != nil {
+		return mcpserver.Errorf("invalid_arguments", "%v", err)
+	}
+	return nil
 }
 
 func checkModel(m string) error {
@@ -47,7 +63,7 @@ func checkModel(m string) error {
 }
 
 func (p *Product) agentsList(ctx context.Context, c *mcpserver.Caller, in AgentListArg) (AgentList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return AgentList{}, err
 	}
@@ -55,8 +71,8 @@ func (p *Product) agentsList(ctx context.Context, c *mcpserver.Caller, in AgentL
 		return AgentList{}, err
 	}
 	q.Status = in.Status
-	items, next, err := inbox.List[inbox.Agent](ctx, p.repo, c.Workspace, q)
-	return AgentList{Agents: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Agents, c.Workspace, q)
+	return AgentList{Agents: items, NextCursor: next}, err
 }
 
 func (p *Product) agentsGet(ctx context.Context, c *mcpserver.Caller, in AgentIDArg) (inbox.Agent, error) {
@@ -67,7 +83,7 @@ func (p *Product) getAgent(ctx context.Context, ws, id string) (inbox.Agent, err
 	if err := required("id", id); err != nil {
 		return inbox.Agent{}, err
 	}
-	return inbox.Get[inbox.Agent](ctx, p.repo, ws, id)
+	return p.repo.Agents.Get(ctx, ws, id)
 }
 
 func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in AgentCreateArg) (inbox.Agent, error) {
@@ -80,12 +96,15 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 	if err := checkModel(in.Model); err != nil {
 		return inbox.Agent{}, err
 	}
+	if err := checkSettings(in.Settings); err != nil {
+		return inbox.Agent{}, err
+	}
 	w, err := p.workspace(ctx, c.Workspace)
 	if err != nil {
 		return inbox.Agent{}, err
 	}
 	if w.Limits.Agents > 0 {
-		n, err := p.count(ctx, c.Workspace, inbox.KindAgent)
+		n, err := count(ctx, p.repo.Agents, c.Workspace)
 		if err != nil {
 			return inbox.Agent{}, err
 		}
@@ -98,7 +117,10 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 	if a.Skills == nil {
 		a.Skills = []string{}
 	}
-	if err := p.repo.Put(ctx, c.Workspace, a); err != nil {
+	if in.Settings != nil {
+		a.Settings = *in.Settings
+	}
+	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {
 		return inbox.Agent{}, err
 	}
 	return a, p.event(ctx, c, inbox.EventAgentCreated, a.ID, map[string]string{"agent_id": a.ID, "model": a.Model})
@@ -137,11 +159,17 @@ func (p *Product) agentsUpdate(ctx context.Context, c *mcpserver.Caller, in Agen
 		}
 		a.Status, changed = *in.Status, append(changed, "status")
 	}
+	if in.Settings != nil {
+		if err := checkSettings(in.Settings); err != nil {
+			return a, err
+		}
+		a.Settings, changed = *in.Settings, append(changed, "settings")
+	}
 	if len(changed) == 0 {
-		return a, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, model, system_message, skills, status")
+		return a, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, model, system_message, skills, status, settings")
 	}
 	a.UpdatedAt = p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, a); err != nil {
+	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {
 		return a, err
 	}
 	return a, p.event(ctx, c, inbox.EventAgentUpdated, a.ID, map[string]any{"agent_id": a.ID, "changed": changed})
@@ -157,26 +185,15 @@ func (p *Product) agentsDelete(ctx context.Context, c *mcpserver.Caller, in Agen
 	if err := required("id", in.ID); err != nil {
 		return Deleted{}, err
 	}
-	if err := inbox.Delete[inbox.Agent](ctx, p.repo, c.Workspace, in.ID); err != nil {
+	if err := p.repo.Agents.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventAgentDeleted, in.ID, map[string]string{"agent_id": in.ID})
 }
 
-// count counts a workspace's records of a kind, all of them.
-func (p *Product) count(ctx context.Context, ws, kind string) (int, error) {
+// count counts a workspace's records of one kind, all of them.
+func count[T any](ctx context.Context, r store.Repo[T], ws string) (int, error) {
 	n := 0
-	q := store.Query{Limit: 1000}
-	for {
-		recs, err := p.opts.Store.ListRecords(ctx, ws, kind, q)
-		if err != nil {
-			return 0, err
-		}
-		n += len(recs)
-		if len(recs) < q.Limit {
-			return n, nil
-		}
-		last := recs[len(recs)-1]
-		q.Before, q.BeforeID = last.Created, last.ID
-	}
+	err := r.Each(ctx, ws, store.Query{}, func(T) error { n++; return nil })
+	return n, err
 }
