@@ -197,8 +197,17 @@ func (s *intakeService) serve(ctx context.Context, a *assembly) error {
 }
 
 // fallbackMessages opens a message from the first of its sources that has
-// it.
+// it, and deletes it from all.
 type fallbackMessages []inbox.Messages
+
+func (f fallbackMessages) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	for _, m := range f {
+		if err := m.DeleteMessage(ctx, workspace, emailID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (f fallbackMessages) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
 	var err error

@@ -100,6 +100,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close() // a snapshot holds a connection until closed
 	buf := make([]byte, m.Size())
 	if _, err := m.ReadAt(buf, 0); err != nil || string(buf) != msg {
 		t.Fatalf("the stored large object differs from the message sent (%v)", err)

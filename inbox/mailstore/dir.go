@@ -120,6 +120,11 @@ func (d *Dir) OpenMessage(ctx context.Context, workspace, emailID string) (inbox
 	return d.Open(ctx, workspace, emailID)
 }
 
+// DeleteMessage implements inbox.Messages (Delete).
+func (d *Dir) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	return d.Delete(ctx, workspace, emailID)
+}
+
 // Delete removes a stored message (retention purge, or undoing a Keep whose
 // records did not commit). Deleting a message that is not there is not an
 // error.
