@@ -2,6 +2,7 @@ package intake
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 )
 
@@ -95,9 +97,32 @@ const (
 // transaction, so an e-mail that does not commit is not counted).
 func quotaCounter(t time.Time) string { return "inbox.emails." + t.UTC().Format("2006-01") }
 
+// KindEmailIndex is the kind of the record holding an e-mail's part index
+// (resolve/eml's Index, JSON), under the e-mail's id, written with the
+// e-mail: the message is read once, when it arrives, and every later run
+// reads only the byte ranges it sends (resolve.EMLIndexed).
+const KindEmailIndex = "email_index"
+
+// LoadIndex returns the part index stored with an e-mail; an error
+// matching store.ErrNotFound when it has none (an e-mail that did not come
+// through the intake, or whose message could not be indexed): then read the
+// message without one (resolve.EML).
+func LoadIndex(ctx context.Context, records store.Records, workspace, emailID string) (*eml.Index, error) {
+	rec, err := records.GetRecord(ctx, workspace, KindEmailIndex, emailID)
+	if err != nil {
+		return nil, fmt.Errorf("index of e-mail %s: %w", emailID, err)
+	}
+	var ix eml.Index
+	if err := json.Unmarshal(rec.Data, &ix); err != nil {
+		return nil, fmt.Errorf("decoding the index of e-mail %s: %w", emailID, err)
+	}
+	return &ix, nil
+}
+
 // Record implements intake.Recorder.
 func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, error) {
 	base, readErr := r.read(d)
+	index := r.index(d)
 	type pending struct {
 		rcpt   Recipient
 		email  inbox.Email
@@ -177,6 +202,12 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
 				return err
 			}
+			if index != nil {
+				if err := tx.CreateRecord(ctx, store.Record{Workspace: it.rcpt.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
+					Created: e.ReceivedAt, Data: index}); err != nil {
+					return fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
+				}
+			}
 			typ := inbox.EventEmailReceived
 			payload := map[string]string{"email_id": e.ID, "inbox_id": ib.ID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
 			if e.Status == inbox.EmailRejected {
@@ -213,6 +244,23 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 		out = append(out, rc)
 	}
 	return out, nil
+}
+
+// index reads the message's part index once (offsets, decoded sizes,
+// digests); nil when the message cannot be indexed (the e-mail is recorded
+// all the same, and runs read it without an index).
+func (r *StoreRecorder) index(d *Delivery) json.RawMessage {
+	ix, err := eml.ReadIndex(d.Message, d.Message.Size())
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(ix); err == nil {
+			return b
+		}
+	}
+	if r.Logger != nil {
+		r.Logger.Warn("intake: a message could not be indexed; its runs will read it whole", "err", err)
+	}
+	return nil
 }
 
 // read builds the fields every recipient's e-mail record shares. A message

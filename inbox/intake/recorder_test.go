@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -22,6 +25,7 @@ import (
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -211,6 +215,36 @@ func TestRecorderAcceptsAndCommitsRecordEventAndJob(t *testing.T) {
 	defer m.Close()
 	if m.Size() != int64(len(msg)) {
 		t.Errorf("stored message is %d bytes, want %d", m.Size(), len(msg))
+	}
+	// The part index made at intake opens the stored message without reading
+	// it again, and its digest is the attachment's.
+	ix, err := intake.LoadIndex(context.Background(), e.st, wsID, em.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexed, err := eml.NewIndexed(m, m.Size(), ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := indexed.Attachment(0)
+	if err != nil || a.Filename != "invoice.pdf" || a.Size != em.Attachments[0].Size {
+		t.Fatalf("indexed attachment %+v, %v; want invoice.pdf of %d bytes", a, err, em.Attachments[0].Size)
+	}
+	rc, err := indexed.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	io.Copy(h, rc)
+	rc.Close()
+	var part *eml.Part
+	for i := range ix.Parts {
+		if ix.Parts[i].Attachment != nil {
+			part = &ix.Parts[i]
+		}
+	}
+	if part == nil || part.SHA256 != hex.EncodeToString(h.Sum(nil)) {
+		t.Fatalf("index part %+v: digest differs from the attachment's bytes", part)
 	}
 }
 
