@@ -26,8 +26,9 @@
 //     one store transaction, the raw message (RawStore: Files before the
 //     transaction, LargeObjects inside it), the e-mail record (accepted, or
 //     rejected with the reason), its system event (email.received or
-//     email.rejected) and, for an accepted e-mail, its agent job
-//     (queue.AgentArgs).
+//     email.rejected), its part index (resolve/eml.ReadIndex, record kind
+//     KindEmailIndex, read back with LoadIndex) and, for an accepted e-mail,
+//     its agent job (queue.AgentArgs).
 //   - StoreDirectory finds inboxes by address (LOCAL@LABEL.in.kobana.email,
 //     LABEL the workspace's slug or id) and by id.
 //   - Files.Sweep removes what a crash leaves with files: spools of cut-off

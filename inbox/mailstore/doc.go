@@ -14,7 +14,8 @@
 //     sharing one database): KeepTx writes the object and its row inside the
 //     caller's transaction, so the message, the e-mail record and its first
 //     job commit or vanish together. Reads are ranged (lo_get), one query per
-//     range.
+//     range, inside a read-only REPEATABLE READ transaction that makes an open
+//     message one snapshot (a purge committed meanwhile does not reach it).
 //   - Message is what Open returns, the domain's inbox.Message: io.ReaderAt
 //     plus Size and Close, one consistent snapshot (a stored message is never
 //     rewritten; a purge during a read makes the read fail, never return
