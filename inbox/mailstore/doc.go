@@ -18,9 +18,9 @@
 //     message one snapshot (a purge committed meanwhile does not reach it).
 //   - Message is what Open returns, the domain's inbox.Message: io.ReaderAt
 //     plus Size and Close, one consistent snapshot (a stored message is never
-//     rewritten; a purge during a read makes the read fail, never return
-//     other bytes). Dir and LargeObjects are the domain's inbox.Messages
-//     (OpenMessage), for the executor and the MCP product.
+//     rewritten, and a purge does not reach a message already open). Dir and
+//     LargeObjects are the domain's inbox.Messages (OpenMessage,
+//     DeleteMessage), for the executor and the MCP product.
 //
 // Errors: ErrNotFound when a message is absent (never stored, or purged;
 // such errors match inbox.ErrPurged too);
