@@ -18,3 +18,24 @@ var InvoiceEmail string
 
 // InvoiceEmailName is the file name of InvoiceEmail.
 const InvoiceEmailName = "acme-invoice.eml"
+
+// SeedMultipart and SeedBase64 are the seed's two ways of sending an
+// attachment: workflows/seed-multipart.json (a form file part) and
+// workflows/seed-base64.json (base64 inside a JSON body).
+var (
+	//go:embed workflows/seed-multipart.json
+	SeedMultipart string
+	//go:embed workflows/seed-base64.json
+	SeedBase64 string
+)
+
+// SeedCompleteFacts and SeedCompleteResponses are run facts and example
+// responses for SeedComplete (workflows/seed-complete.facts.json and
+// seed-complete.responses.json, the file the language server reads beside
+// the workflow): what `kobana plan` and the playground plan it with.
+var (
+	//go:embed workflows/seed-complete.facts.json
+	SeedCompleteFacts string
+	//go:embed workflows/seed-complete.responses.json
+	SeedCompleteResponses string
+)
