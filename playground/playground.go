@@ -145,20 +145,33 @@ func Write(site fs.FS, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return fs.WalkDir(site, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
+	copyFile := func(name string) error {
 		data, err := fs.ReadFile(site, name)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, data, 0o644)
+		return os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), data, 0o644)
+	}
+	err := fs.WalkDir(site, ".", func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dir, filepath.FromSlash(name)), 0o755)
+		case name == ModuleFile || name == RuntimeFile:
+			return nil // below, from wherever the site takes them
+		}
+		return copyFile(name)
 	})
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{ModuleFile, RuntimeFile} {
+		if err := copyFile(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // notBuilt is the answer for the module when the site has none.
