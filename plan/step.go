@@ -253,6 +253,8 @@ func (unknownAttachments) Attachment(i int) (eml.Attachment, error) {
 	return eml.Attachment{Index: i}, nil
 }
 
+func (unknownAttachments) Check(int) error { return nil }
+
 func (unknownAttachments) Open(int) (io.ReadCloser, error) {
 	return io.NopCloser(strings.NewReader("")), nil
 }

@@ -4,24 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
-	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 )
-
-// lintWorkflow is workflows_validate's linter: the compiler's diagnostics.
-func lintWorkflow(doc []byte) (json.RawMessage, bool) {
-	ds := compile.Lint(doc)
-	b, err := json.Marshal(ds)
-	if err != nil {
-		return json.RawMessage("[]"), false
-	}
-	return b, !ds.HasErrors()
-}
 
 // workflowRunner runs Inbox's workflows (emails_reprocess) on the
 // executor's document path, returning the redacted record.
@@ -39,7 +27,7 @@ func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput)
 	}
 	if m := in.Message; m != nil {
 		env.Attachments = func() (resolve.Attachments, error) {
-			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(inbox.MessageReader(m)), nil })
+			msg, err := eml.New(m, m.Size())
 			if err != nil {
 				return nil, fmt.Errorf("reading the e-mail: %w", err)
 			}

@@ -219,7 +219,7 @@ func PlanJSON(doc string, in Inputs) string {
 	}
 	if len(in.EML) > 0 {
 		data := in.EML
-		msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+		msg, err := eml.New(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			res.Problems = append(res.Problems, "e-mail: "+err.Error())
 		} else {
