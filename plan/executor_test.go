@@ -95,10 +95,17 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 		r := &plan.Response{Status: s.Response.Status, Headers: s.Response.Headers, Body: s.Response.Body}
 		examples[i] = r
 	}
+	// The run closed its snapshot of the e-mail; the plan reads its own.
+	if msg, err = eml.Open("../examples/emails/acme-invoice.eml"); err != nil {
+		t.Fatal(err)
+	}
+	defer msg.Close()
 	p := plan.Make(context.Background(), []byte(doc), plan.Inputs{SecretNames: []string{"TOKEN", "HOOK"}, Facts: facts,
 		Email: msg, Responses: examples, Guard: g, Now: testNow})
 	if p.Summary.Send != 4 {
-		t.Fatalf("plan summary %+v", p.Summary)
+		var text strings.Builder
+		plan.WriteText(&text, p)
+		t.Fatalf("plan summary %+v\n%s", p.Summary, text.String())
 	}
 	// The plan, like the record, describes an attachment's base64.
 	a1, _ := msg.Attachment(1)

@@ -71,6 +71,7 @@ func inputs(t *testing.T, name string) plan.Inputs {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { msg.Close() })
 		in.Email = msg
 	}
 	resp := []byte(gi.Responses)

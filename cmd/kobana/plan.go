@@ -96,6 +96,9 @@ func planCommand(c *Command, args []string) int {
 		return exitUsage
 	}
 	in, report, err := f.load(c)
+	if msg, ok := in.Email.(*eml.Message); ok {
+		defer msg.Close()
+	}
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "kobana plan: %v\n", err)
 		return exitUsage

@@ -223,6 +223,7 @@ func PlanJSON(doc string, in Inputs) string {
 		if err != nil {
 			res.Problems = append(res.Problems, "e-mail: "+err.Error())
 		} else {
+			defer msg.Close()
 			pin.Email = msg
 		}
 	}
