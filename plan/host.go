@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/kobana/workflow/compile"
@@ -86,7 +87,8 @@ func (pl *planner) checkHost(cs *compile.Step, req *emit.Request) Host {
 func (pl *planner) knownBeforeRun(cs *compile.Step, r *lang.Ref) bool {
 	switch r.Namespace {
 	case lang.Kobana:
-		return pl.in.Facts != nil || r.Key == "now"
+		_, given := pl.in.Facts[r.Key]
+		return r.Key == "now" || given || pl.in.Facts != nil && !slices.Contains(pl.in.PendingFacts, r.Key)
 	case lang.Steps:
 		return r.Index < cs.Index && pl.examples[r.Index] != nil
 	case lang.Email:

@@ -30,6 +30,10 @@ type Inputs struct {
 	// each fact as its reference; otherwise a fact missing here fails the
 	// step, as in a run. kobana.now is Now.
 	Facts map[string]string
+	// PendingFacts are facts a run will have but whose values are known
+	// only then (a run's own id, say): with Facts given, these are shown
+	// as their references instead of failing their steps.
+	PendingFacts []string
 	// Email is the triggering e-mail's attachments (an *eml.Message); nil
 	// shows each attachment as its reference.
 	Email resolve.Attachments
@@ -76,6 +80,9 @@ type Given struct {
 	SecretNames []string `json:"secret_names"`
 	// Facts are the facts given, with kobana.now; nil when none were.
 	Facts map[string]string `json:"facts"`
+	// PendingFacts are the facts shown as references, their values known
+	// only when the run starts.
+	PendingFacts []string `json:"pending_facts,omitempty"`
 	// Attachments are the e-mail's attachments; nil without an e-mail.
 	Attachments []Attachment `json:"attachments"`
 	// Responses are the steps with an example response.
@@ -318,6 +325,12 @@ func given(in Inputs) Given {
 			g.Facts[k] = v
 		}
 		g.Facts["now"] = g.Now
+		for _, k := range in.PendingFacts {
+			if _, given := in.Facts[k]; !given && !slices.Contains(g.PendingFacts, k) {
+				g.PendingFacts = append(g.PendingFacts, k)
+			}
+		}
+		slices.Sort(g.PendingFacts)
 	}
 	if in.Email != nil {
 		g.Attachments = []Attachment{}

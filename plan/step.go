@@ -216,7 +216,10 @@ func (pl *planner) standIn(cs *compile.Step, u *unknowns) func(*lang.Ref) (resol
 			u.add(r)
 			return resolve.Value{Kind: resolve.Secret, Text: text}, "", true
 		case lang.Kobana:
-			if pl.in.Facts != nil || r.Key == "now" {
+			if r.Key == "now" {
+				return resolve.Value{}, "", false
+			}
+			if _, given := pl.in.Facts[r.Key]; pl.in.Facts != nil && (given || !slices.Contains(pl.in.PendingFacts, r.Key)) {
 				return resolve.Value{}, "", false
 			}
 		case lang.Steps:

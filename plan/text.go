@@ -76,6 +76,9 @@ func (t *textWriter) given(g Given) {
 		}
 		slices.Sort(keys)
 		t.line(0, "facts: %s; kobana.now is %s", list(keys, "none"), g.Now)
+		if len(g.PendingFacts) > 0 {
+			t.line(1, "known when the run starts, shown as references: %s", strings.Join(g.PendingFacts, ", "))
+		}
 	}
 	if g.Attachments == nil {
 		t.line(0, "e-mail: not given; attachments shown as references")

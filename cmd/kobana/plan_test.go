@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/plan"
 )
 
@@ -156,5 +159,68 @@ func TestPlanInvalidDocumentAndUsage(t *testing.T) {
 	}
 	if status, out, _ := planKobana(t, "", "-h"); status != exitOK || !strings.Contains(out, "usage: kobana plan") {
 		t.Errorf("-h: %d %s", status, out)
+	}
+}
+
+// TestServeWorkflowsPlan: the Inbox's workflows_plan, served by kobana
+// serve with the real planner, plans a document against a received e-mail
+// for a read-only token: its attachments, the workspace's secret names,
+// the run's facts — and no secret value in the answer.
+func TestServeWorkflowsPlan(t *testing.T) {
+	var stdout, stderr serveBuffer
+	addrs, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "plan.db"))
+	defer stop()
+	var token string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if m := tokenLine.FindStringSubmatch(l); m != nil && m[5] == "read" {
+			token = m[6]
+		}
+	}
+	if token == "" {
+		t.Fatalf("no read-only token: %s", stdout.String())
+	}
+	cs := mcptest.Connect(t, mcptest.HTTP(mcpURL(t, addrs), token), mcptest.Legacy, nil)
+	doc := `{"result":{},"workflow":[
+	 {"type":"request","url":"https://erp.example.com/api/payables","headers":{"Authorization":"Bearer ${{secrets.ERP_TOKEN}}"},
+	  "body":{"email":"${{kobana.email_id}}","run":"${{kobana.workflow_run_id}}"},"expected_status":201},
+	 {"type":"request","url":"https://erp.example.com/api/payables/${{steps.0.response.body.id}}/files","form":{"file":"${{email.attachments.0}}"}},
+	 {"type":"request","url":"${{secrets.CHAT_WEBHOK_URL}}","body":{"text":"done"}},
+	 {"type":"request","url":"http://169.254.169.254/latest/meta-data/","method":"GET"}]}`
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "workflows_plan", Arguments: map[string]any{
+		"document": doc, "email_id": "eml_inv_00", "responses": map[string]any{"0": map[string]any{"status": 201, "body": map[string]any{"id": "pay_1"}}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("workflows_plan: %v %v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var out struct {
+		Plan plan.Plan `json:"plan"`
+		Text string    `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	p := out.Plan
+	if p.Summary != (plan.Summary{Send: 2, Fail: 2}) {
+		t.Fatalf("summary %+v\n%s", p.Summary, out.Text)
+	}
+	if got := string(p.Steps[0].Request.Body.JSON); got != `{"email":"eml_inv_00","run":"${{kobana.workflow_run_id}}"}` {
+		t.Errorf("step 0 body %s", got)
+	}
+	if f := p.Steps[1].Request.Body.Parts[0].File; f == nil || !f.Known || f.Filename == "" {
+		t.Errorf("step 1's file part: %+v", p.Steps[1].Request.Body.Parts[0])
+	}
+	if s := p.Steps[2]; s.Reason != plan.ReasonMissingSecret || !strings.Contains(s.Message, "CHAT_WEBHOK_URL") {
+		t.Errorf("step 2: %+v", s)
+	}
+	if s := p.Steps[3]; s.Reason != plan.ReasonDenied {
+		t.Errorf("step 3: %+v", s)
+	}
+	for _, secret := range []string{"erp_live_", "T024BE7LD"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("a secret value is in the plan: %s", secret)
+		}
+	}
+	if !strings.Contains(out.Text, "4 steps: 2 would be sent") {
+		t.Errorf("text: %s", out.Text)
 	}
 }

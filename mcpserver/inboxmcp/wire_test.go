@@ -58,6 +58,9 @@ func newKit(t *testing.T) *kit {
 	p, ip, err := inboxmcp.New(inboxmcp.Options{
 		Store:     st,
 		Lint:      func([]byte) (json.RawMessage, bool) { return json.RawMessage(`[]`), true },
+		Plan: func(context.Context, inboxmcp.PlanInput) (json.RawMessage, string, error) {
+			return json.RawMessage(`{}`), "", nil
+		},
 		PublicURL: hs.URL,
 		Now:       clock,
 	})
