@@ -145,7 +145,7 @@ func newHarness(t testing.TB) *harness {
 		HTTPClient: h.recv.srv.Client(),
 		PublicURL:  hs.URL,
 		Now:        clk.Now,
-		Plan: h.planner.plan,
+		Plan:       h.planner.plan,
 		Lint: func(doc []byte) (json.RawMessage, bool) {
 			if json.Valid(doc) {
 				return json.RawMessage(`[]`), true
