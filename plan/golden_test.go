@@ -39,7 +39,7 @@ type goldenInputs struct {
 }
 
 // inputs reads testdata/NAME.inputs.json, if any.
-func inputs(t *testing.T, name string) plan.Inputs {
+func inputs(t testing.TB, name string) plan.Inputs {
 	t.Helper()
 	in := plan.Inputs{Now: testNow}
 	data, err := os.ReadFile(filepath.Join("testdata", name+".inputs.json"))
