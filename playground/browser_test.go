@@ -246,6 +246,15 @@ func TestPlaygroundInChromium(t *testing.T) {
 	}
 	shot(t, ctx, "playground-completion.png")
 
+	// Secret names come from the page's secret names, which the language
+	// server reads as the workspace's .kobana-secrets file.
+	if err := do(ctx,
+		chromedp.KeyEvent("secrets."),
+		waitFor(`[...document.querySelectorAll(".cm-tooltip-autocomplete .cm-completionLabel")].some(e => e.textContent === "FINANCE_TOKEN")`),
+	); err != nil {
+		fatal(t, ctx, err)
+	}
+
 	// Time the compiler on the seed example, in the page.
 	if err := do(ctx,
 		chromedp.KeyEvent("\u001b"), // Escape
