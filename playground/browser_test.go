@@ -26,6 +26,9 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
+	if os.Getenv("KOBANA_CHROMIUM_REQUIRED") != "" {
+		t.Fatal("no Chromium on PATH, and KOBANA_CHROMIUM_REQUIRED is set: install Debian's chromium package")
+	}
 	t.Skip("no Chromium on PATH: install Debian's chromium package (.ci/run does)")
 	return ""
 }
