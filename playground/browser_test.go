@@ -224,6 +224,21 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Errorf("the quick fix did not restore the field: %.300s", doc)
 	}
 
+	// Hover on a reference: what it resolves to, from the language server.
+	rxy := eval[[]float64](t, ctx, `(() => {
+		const view = playground.view, at = view.state.doc.toString().indexOf("secrets.FINANCE_TOKEN") + 3;
+		const c = view.coordsAtPos(at); return [c.left + 2, (c.top + c.bottom) / 2]; })()`)
+	if err := do(ctx,
+		chromedp.MouseEvent(chromedp.MouseMoved, rxy[0]-2, rxy[1]),
+		chromedp.MouseEvent(chromedp.MouseMoved, rxy[0], rxy[1]),
+		waitFor(`[...document.querySelectorAll(".cm-tooltip-hover")].some(e => e.textContent.includes("FINANCE_TOKEN"))`),
+	); err != nil {
+		fatal(t, ctx, err)
+	}
+	hover := eval[string](t, ctx, `[...document.querySelectorAll(".cm-tooltip-hover")].map(e => e.textContent).join(" | ")`)
+	t.Logf("hover: %.300s", hover)
+	shot(t, ctx, "playground-hover.png")
+
 	// The plan follows the document: point step 1 at another path.
 	if err := do(ctx,
 		selectText(`/attachments"`, 1, len("attachments")),
