@@ -157,3 +157,25 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }
+
+// TestResponsesWithoutStatus: an example response may leave the status out,
+// as the language server's sidecar file allows; the step is then assumed to
+// get the status it expects.
+func TestResponsesWithoutStatus(t *testing.T) {
+	rs, err := plan.ParseResponses([]byte(`{"0": {"body": {"id": "p1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"workflow":[{"type":"request","url":"https://x.example/a","expected_status":201},
+	 {"type":"request","url":"https://x.example/b/${{steps.0.response.body.id}}?s=${{steps.0.response.status}}"}]}`
+	p := plan.Make(context.Background(), []byte(doc), plan.Inputs{Responses: rs, Now: testNow})
+	if p.Steps[0].Example == nil || p.Steps[0].Example.Status != 201 || !p.Steps[0].Example.Succeeds {
+		t.Errorf("step 0 example %+v", p.Steps[0].Example)
+	}
+	if p.Steps[1].Request == nil || p.Steps[1].Request.URL != "https://x.example/b/p1?s=201" {
+		t.Errorf("step 1: %+v", p.Steps[1])
+	}
+	if _, err := plan.ParseResponses([]byte(`[{"status": 42}]`)); err == nil || !strings.Contains(err.Error(), "status 42 is not an HTTP status") {
+		t.Errorf("status 42: %v", err)
+	}
+}

@@ -15,6 +15,9 @@ import (
 //	{"0": {"status": 201, "headers": {…}, "body": {…}}, …}   by step index
 //	[{"status": 201, …}, null, …]                            one per step, null for none
 //	{"steps": [{"index": 0, "response": {…}}, …]}            a run record (kobana run -record)
+//
+// An example without a status is taken to have the status its step
+// expects (200 when it expects any 2xx).
 func ParseResponses(data []byte) (map[int]*Response, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -73,7 +76,7 @@ func ParseResponses(data []byte) (map[int]*Response, error) {
 
 func checkResponses(rs map[int]*Response) error {
 	for i, r := range rs {
-		if r.Status < 100 || r.Status > 599 {
+		if r.Status != 0 && (r.Status < 100 || r.Status > 599) {
 			return fmt.Errorf("example responses: step %d: status %d is not an HTTP status (100-599)", i, r.Status)
 		}
 	}

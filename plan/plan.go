@@ -54,6 +54,7 @@ type Inputs struct {
 
 // Response is an example response of a step.
 type Response struct {
+	// Status 0 is the status the step expects (200 for any 2xx).
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers,omitempty"`
 	// Body is the body as JSON: a JSON string is the body text as is;

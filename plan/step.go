@@ -89,6 +89,13 @@ func (pl *planner) step(cs *compile.Step) Step {
 	s.Outcome = Send
 	res := &resolve.Result{State: resolve.StateSucceeded}
 	if ex := pl.examples[cs.Index]; ex != nil {
+		if ex.Status == 0 {
+			// An example without a status has the one the step expects.
+			ex.Status = cs.ExpectedStatus
+			if ex.Status == 0 {
+				ex.Status = http.StatusOK
+			}
+		}
 		res.Response = ex
 		s.Example = &Example{Status: ex.Status, Succeeds: successful(cs, ex.Status)}
 		if !s.Example.Succeeds {
