@@ -30,12 +30,13 @@ var (
 )
 
 // SeedCompleteFacts and SeedCompleteResponses are run facts and example
-// responses for SeedComplete (workflows/seed-complete.facts.json and
-// seed-complete.responses.json, the file the language server reads beside
-// the workflow): what `kobana plan` and the playground plan it with.
+// responses for SeedComplete (inputs/seed-complete.facts.json and
+// inputs/seed-complete.responses.json, in the form the language server
+// reads beside a workflow as W.responses.json): what `kobana plan` and the
+// playground plan it with.
 var (
-	//go:embed workflows/seed-complete.facts.json
+	//go:embed inputs/seed-complete.facts.json
 	SeedCompleteFacts string
-	//go:embed workflows/seed-complete.responses.json
+	//go:embed inputs/seed-complete.responses.json
 	SeedCompleteResponses string
 )

@@ -45,7 +45,7 @@ func TestPlanSeedExample(t *testing.T) {
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	responses := writeFile(t, "responses.json", `{"0": {"status": 201, "body": {"data": {"id": "pay_9"}}}}`)
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-eml", sampleEML, "-secrets-names", secrets,
-		"-responses", responses, "-facts", "../../examples/workflows/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
+		"-responses", responses, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
 	if status != exitOK {
 		t.Fatalf("status %d\n%s\n%s", status, out, errs)
 	}
@@ -112,7 +112,7 @@ func TestPlanWithARunRecord(t *testing.T) {
 	wf := writeFile(t, "seed.json", localSeed(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	record := filepath.Join(t.TempDir(), "run.json")
-	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/workflows/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
+	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
 		t.Fatalf("run: %d %s", status, errs)
 	}
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-responses", record, "-allow", "127.0.0.1/32", "-format", "json")
