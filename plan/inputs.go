@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/kobana/workflow/internal/sidecar"
 )
 
 // ParseResponses reads example responses in the forms the language server
-// reads beside a workflow W.json (W.responses.json, W.run.json):
+// reads beside a workflow W.json (W.responses.json, W.run.json) — the same
+// reader (internal/sidecar):
 //
 //	{"0": {"status": 201, "headers": {…}, "body": {…}}, …}   by step index
 //	[{"status": 201, …}, null, …]                            one per step, null for none
@@ -19,59 +21,11 @@ import (
 // An example without a status is taken to have the status its step
 // expects (200 when it expects any 2xx).
 func ParseResponses(data []byte) (map[int]*Response, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, fmt.Errorf("example responses: the file is empty")
-	}
-	out := map[int]*Response{}
-	switch data[0] {
-	case '[':
-		var list []*Response
-		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, fmt.Errorf("example responses: %w", err)
-		}
-		for i, r := range list {
-			if r != nil {
-				out[i] = r
-			}
-		}
-		return out, checkResponses(out)
-	case '{':
-	default:
-		return nil, fmt.Errorf("example responses: expected a JSON object or array")
-	}
-	var probe struct {
-		Steps []struct {
-			Index    *int      `json:"index"`
-			Response *Response `json:"response"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(data, &probe); err == nil && probe.Steps != nil {
-		for i, s := range probe.Steps {
-			idx := i
-			if s.Index != nil {
-				idx = *s.Index
-			}
-			if s.Response != nil {
-				out[idx] = s.Response
-			}
-		}
-		return out, checkResponses(out)
-	}
-	var byIndex map[string]*Response
-	if err := json.Unmarshal(data, &byIndex); err != nil {
+	rs, err := sidecar.ParseResponses(data)
+	if err != nil {
 		return nil, fmt.Errorf("example responses: %w", err)
 	}
-	for k, r := range byIndex {
-		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 || strconv.Itoa(i) != k {
-			return nil, fmt.Errorf("example responses: key %q is not a step index (0, 1, …)", k)
-		}
-		if r != nil {
-			out[i] = r
-		}
-	}
-	return out, checkResponses(out)
+	return rs, checkResponses(rs)
 }
 
 func checkResponses(rs map[int]*Response) error {

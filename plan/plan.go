@@ -11,6 +11,7 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/internal/sidecar"
 	"github.com/kobana/workflow/resolve"
 )
 
@@ -52,16 +53,11 @@ type Inputs struct {
 	Now time.Time
 }
 
-// Response is an example response of a step.
-type Response struct {
-	// Status 0 is the status the step expects (200 for any 2xx).
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers,omitempty"`
-	// Body is the body as JSON: a JSON string is the body text as is;
-	// any other value is a JSON body (application/json unless Headers set a
-	// content type).
-	Body json.RawMessage `json:"body,omitempty"`
-}
+// Response is an example response of a step: Status (0 for the status
+// the step expects), Headers, and Body as JSON — a JSON string is the body
+// text as is; any other value is a JSON body (application/json unless
+// Headers set a content type).
+type Response = sidecar.Response
 
 // Plan is the dry run of a document.
 type Plan struct {
@@ -351,7 +347,7 @@ func given(in Inputs) Given {
 }
 
 // response converts an example response into what a later step reads.
-func (r *Response) response() *resolve.Response {
+func response(r *Response) *resolve.Response {
 	h := http.Header{}
 	for k, v := range r.Headers {
 		h.Set(k, v)

@@ -41,7 +41,7 @@ func newPlanner(ctx context.Context, cp *compile.Plan, in Inputs) *planner {
 	}
 	for i, r := range in.Responses {
 		if r != nil {
-			pl.examples[i] = r.response()
+			pl.examples[i] = response(r)
 		}
 	}
 	pl.scope = &resolve.Scope{
