@@ -172,8 +172,10 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 			}
 			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
 		}
-		req.Header.Add(h.Name, live)
-		rec.Headers[h.Name] = record
+		// net/http sends a value without its leading and trailing spaces
+		// and tabs; so is it recorded.
+		req.Header.Add(h.Name, textproto.TrimString(live))
+		rec.Headers[h.Name] = textproto.TrimString(record)
 	}
 
 	// Body

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -283,7 +282,16 @@ func (sr *StepRecord) redact(red *resolve.Redactor) {
 		return
 	}
 	rr.Headers = make(map[string]string, len(r.Header))
-	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+	var renamed []string // names redaction changes, which may then collide
+	for k, vs := range r.Header {
+		if name := red.String(k); name != k {
+			renamed = append(renamed, k)
+			continue
+		}
+		rr.Headers[k] = red.String(strings.Join(vs, ", "))
+	}
+	slices.Sort(renamed)
+	for _, k := range renamed {
 		name, value := red.String(k), red.String(strings.Join(r.Header[k], ", "))
 		if prev, dup := rr.Headers[name]; dup {
 			value = prev + ", " + value // two names that redact alike

@@ -135,13 +135,13 @@ func TestTheRecordSaysWhatWasSent(t *testing.T) {
 	g := allowLoopback()
 	ex := executor.New(executor.Options{Guard: g, Transport: g.TransportTo(rv.ln.Addr().String())})
 	plan := compilePlan(t, `{"result":1,"workflow":[
-		{"type":"request","method":"GET","url":"http://erp.example.com/lit?a=b c&id=${{kobana.email_message_id}}#frag ment","headers":{"X-Note":"a\tb"}},
+		{"type":"request","method":"GET","url":"http://erp.example.com/lit?a=b c&id=${{kobana.email_message_id}}#frag ment","headers":{"X-Note":"a\tb","X-Pad":"  padded\t","X-Id":" ${{kobana.inbox_id}}"}},
 		{"type":"request","method":"GET","url":"http://bücher.example/ção/${{secrets.P}}?q=${{secrets.P}}"},
 		{"type":"request","url":"${{secrets.U}}","headers":{"Authorization":"Bearer ${{secrets.P}}"},"body":{"n":1}},
 		{"type":"request","url":"http://erp.example.com/${{kobana.inbox_id}}"}]}`)
 	env := executor.Env{
 		Secrets: resolve.SecretMap{"P": "my secret", "U": "http://hooks.example.com/h/{x}|y#not-sent"},
-		Facts:   resolve.FactMap{"email_message_id": "<m@x>", "inbox_id": "in\t1"},
+		Facts:   resolve.FactMap{"email_message_id": "<m@x>", "inbox_id": "in\t1 "},
 	}
 	rec := ex.Run(t.Context(), plan, env)
 	got := rv.got()

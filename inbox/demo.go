@@ -44,11 +44,33 @@ type seeder struct {
 	evts int
 }
 
+// put stores one record of the demo.
 func (s *seeder) put(d Document) {
 	if s.err != nil {
 		return
 	}
-	s.err = s.r.Put(s.ctx, s.ws, d)
+	switch v := d.(type) {
+	case Workspace:
+		s.err = s.r.Workspaces.Put(s.ctx, s.ws, v)
+	case Inbox:
+		s.err = s.r.Inboxes.Put(s.ctx, s.ws, v)
+	case Email:
+		s.err = s.r.Emails.Put(s.ctx, s.ws, v)
+	case Agent:
+		s.err = s.r.Agents.Put(s.ctx, s.ws, v)
+	case AgentRun:
+		s.err = s.r.AgentRuns.Put(s.ctx, s.ws, v)
+	case WorkflowRun:
+		s.err = s.r.WorkflowRuns.Put(s.ctx, s.ws, v)
+	case Webhook:
+		s.err = s.r.Webhooks.Put(s.ctx, s.ws, v)
+	case Delivery:
+		s.err = s.r.Deliveries.Put(s.ctx, s.ws, v)
+	case SystemEvent:
+		s.err = s.r.Events.Put(s.ctx, s.ws, v)
+	default:
+		s.err = fmt.Errorf("the demo has no repository for %T", d)
+	}
 }
 
 func (s *seeder) event(typ, actor, subject string, at time.Time, payload any) {
@@ -90,7 +112,7 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 			return err
 		}
 	}
-	s := &seeder{ctx: ctx, st: st, r: Repo{Store: st}, now: now, ws: demo.Workspace}
+	s := &seeder{ctx: ctx, st: st, r: NewRepo(st), now: now, ws: demo.Workspace}
 	created := s.ago(60 * day)
 	s.put(Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
 		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: created,

@@ -10,10 +10,12 @@
 // a Document: its Key says where it is stored (kind, id, and the parent and
 // status that listings filter on).
 //
-// Repository: Repo over store.Records, with the generic Get, List, Each and
-// Delete and the methods Put and Create. Every read and write names the
-// workspace, so a record of another workspace is not found
-// (*NotFoundError, which matches store.ErrNotFound).
+// Repository: Repo holds the store's typed repository (store.Repo) of each
+// kind (Repo.Emails, Repo.AgentRuns, …), built by NewRepo from a store or,
+// with In, from a transaction, so that records written together commit
+// together. Every read and write names the workspace, so a record of
+// another workspace is not found; errors are *store.RecordError, matching
+// store.ErrNotFound and store.ErrConflict.
 //
 // Rules, as pure functions the intake calls: Screen applies an inbox's
 // allowed senders (matched against the authenticated sender, never the From
@@ -32,7 +34,8 @@
 // NewAgentRun and Email.ApplyRun turn results into records. Processor is what
 // emails_reprocess calls; Inline runs the stages within the call.
 //
-// Models and money: Models, ModelByID and Cost (USD, rounded by RoundUSD).
+// Models and money: Models, ModelByID and Cost (USD, rounded by RoundUSD);
+// UsageOf adds up a workspace's records of a period.
 //
 // Webhooks: the event names (Event* constants, WebhookEvents), the delivery
 // body (DeliveryBody), its signature (Sign, VerifySignature), one delivery

@@ -76,8 +76,10 @@ type Processor interface {
 // Inline is the Processor that runs the agent and the workflow within the
 // call and records the runs, the e-mail's new status and an event.
 type Inline struct {
-	Repo     Repo
-	Secrets  store.Secrets
+	// Store holds the records and the secrets; the records a reprocess
+	// writes (the runs, the e-mail's new state, the event) are committed in
+	// one transaction.
+	Store    store.Store
 	Messages Messages
 	// Agents runs agents; nil means ReplayRunner.
 	Agents AgentRunner
@@ -108,11 +110,12 @@ type subjects struct {
 
 func (p *Inline) load(ctx context.Context, req ReprocessRequest) (subjects, error) {
 	var s subjects
-	e, err := Get[Email](ctx, p.Repo, req.Workspace, req.EmailID)
+	repo := NewRepo(p.Store)
+	e, err := repo.Emails.Get(ctx, req.Workspace, req.EmailID)
 	if err != nil {
 		return s, err
 	}
-	ib, err := Get[Inbox](ctx, p.Repo, req.Workspace, e.InboxID)
+	ib, err := repo.Inboxes.Get(ctx, req.Workspace, e.InboxID)
 	if errors.Is(err, store.ErrNotFound) {
 		return s, errorf(CodeNoInbox, "the inbox of e-mail %s no longer exists", e.ID)
 	}
@@ -122,7 +125,7 @@ func (p *Inline) load(ctx context.Context, req ReprocessRequest) (subjects, erro
 	if ib.AgentID == "" {
 		return s, errorf(CodeNoAgent, "inbox %s has no agent; attach one with inboxes_update", ib.ID)
 	}
-	ag, err := Get[Agent](ctx, p.Repo, req.Workspace, ib.AgentID)
+	ag, err := repo.Agents.Get(ctx, req.Workspace, ib.AgentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return s, errorf(CodeNoAgent, "the agent %s of inbox %s no longer exists", ib.AgentID, ib.ID)
 	}
@@ -145,7 +148,8 @@ func (p *Inline) Reprocess(ctx context.Context, req ReprocessRequest) (Reprocess
 		return Reprocessed{}, err
 	}
 	e, ib, ag := s.email, s.inbox, s.agent
-	w, err := Get[Workspace](ctx, p.Repo, req.Workspace, req.Workspace)
+	repo := NewRepo(p.Store)
+	w, err := repo.Workspaces.Get(ctx, req.Workspace, req.Workspace)
 	if err != nil {
 		return Reprocessed{}, err
 	}
@@ -160,7 +164,7 @@ func (p *Inline) Reprocess(ctx context.Context, req ReprocessRequest) (Reprocess
 	if err != nil {
 		return Reprocessed{}, err
 	}
-	prev, err := LatestOutput(ctx, p.Repo, req.Workspace, e.AgentRunID, ag.ID)
+	prev, err := LatestOutput(ctx, repo, req.Workspace, e.AgentRunID, ag.ID)
 	if err != nil {
 		return Reprocessed{}, err
 	}
@@ -205,26 +209,33 @@ func (p *Inline) Reprocess(ctx context.Context, req ReprocessRequest) (Reprocess
 		}
 	}
 	run.FinishedAt = p.now()
-	// The runs happened: record them even if the caller has gone away.
+	// The runs happened: record them even if the caller has gone away, all
+	// together or not at all.
 	ctx = context.WithoutCancel(ctx)
-	if wrun != nil {
-		if err := p.Repo.Put(ctx, req.Workspace, *wrun); err != nil {
-			return Reprocessed{}, err
-		}
-	}
-	if err := p.Repo.Put(ctx, req.Workspace, run); err != nil {
-		return Reprocessed{}, err
-	}
 	e.ApplyRun(run)
-	if err := p.Repo.Put(ctx, req.Workspace, e); err != nil {
-		return Reprocessed{}, err
-	}
 	ev, err := NewEvent(EventEmailReprocessed, req.Actor, e.ID, map[string]string{"email_id": e.ID, "agent_run_id": run.ID, "workflow_run_id": run.WorkflowRunID, "status": run.Status}, p.now())
 	if err != nil {
 		return Reprocessed{}, err
 	}
-	out := Reprocessed{EmailID: e.ID, Status: run.Status, AgentRun: &run, WorkflowRun: wrun}
-	return out, p.Repo.Put(ctx, req.Workspace, ev)
+	err = p.Store.WithTx(ctx, func(tx store.Tx) error {
+		r := repo.In(tx)
+		if wrun != nil {
+			if err := r.WorkflowRuns.Put(ctx, req.Workspace, *wrun); err != nil {
+				return err
+			}
+		}
+		if err := r.AgentRuns.Put(ctx, req.Workspace, run); err != nil {
+			return err
+		}
+		if err := r.Emails.Put(ctx, req.Workspace, e); err != nil {
+			return err
+		}
+		return r.Events.Put(ctx, req.Workspace, ev)
+	})
+	if err != nil {
+		return Reprocessed{}, fmt.Errorf("recording the reprocess of e-mail %s: %w", e.ID, err)
+	}
+	return Reprocessed{EmailID: e.ID, Status: run.Status, AgentRun: &run, WorkflowRun: wrun}, nil
 }
 
 func (p *Inline) environment() string {
@@ -237,7 +248,7 @@ func (p *Inline) environment() string {
 // userSecrets returns the workspace's secrets a workflow may use: not the
 // platform's own (webhook signing secrets).
 func (p *Inline) userSecrets(ctx context.Context, ws string) (map[string]string, error) {
-	secrets, err := p.Secrets.RevealSecrets(ctx, ws)
+	secrets, err := p.Store.RevealSecrets(ctx, ws)
 	if err != nil {
 		return nil, fmt.Errorf("reading secrets: %w", err)
 	}
@@ -288,7 +299,7 @@ func (e *Email) ApplyRun(run AgentRun) {
 func LatestOutput(ctx context.Context, r Repo, ws, runID, agentID string) (*AgentRun, error) {
 	var newest *AgentRun
 	for hops := 0; runID != "" && hops < 100; hops++ {
-		run, err := Get[AgentRun](ctx, r, ws, runID)
+		run, err := r.AgentRuns.Get(ctx, ws, runID)
 		if errors.Is(err, store.ErrNotFound) {
 			break
 		}

@@ -61,7 +61,7 @@ func seeded(t *testing.T) (*sqlite.Store, inbox.Repo) {
 	if _, err := inbox.Seed(context.Background(), st, demoNow); err != nil {
 		t.Fatal(err)
 	}
-	return st, inbox.Repo{Store: st}
+	return st, inbox.NewRepo(st)
 }
 
 func TestInlineReprocess(t *testing.T) {
@@ -69,7 +69,7 @@ func TestInlineReprocess(t *testing.T) {
 	st, r := seeded(t)
 	agent := &scriptedAgent{res: inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(workflowDoc), Tokens: inbox.Tokens{Input: 1000, Output: 100}}}
 	runner := &recordingRunner{record: `{"status":"succeeded","steps":[{"index":0,"state":"succeeded"}]}`}
-	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner,
+	p := &inbox.Inline{Store: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner,
 		Environment: "sandbox", AppURL: "https://app.example", Now: func() time.Time { return demoNow }}
 	req := inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: "eml_inv_00", Actor: inbox.PersonActor(demo.Owner)}
 	if err := p.Check(ctx, req); err != nil {
@@ -106,13 +106,13 @@ func TestInlineReprocess(t *testing.T) {
 		t.Error("no email_message_id fact")
 	}
 	// Records: the runs, the e-mail's new state, the event.
-	e, _ := inbox.Get[inbox.Email](ctx, r, demo.Workspace, "eml_inv_00")
-	run, err := inbox.Get[inbox.AgentRun](ctx, r, demo.Workspace, out.AgentRun.ID)
+	e, _ := r.Emails.Get(ctx, demo.Workspace, "eml_inv_00")
+	run, err := r.AgentRuns.Get(ctx, demo.Workspace, out.AgentRun.ID)
 	if err != nil || e.AgentRunID != run.ID || e.Status != inbox.EmailProcessed || run.CostUSD != inbox.Cost("claude-sonnet-4-5", run.Tokens) || run.ReprocessOf != "arun_inv_00" {
 		t.Errorf("records: e-mail %s %s, run %+v %v", e.Status, e.AgentRunID, run, err)
 	}
 	var events []inbox.SystemEvent
-	inbox.Each(ctx, r, demo.Workspace, store.Query{Status: inbox.EventEmailReprocessed}, func(ev inbox.SystemEvent) error { events = append(events, ev); return nil })
+	r.Events.Each(ctx, demo.Workspace, store.Query{Status: inbox.EventEmailReprocessed}, func(ev inbox.SystemEvent) error { events = append(events, ev); return nil })
 	if len(events) != 1 || events[0].Actor != "person:"+demo.Owner || events[0].Subject != "eml_inv_00" {
 		t.Errorf("events %+v", events)
 	}
@@ -122,7 +122,7 @@ func TestInlineReprocess(t *testing.T) {
 // run without it, and a step that needs an attachment fails there.
 func TestInlineReprocessPurgedMessage(t *testing.T) {
 	ctx := context.Background()
-	st, r := seeded(t)
+	st, _ := seeded(t)
 	if err := st.DeleteBlob(ctx, demo.Workspace, "eml_inv_01"); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestInlineReprocessPurgedMessage(t *testing.T) {
 	}
 	agent := &scriptedAgent{res: inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(workflowDoc)}}
 	runner := &recordingRunner{record: `{"status":"failed","steps":[{"index":0,"state":"failed","reason":"email-unreadable"}]}`}
-	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner}
+	p := &inbox.Inline{Store: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent, Workflows: runner}
 	out, err := p.Reprocess(ctx, inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: "eml_inv_01", Actor: "system"})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestInlineReprocessRefusals(t *testing.T) {
 	}
 	before := count()
 	agent := &scriptedAgent{res: inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(workflowDoc)}}
-	p := &inbox.Inline{Repo: r, Secrets: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent}
+	p := &inbox.Inline{Store: st, Messages: inbox.BlobMessages{Blobs: st}, Agents: agent}
 	req := func(id string) inbox.ReprocessRequest {
 		return inbox.ReprocessRequest{Workspace: demo.Workspace, EmailID: id, Actor: "system"}
 	}
@@ -174,10 +174,10 @@ func TestInlineReprocessRefusals(t *testing.T) {
 	}
 	// An inbox without agent, and an agent that was deleted: no_agent, from
 	// Check as from Reprocess.
-	ib, _ := inbox.Get[inbox.Inbox](ctx, r, demo.Workspace, "ibx_receipts")
+	ib, _ := r.Inboxes.Get(ctx, demo.Workspace, "ibx_receipts")
 	ib.AgentID = ""
-	r.Put(ctx, demo.Workspace, ib)
-	inbox.Delete[inbox.Agent](ctx, r, demo.Workspace, "agt_invoices")
+	r.Inboxes.Put(ctx, demo.Workspace, ib)
+	r.Agents.Delete(ctx, demo.Workspace, "agt_invoices")
 	for _, id := range []string{"eml_rcp_00", "eml_inv_02"} {
 		if err := p.Check(ctx, req(id)); !errors.As(err, &de) || de.Code != inbox.CodeNoAgent {
 			t.Errorf("Check %s: %v", id, err)

@@ -27,52 +27,42 @@ func openStore(t *testing.T) *sqlite.Store {
 
 func TestRepoRecords(t *testing.T) {
 	ctx := context.Background()
-	r := inbox.Repo{Store: openStore(t)}
+	r := inbox.NewRepo(openStore(t))
 	for i, id := range []string{"ibx_a", "ibx_b", "ibx_c"} {
 		ib := inbox.Inbox{ID: id, Name: id, AgentID: "agt_1", Status: inbox.StatusActive, Recipients: []string{}, CreatedAt: demoNow.Add(time.Duration(i) * time.Minute)}
-		if err := r.Put(ctx, "ws1", ib); err != nil {
+		if err := r.Inboxes.Put(ctx, "ws1", ib); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := inbox.Get[inbox.Inbox](ctx, r, "ws1", "ibx_b")
+	got, err := r.Inboxes.Get(ctx, "ws1", "ibx_b")
 	if err != nil || got.Name != "ibx_b" || got.AgentID != "agt_1" {
 		t.Fatalf("Get: %+v %v", got, err)
 	}
-	// Another workspace does not see it.
-	_, err = inbox.Get[inbox.Inbox](ctx, r, "ws2", "ibx_b")
-	var nf *inbox.NotFoundError
-	if !errors.As(err, &nf) || nf.Kind != inbox.KindInbox || nf.ID != "ibx_b" || !errors.Is(err, store.ErrNotFound) {
+	// Another workspace does not see it; the error names kind and id.
+	_, err = r.Inboxes.Get(ctx, "ws2", "ibx_b")
+	var re *store.RecordError
+	if !errors.As(err, &re) || re.ID != "ibx_b" || !errors.Is(err, store.ErrNotFound) || err.Error() != `inbox "ibx_b" not found` {
 		t.Fatalf("other workspace: %v", err)
 	}
-	// Key columns filter listings: parent is the agent, most recent first.
-	page, next, err := inbox.List[inbox.Inbox](ctx, r, "ws1", store.Query{Parent: "agt_1", Limit: 2})
-	if err != nil || len(page) != 2 || page[0].ID != "ibx_c" || page[1].ID != "ibx_b" || next == "" {
-		t.Fatalf("first page: %v next=%q err=%v", ids(page), next, err)
+	// Key columns filter listings: parent is the agent, most recent first,
+	// and the cursor continues.
+	page, err := r.Inboxes.List(ctx, "ws1", store.Query{Parent: "agt_1", Limit: 2})
+	if err != nil || len(page.Items) != 2 || page.Items[0].ID != "ibx_c" || page.Items[1].ID != "ibx_b" || page.Next == "" {
+		t.Fatalf("first page: %+v err=%v", page, err)
 	}
-	var all []string
-	if err := inbox.Each(ctx, r, "ws1", store.Query{Limit: 1}, func(ib inbox.Inbox) error { all = append(all, ib.ID); return nil }); err != nil {
-		t.Fatal(err)
+	rest, err := r.Inboxes.List(ctx, "ws1", store.Query{Parent: "agt_1", Limit: 2, After: page.Next})
+	if err != nil || len(rest.Items) != 1 || rest.Items[0].ID != "ibx_a" || rest.Next != "" {
+		t.Fatalf("second page: %+v err=%v", rest, err)
 	}
-	if len(all) != 3 || all[2] != "ibx_a" {
-		t.Fatalf("Each: %v", all)
-	}
-	if err := r.Create(ctx, "ws1", inbox.Inbox{ID: "ibx_a"}); !errors.Is(err, store.ErrConflict) {
+	if err := r.Inboxes.Create(ctx, "ws1", inbox.Inbox{ID: "ibx_a"}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("Create over an existing record: %v", err)
 	}
-	if err := inbox.Delete[inbox.Inbox](ctx, r, "ws1", "ibx_a"); err != nil {
+	if err := r.Inboxes.Delete(ctx, "ws1", "ibx_a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := inbox.Delete[inbox.Inbox](ctx, r, "ws1", "ibx_a"); !errors.As(err, &nf) {
+	if err := r.Inboxes.Delete(ctx, "ws1", "ibx_a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
-}
-
-func ids(ibs []inbox.Inbox) []string {
-	var out []string
-	for _, ib := range ibs {
-		out = append(out, ib.ID)
-	}
-	return out
 }
 
 func TestCostAndCatalog(t *testing.T) {
@@ -103,15 +93,15 @@ func TestSeedFollowsInboxRules(t *testing.T) {
 	if _, err := inbox.Seed(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
-	r := inbox.Repo{Store: st}
-	ws, err := inbox.Get[inbox.Workspace](ctx, r, demo.Workspace, demo.Workspace)
+	r := inbox.NewRepo(st)
+	ws, err := r.Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	inboxes := map[string]inbox.Inbox{}
-	inbox.Each(ctx, r, demo.Workspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
+	r.Inboxes.Each(ctx, demo.Workspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
 	n := 0
-	err = inbox.Each(ctx, r, demo.Workspace, store.Query{}, func(e inbox.Email) error {
+	err = r.Emails.Each(ctx, demo.Workspace, store.Query{}, func(e inbox.Email) error {
 		n++
 		rej := inbox.Screen(inboxes[e.InboxID], ws.Limits, e)
 		if e.Status == inbox.EmailRejected {

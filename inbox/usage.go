@@ -41,12 +41,12 @@ type Usage struct {
 // model), workflow runs, and the failures among them.
 func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage, error) {
 	u := Usage{WorkspaceID: ws, From: from, To: to, ByModel: []ModelUsage{}}
-	w, err := Get[Workspace](ctx, r, ws, ws)
+	w, err := r.Workspaces.Get(ctx, ws, ws)
 	if err == nil {
 		u.EmailsLimit = w.Limits.EmailsPerMonth
 	}
-	q := store.Query{Since: from, Before: to}
-	err = Each(ctx, r, ws, q, func(e Email) error {
+	q := store.Query{Where: CreatedIn(from, to)}
+	err = r.Emails.Each(ctx, ws, q, func(e Email) error {
 		u.EmailsReceived++
 		if e.Status == EmailProcessed {
 			u.EmailsProcessed++
@@ -57,7 +57,7 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 		return u, err
 	}
 	byModel := map[string]*ModelUsage{}
-	err = Each(ctx, r, ws, q, func(run AgentRun) error {
+	err = r.AgentRuns.Each(ctx, ws, q, func(run AgentRun) error {
 		u.AgentRuns++
 		if run.Status == RunFailed {
 			u.AgentRunsFailed++
@@ -79,7 +79,7 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 	if err != nil {
 		return u, err
 	}
-	err = Each(ctx, r, ws, q, func(run WorkflowRun) error {
+	err = r.WorkflowRuns.Each(ctx, ws, q, func(run WorkflowRun) error {
 		u.WorkflowRuns++
 		if run.Status == RunFailed {
 			u.WorkflowRunsFailed++

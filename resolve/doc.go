@@ -37,7 +37,10 @@
 //   - the value as written;
 //   - percent-encoded, byte by byte (UTF-8 for non-ASCII), as %XX with
 //     upper- or lower-case hex, a space also as '+', in any mix with bytes
-//     left as written (my%20secret, my+secret, %6dy%20secret);
+//     left as written (my%20secret, my+secret, %6dy%20secret) — except that
+//     a '%' or '\' of the value itself must be written the same way
+//     throughout one occurrence (all as written, or all escaped), as
+//     encoders write them;
 //   - JSON-string escaped, character by character: \", \\, \/, \b, \f, \n,
 //     \r, \t, \uXXXX in either case, and a surrogate pair for a character
 //     beyond U+FFFF — in any text, not only in JSON;

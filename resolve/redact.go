@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -39,8 +40,8 @@ func Placeholder(key string) string { return "[redacted secrets." + key + "]" }
 // changes nothing.
 type Redactor struct {
 	mu      sync.Mutex
-	entries map[string]string // value → replacement
-	markers map[string]bool   // text redaction never rewrites
+	entries map[string]string // value → replacement; each replacement is a marker
+	markers map[string]bool   // other text redaction never rewrites
 	snap    *redaction        // built from entries and markers on first use
 }
 
@@ -56,10 +57,12 @@ func NewRedactor(src Secrets) *Redactor {
 	return r
 }
 
-// Add makes value redacted as the secret key from now on. Empty values are
-// ignored.
+// Add makes value redacted as the secret key from now on. An empty value
+// has nothing to redact, but its marker is still one (a request that used
+// the secret records it).
 func (r *Redactor) Add(key, value string) {
 	if value == "" {
+		r.AddMarker(Placeholder(key))
 		return
 	}
 	r.mu.Lock()
@@ -115,16 +118,11 @@ func (r *Redactor) set(value, replacement string) {
 	defer r.mu.Unlock()
 	if r.entries == nil {
 		r.entries = map[string]string{}
-		r.markers = map[string]bool{}
-	}
-	if r.markers == nil {
-		r.markers = map[string]bool{}
 	}
 	if old, ok := r.entries[value]; ok && old <= replacement {
 		return
 	}
 	r.entries[value] = replacement
-	r.markers[replacement] = true
 	r.snap = nil
 }
 
@@ -175,6 +173,7 @@ type redaction struct {
 	values  []entry // longest first
 	markers []string
 	start   [256]bool // bytes a value or a marker may start with
+	mstart  [256]bool // bytes a marker may start with
 }
 
 type entry struct {
@@ -184,12 +183,15 @@ type entry struct {
 
 func newRedaction(entries map[string]string, markers map[string]bool) *redaction {
 	x := &redaction{}
+	x.values = make([]entry, 0, len(entries))
+	x.markers = make([]string, 0, len(entries)+len(markers))
 	for v, repl := range entries {
 		x.values = append(x.values, entry{value: v, repl: repl, short: len(v) < MinSubstring})
 		x.start[v[0]] = true
 		if v[0] == ' ' {
 			x.start['+'] = true
 		}
+		x.markers = append(x.markers, repl)
 	}
 	slices.SortFunc(x.values, func(a, b entry) int {
 		if c := cmp.Compare(len(b.value), len(a.value)); c != 0 {
@@ -199,9 +201,13 @@ func newRedaction(entries map[string]string, markers map[string]bool) *redaction
 	})
 	for m := range markers {
 		x.markers = append(x.markers, m)
+	}
+	for _, m := range x.markers {
 		x.start[m[0]] = true
+		x.mstart[m[0]] = true
 	}
 	slices.Sort(x.markers)
+	x.markers = slices.Compact(x.markers)
 	x.start['%'] = true  // a percent-encoded first byte
 	x.start['\\'] = true // a JSON-escaped first character
 	return x
@@ -209,6 +215,9 @@ func newRedaction(entries map[string]string, markers map[string]bool) *redaction
 
 // markerAt returns the length of the marker s starts with at i, or 0.
 func (x *redaction) markerAt(s string, i int) int {
+	if !x.mstart[s[i]] {
+		return 0
+	}
 	for _, m := range x.markers {
 		if strings.HasPrefix(s[i:], m) {
 			return len(m)
@@ -217,12 +226,13 @@ func (x *redaction) markerAt(s string, i int) int {
 	return 0
 }
 
-// text appends s with every value redacted to dst. In JSON mode s is the
+// text appends s with every value redacted to dst and reports true, or, when
+// s holds no value, returns dst as it was and false. In JSON mode s is the
 // contents of a JSON string literal: a backslash always starts an escape,
 // matches never start or end inside one, and replacements are escaped.
 func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 	if x == nil {
-		return append(dst, s...), false
+		return dst, false
 	}
 	changed := false
 	last := 0
@@ -255,7 +265,7 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 		if jsonMode && c == '\\' {
 			n := escapeLen(s, i)
 			_, dec := decodeAt(s, i)
-			glued = dec != "" && isWordByte(dec[0])
+			glued = dec.n > 0 && isWordByte(dec.b[0])
 			i += n
 			continue
 		}
@@ -263,17 +273,29 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 		i++
 	}
 	if !changed {
-		return append(dst, s...), false
+		return dst, false
 	}
 	return append(dst, s[last:]...), true
 }
 
 // matchAny finds the longest known value at s[i] in any covered form.
 func (x *redaction) matchAny(s string, i int, glued, jsonMode bool) (end int, repl string, ok bool) {
+	c := s[i]
+	var first byte // the byte an escape at s[i] stands for, if it is one
+	escaped := false
+	if c == '%' || c == '\\' {
+		if n, dec := decodeAt(s, i); n > 0 {
+			first, escaped = dec.b[0], true
+		}
+	}
 	for k := range x.values {
 		e := &x.values[k]
+		v0 := e.value[0]
+		if c != v0 && !(escaped && first == v0) && (c != '+' || v0 != ' ') {
+			continue // cannot start here in any form
+		}
 		m := matcher{x: x, s: s, v: e.value, json: jsonMode}
-		end := m.match(i, 0)
+		end := m.match(i)
 		if end < 0 {
 			continue
 		}
@@ -294,7 +316,7 @@ func (x *redaction) gluedAfter(s string, end int, jsonMode bool) bool {
 	}
 	if jsonMode && s[end] == '\\' {
 		_, dec := decodeAt(s, end)
-		return dec != "" && isWordByte(dec[0])
+		return dec.n > 0 && isWordByte(dec.b[0])
 	}
 	return isWordByte(s[end]) || x.markerAt(s, end) > 0
 }
@@ -307,105 +329,130 @@ func isWordByte(c byte) bool {
 // written as itself, percent-encoded (%XX, any case; '+' for a space) or,
 // character by character, JSON-escaped.
 type matcher struct {
-	x      *redaction
-	s, v   string
-	json   bool
-	failed map[[2]int]bool // states known not to match, once a choice was met
+	x    *redaction
+	s, v string
+	json bool
 }
 
-// match returns the end in s of the value's remaining bytes v[j:] written
-// from s[i], or -1.
-func (m *matcher) match(i, j int) int {
+// match returns the end in s of the value written from s[i], or -1. Where
+// a '%' or '\' of the value could be read in the text either as written or
+// as the start of an escape that stands for it, the text is read one way
+// throughout, then, if that fails, the other: a value is found when each
+// such character is written the same way (all as written, or all escaped),
+// which is how encoders write, and the work stays linear in the value's
+// length whatever the text.
+func (m *matcher) match(i int) int {
+	end, ambiguous := m.read(i, true)
+	if end < 0 && ambiguous {
+		end, _ = m.read(i, false)
+	}
+	return end
+}
+
+// read matches the value from s[i], preferring, where both readings fit,
+// the character as written (preferRaw) or the escape. ambiguous reports
+// whether such a choice was met.
+func (m *matcher) read(i int, preferRaw bool) (end int, ambiguous bool) {
 	s, v := m.s, m.v
-	for j < len(v) {
+	for j := 0; j < len(v); {
 		if i >= len(s) {
-			return -1
+			return -1, ambiguous
 		}
 		c := s[i]
 		switch c {
 		case '%', '\\':
 			n, dec := decodeAt(s, i)
-			decoded := n > 0 && strings.HasPrefix(v[j:], dec)
+			isDecoded := n > 0 && dec.prefixOf(v[j:])
 			raw := c == v[j] && (c == '%' || !m.json)
+			if isDecoded && raw {
+				ambiguous = true
+				isDecoded = !preferRaw
+			}
 			switch {
-			case decoded && raw:
-				// Both readings fit: try the raw one, then the decoded one.
-				if m.failed[[2]int{i, j}] {
-					return -1
-				}
-				if end := m.match(i+1, j+1); end >= 0 {
-					return end
-				}
-				if m.failed == nil {
-					m.failed = map[[2]int]bool{}
-				}
-				m.failed[[2]int{i, j}] = true
-				i, j = i+n, j+len(dec)
-			case decoded:
-				i, j = i+n, j+len(dec)
+			case isDecoded:
+				i, j = i+n, j+dec.n
 			case raw:
 				i, j = i+1, j+1
 			default:
-				return -1
+				return -1, ambiguous
 			}
 		case '+':
 			if v[j] != ' ' && v[j] != '+' {
-				return -1
+				return -1, ambiguous
 			}
 			i, j = i+1, j+1
 		default:
 			if c != v[j] || c == '[' && m.x.markerAt(s, i) > 0 {
-				return -1
+				return -1, ambiguous
 			}
 			i, j = i+1, j+1
 		}
 	}
-	return i
+	return i, ambiguous
+}
+
+// decoded is the UTF-8 text an escape stands for: at most one character.
+type decoded struct {
+	b [utf8.UTFMax]byte
+	n int
+}
+
+func (d *decoded) bytes() []byte { return d.b[:d.n] }
+
+// prefixOf reports whether the decoded text starts v.
+func (d *decoded) prefixOf(v string) bool {
+	return d.n > 0 && len(v) >= d.n && string(d.b[:d.n]) == v[:d.n]
 }
 
 // decodeAt decodes the escape at s[i] — %XX, or a JSON escape (\", \\, \/,
 // \b, \f, \n, \r, \t, \uXXXX, a surrogate pair) — returning its length in s
 // and the UTF-8 bytes it stands for; n is 0 when s[i] starts none. A lone
 // surrogate stands for U+FFFD, as it is read.
-func decodeAt(s string, i int) (n int, dec string) {
+func decodeAt(s string, i int) (n int, dec decoded) {
+	one := func(n int, c byte) (int, decoded) {
+		return n, decoded{b: [utf8.UTFMax]byte{c}, n: 1}
+	}
 	if s[i] == '%' {
 		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			return 3, byteStrings[unhex(s[i+1])<<4|unhex(s[i+2])]
+			return one(3, unhex(s[i+1])<<4|unhex(s[i+2]))
 		}
-		return 0, ""
+		return 0, dec
 	}
 	if i+1 >= len(s) {
-		return 0, ""
+		return 0, dec
 	}
 	switch s[i+1] {
 	case '"', '\\', '/':
-		return 2, s[i+1 : i+2]
+		return one(2, s[i+1])
 	case 'b':
-		return 2, "\b"
+		return one(2, '\b')
 	case 'f':
-		return 2, "\f"
+		return one(2, '\f')
 	case 'n':
-		return 2, "\n"
+		return one(2, '\n')
 	case 'r':
-		return 2, "\r"
+		return one(2, '\r')
 	case 't':
-		return 2, "\t"
+		return one(2, '\t')
 	case 'u':
 		r, ok := hex4(s, i+2)
 		if !ok {
-			return 0, ""
+			return 0, dec
 		}
+		n = 6
 		if utf16.IsSurrogate(r) {
-			if r < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-				if r2, ok := hex4(s, i+8); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-					return 12, string(utf16.DecodeRune(r, r2))
+			hi := r
+			r = utf8.RuneError // a lone surrogate, unless its pair follows
+			if hi < 0xdc00 && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if lo, ok := hex4(s, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					n, r = 12, utf16.DecodeRune(hi, lo)
 				}
 			}
-			return 6, string(utf8.RuneError)
 		}
-		return 6, string(r)
+		dec.n = utf8.EncodeRune(dec.b[:], r)
+		return n, dec
 	}
-	return 0, ""
+	return 0, dec
 }
 
 // escapeLen is the length of the JSON escape at s[i] (at least 1).
@@ -444,14 +491,6 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// byteStrings holds every one-byte string, so decoding allocates nothing.
-var byteStrings = func() (t [256]string) {
-	for i := range t {
-		t[i] = string([]byte{byte(i)})
-	}
-	return t
-}()
-
 const hexDigits = "0123456789abcdef"
 
 // appendJSONContent appends s escaped as the contents of a JSON string.
@@ -479,6 +518,7 @@ func (x *redaction) json(doc []byte) ([]byte, bool) {
 	var out []byte
 	changed := false
 	last := 0
+	var sdoc string // doc as a string, made once, if a string may hold something
 	for i := 0; i < len(doc); {
 		c := doc[i]
 		var end int
@@ -486,15 +526,25 @@ func (x *redaction) json(doc []byte) ([]byte, bool) {
 		switch {
 		case c == '"':
 			end = stringEnd(doc, i)
-			content := string(doc[i+1 : end-1])
+			if x == nil && bytes.IndexByte(doc[i+1:end-1], '\\') < 0 {
+				i = end
+				continue
+			}
+			if sdoc == "" {
+				sdoc = string(doc)
+			}
+			content := sdoc[i+1 : end-1]
 			fixed := content
 			if strings.Contains(content, `\u`) {
 				fixed = fixSurrogates(content)
 			}
 			red, did := x.text(nil, fixed, true)
-			if !did && fixed == content {
-				i = end
-				continue
+			if !did {
+				if fixed == content {
+					i = end
+					continue
+				}
+				red = []byte(fixed)
 			}
 			repl = append(append(append(make([]byte, 0, len(red)+2), '"'), red...), '"')
 		case c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n':

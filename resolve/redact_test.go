@@ -103,6 +103,12 @@ func TestRedactorReplaceAndMarkers(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// A secret with an empty value redacts nothing, yet its marker (which a
+	// request that used it records) is still a marker.
+	empty := resolve.NewRedactor(resolve.SecretMap{"E": "", "K": "secr"})
+	if got := empty.String("[redacted secrets.E] secr"); got != "[redacted secrets.E] [redacted secrets.K]" {
+		t.Errorf("an empty secret's marker: %q", got)
+	}
 	var none *resolve.Redactor
 	if none.String("x") != "x" {
 		t.Error("a nil Redactor changes text")

@@ -59,6 +59,8 @@ type Response struct {
 	// Limit is the capture limit in bytes, for messages.
 	Limit int64
 
+	typeChecked, isJSON bool // IsJSON, worked out once
+
 	parsed   bool
 	parser   fastjson.Parser
 	root     *fastjson.Value
@@ -68,7 +70,10 @@ type Response struct {
 // IsJSON reports whether the response declares a JSON content type
 // (application/json or any */*+json).
 func (r *Response) IsJSON() bool {
-	return isJSONType(r.Header.Get("Content-Type"))
+	if !r.typeChecked {
+		r.typeChecked, r.isJSON = true, isJSONType(r.Header.Get("Content-Type"))
+	}
+	return r.isJSON
 }
 
 func isJSONType(ct string) bool {

@@ -164,16 +164,38 @@ func Build(s string, pieces []Piece) (live, record string, err error) {
 		}
 		u.host = a + port
 	}
-	if u.cut == len(s) && u.host == "" && !needsEncoding(s) {
+	asWritten := u.cut == len(s) && u.host == "" && !needsEncoding(s)
+	if asWritten {
 		live = s
 	} else {
 		var stack [256]byte
 		live = string(u.appendRange(stack[:0], 0, u.cut, true))
 	}
-	if len(pieces) == 0 {
+	switch {
+	case len(pieces) == 0:
 		return live, live, nil
+	case asWritten:
+		return live, replacePieces(s, pieces), nil
 	}
 	return live, u.record(pieces), nil
+}
+
+// replacePieces returns s with each piece replaced by its Record.
+func replacePieces(s string, pieces []Piece) string {
+	n := len(s)
+	for _, p := range pieces {
+		n += len(p.Record) - (p.End - p.Start)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	at := 0
+	for _, p := range pieces {
+		b.WriteString(s[at:p.Start])
+		b.WriteString(p.Record)
+		at = p.End
+	}
+	b.WriteString(s[at:])
+	return b.String()
 }
 
 func needsEncoding(s string) bool {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/internal/demo"
-	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
 )
 
@@ -26,11 +25,10 @@ func withCheckDigits(base string) string {
 // anchors every date. It seeds once: when the organization already has a
 // billing profile it changes nothing. The organization, its people and tokens are package demo's (inbox.Seed creates them).
 func SeedDemo(ctx context.Context, st Store, now time.Time) error {
-	r := repo{st: st}
-	var existing Organization
-	if _, err := r.get(ctx, demo.Organization, KindOrganization, demo.Organization, &existing); err == nil {
+	r := newRepos(st)
+	if _, err := r.orgs.Get(ctx, demo.Organization, demo.Organization); err == nil {
 		return nil
-	} else if !errors.Is(err, mcpserver.ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("seeding billing demo: %w", err)
 	}
 	s := &demoSeeder{ctx: ctx, r: r, counters: st, now: now.UTC().Truncate(time.Second)}
@@ -43,7 +41,7 @@ func SeedDemo(ctx context.Context, st Store, now time.Time) error {
 
 type demoSeeder struct {
 	ctx       context.Context
-	r         repo
+	r         repos
 	counters  store.Counters
 	now       time.Time
 	err       error
@@ -53,9 +51,10 @@ type demoSeeder struct {
 	nfeNumber int
 }
 
-func (s *demoSeeder) put(kind, id, parent, status string, created time.Time, v any) {
+// put stores one record of the demo with its repository's put.
+func put[T any](s *demoSeeder, r store.Repo[T], v T) {
 	if s.err == nil {
-		s.err = s.r.put(s.ctx, demo.Organization, kind, id, parent, status, created, v)
+		s.err = r.Put(s.ctx, demo.Organization, v)
 	}
 }
 
@@ -73,7 +72,7 @@ func (s *demoSeeder) seed() {
 	s.org = Organization{ID: demo.Organization, Name: "Demo Comércio", LegalName: "Demo Comércio de Software Ltda", CNPJ: withCheckDigits("112223330001"),
 		StateReg: "110042490114", Email: "financeiro@demo.kobana.dev", Currency: Currency, NFeSeries: 1, CreatedAt: created,
 		Address: Address{Street: "Avenida Paulista", Number: "1000", Complement: "conj. 81", Neighborhood: "Bela Vista", City: "São Paulo", CityCode: "3550308", State: "SP", ZIP: "01310100"}}
-	s.put(KindOrganization, demo.Organization, "", "", created, s.org)
+	put(s, s.r.orgs, s.org)
 
 	s.customers = map[string]Customer{}
 	customer := func(id, name, email, doc string, addr Address, days int) {
@@ -85,7 +84,7 @@ func (s *demoSeeder) seed() {
 			c.DocumentType = "cnpj"
 		}
 		s.customers[id] = c
-		s.put(KindCustomer, id, "", "", c.CreatedAt, c)
+		put(s, s.r.customers, c)
 	}
 	customer("cus_acme", "ACME Industrial Ltda", "financeiro@acme.example", withCheckDigits("457812360001"),
 		Address{Street: "Rua Funchal", Number: "418", Neighborhood: "Vila Olímpia", City: "São Paulo", CityCode: "3550308", State: "SP", ZIP: "04551060"}, -110)
@@ -114,7 +113,7 @@ func (s *demoSeeder) seed() {
 		} else {
 			sb.NextBillingDate = nextBilling(start.In(brt), "monthly", s.day(0))
 		}
-		s.put(KindSubscription, id, cus, sb.Status, sb.CreatedAt, sb)
+		put(s, s.r.subscriptions, sb)
 	}
 	sub("sub_acme", "cus_acme", "Kobana Business", 149000, -105, 0, "")
 	sub("sub_maria", "cus_maria", "Plano Pessoal", 4990, -70, 0, "")
@@ -191,7 +190,7 @@ func (s *demoSeeder) seed() {
 	s.nfeAt("inv_1004", s.now.Add(-2*time.Hour), NFeAuthorized, nil, 0)
 
 	for _, inv := range s.invoices {
-		s.put(KindInvoice, inv.ID, inv.CustomerID, storedStatus(inv.Status), inv.CreatedAt, inv)
+		put(s, s.r.invoices, *inv)
 	}
 	// The counters continue after the seeded documents.
 	s.number("invoice", 1014)
@@ -214,7 +213,7 @@ func (s *demoSeeder) reminder(invID string, days int) {
 		Subject: fmt.Sprintf("Lembrete de pagamento: fatura %s (%s)", inv.Number, formatBRL(inv.AmountCents)),
 		Body:    fmt.Sprintf("Olá, %s,\n\nA fatura %s, no valor de %s, venceu em %s.\n", c.Name, inv.Number, formatBRL(inv.AmountCents), brDate(inv.DueDate)),
 		SentBy:  "person:" + demo.Owner, CreatedAt: at}
-	s.put(KindReminder, r.ID, invID, "queued", at, r)
+	put(s, s.r.reminders, r)
 	inv.RemindersSent++
 	inv.LastReminderAt = at
 }
@@ -243,6 +242,6 @@ func (s *demoSeeder) nfeAt(invID string, at time.Time, status string, rej *Rejec
 		n.CancelReason = "valor da fatura emitido com erro, nota substituída"
 		n.CancelProtocol = protocolNumber(s.org.Address.State, n.CancelledAt, n.Number+500000)
 	}
-	s.put(KindNFe, n.ID, invID, n.Status, n.CreatedAt, n)
-	inv.NFeID = n.ID
+	put(s, s.r.nfes, n)
+	inv.NFeID, inv.NFeStatus = n.ID, n.Status
 }

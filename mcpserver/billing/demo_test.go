@@ -38,7 +38,7 @@ func TestSeedDemo(t *testing.T) {
 		t.Errorf("invoices by status %v", status)
 	}
 	without, _ := p.invoices(ctx, demo.Organization, InvoiceListArg{WithoutNFe: true})
-	nfes, _ := all[NFe](ctx, p.repo, demo.Organization, KindNFe, store.Query{})
+	nfes, _ := p.repo.nfes.All(ctx, demo.Organization, store.Query{})
 	nstatus := map[string]int{}
 	for _, n := range nfes {
 		nstatus[n.Status]++
@@ -52,7 +52,7 @@ func TestSeedDemo(t *testing.T) {
 	if len(without) == 0 || nstatus[NFeAuthorized] != 5 || nstatus[NFeRejected] != 3 || nstatus[NFePending] != 1 || nstatus[NFeCancelled] != 1 {
 		t.Errorf("%d invoices without NF-e; NF-e by status %v", len(without), nstatus)
 	}
-	subs, _ := all[Subscription](ctx, p.repo, demo.Organization, KindSubscription, store.Query{})
+	subs, _ := p.repo.subscriptions.All(ctx, demo.Organization, store.Query{})
 	if len(subs) != 3 {
 		t.Errorf("%d subscriptions", len(subs))
 	}

@@ -17,8 +17,8 @@ type nfeDoc struct {
 }
 
 func (p *Product) nfeDocument(ctx context.Context, org string, n NFe) (nfeDoc, error) {
-	var inv Invoice
-	if _, err := p.repo.get(ctx, org, KindInvoice, n.InvoiceID, &inv); err != nil {
+	inv, err := p.repo.invoices.Get(ctx, org, n.InvoiceID)
+	if err != nil {
 		return nfeDoc{}, fmt.Errorf("NF-e %s: its invoice: %w", n.ID, err)
 	}
 	return nfeDoc{nfe: n, invoice: inv}, nil
@@ -104,9 +104,9 @@ func (p *Product) invoicePDF(ctx context.Context, orgID string, inv Invoice) ([]
 	if err != nil {
 		return nil, err
 	}
-	var cu Customer
 	haveCustomer := true
-	if _, err := p.repo.get(ctx, orgID, KindCustomer, inv.CustomerID, &cu); err != nil {
+	cu, err := p.repo.customers.Get(ctx, orgID, inv.CustomerID)
+	if err != nil {
 		if !isNotFound(err) {
 			return nil, err
 		}

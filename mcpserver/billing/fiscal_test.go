@@ -115,7 +115,7 @@ func TestCatalogSortsMatchTools(t *testing.T) {
 	}
 }
 
-func mapKeys[T any](s sorter[T]) []string {
+func mapKeys(s sortable) []string {
 	var out []string
 	for k := range s {
 		out = append(out, k)

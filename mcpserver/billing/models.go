@@ -156,9 +156,12 @@ type Invoice struct {
 	RemindersSent   int       `json:"reminders_sent"`
 	LastReminderAt  time.Time `json:"last_reminder_at,omitzero"`
 	NFeID           string    `json:"nfe_id,omitempty"`
-	PDF             *FileInfo `json:"pdf,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	// NFeStatus is the status of the NF-e NFeID names, kept with the
+	// invoice so that listings can filter on it.
+	NFeStatus string    `json:"nfe_status,omitempty"`
+	PDF       *FileInfo `json:"pdf,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Rejection is why SEFAZ refused an NF-e.

@@ -1,12 +1,10 @@
 package billing
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +26,7 @@ const MaxResourceBytes = 10 << 20
 type Store interface {
 	store.Records
 	store.Counters
+	store.Transactor
 }
 
 // Options are the Billing product's dependencies.
@@ -44,7 +43,7 @@ type Options struct {
 // Product is the Billing product.
 type Product struct {
 	opts Options
-	repo repo
+	repo repos
 	now  func() time.Time
 	max  int
 }
@@ -61,7 +60,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 	if opts.Store == nil {
 		return nil, nil, errors.New("billing: Options.Store is required")
 	}
-	p := &Product{opts: opts, repo: repo{st: opts.Store}, now: opts.Now, max: opts.MaxResourceBytes}
+	p := &Product{opts: opts, repo: newRepos(opts.Store), now: opts.Now, max: opts.MaxResourceBytes}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -134,79 +133,57 @@ type NFeIDArg struct {
 	ID string `json:"id" jsonschema:"the NF-e id, e.g. nfe_0001 (see billing_nfes_list)" pattern:"^nfe_[A-Za-z0-9_-]{1,64}$"`
 }
 
-// Page is the common pagination and ordering input of list tools.
+// Page is the pagination and ordering input of list tools: mcpserver's
+// one pagination contract and a sort.
 type Page struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20)" minimum:"1" maximum:"100"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"pass next_cursor of the previous page to get the next one" maxLength:"1024"`
-	Sort   string `json:"sort,omitempty" jsonschema:"a sortable field (see kobana://billing/schemas/{resource}), prefixed with - for descending; default -created_at (most recent first)" pattern:"^-?[a-z_]{1,64}$"`
+	mcpserver.Page
+	Sort string `json:"sort,omitempty" jsonschema:"a sortable field (see kobana://billing/schemas/{resource}), prefixed with - for descending; default -created_at (most recent first)" pattern:"^-?[a-z_]{1,64}$"`
 }
 
-// sorter compares two records by one field.
-type sorter[T any] map[string]func(a, b T) int
+// sortKey is how a sortable field orders: by a stored field, inverted when
+// the field grows as the sort key shrinks (days_overdue by due date).
+type sortKey struct {
+	field    store.Field
+	inverted bool
+}
 
-// paginate orders items (already filtered, most recent first) and returns
-// one page and the cursor of the next.
-func paginate[T any](items []T, pg Page, sorts sorter[T]) ([]T, string, error) {
-	limit := pg.Limit
-	if limit == 0 {
-		limit = 20
+// sortable maps the sortable fields of a listing to their keys.
+type sortable map[string]sortKey
+
+// query is the store query of a page and its sort. Filters pushed into the
+// store and the order run in the database over every record; the cursor
+// belongs to this listing, filters and order included.
+func (pg Page) query(sorts sortable, where ...store.Filter) (store.Query, error) {
+	q, err := pg.Page.Query()
+	if err != nil {
+		return q, err
 	}
-	if limit < 1 || limit > 100 {
-		return nil, "", mcpserver.Errorf("invalid_arguments", "limit must be between 1 and 100")
-	}
-	offset := 0
-	if pg.Cursor != "" {
-		n, err := strconv.Atoi(pg.Cursor)
-		if err != nil || n < 0 {
-			return nil, "", mcpserver.Errorf("invalid_arguments", "cursor %q is not a next_cursor this tool returned", pg.Cursor)
-		}
-		offset = n
-	}
+	q.Where = where
 	if s := pg.Sort; s != "" && s != "-created_at" {
 		desc := strings.HasPrefix(s, "-")
-		field := strings.TrimPrefix(s, "-")
-		cmpf, ok := sorts[field]
+		name := strings.TrimPrefix(s, "-")
+		k, ok := sorts[name]
 		if !ok {
 			names := make([]string, 0, len(sorts))
-			for k := range sorts {
-				names = append(names, k)
+			for n := range sorts {
+				names = append(names, n)
 			}
 			slices.Sort(names)
-			return nil, "", mcpserver.Errorf("invalid_arguments", "cannot sort by %q; sortable fields: %s (prefix - for descending)", field, strings.Join(names, ", "))
+			return q, mcpserver.Errorf("invalid_arguments", "cannot sort by %q; sortable fields: %s (prefix - for descending)", name, strings.Join(names, ", "))
 		}
-		slices.SortStableFunc(items, func(a, b T) int {
-			if desc {
-				return cmpf(b, a)
-			}
-			return cmpf(a, b)
-		})
+		q.Order = store.Order{By: k.field, Asc: desc == k.inverted}
 	}
-	if offset >= len(items) {
-		return []T{}, "", nil
-	}
-	end := min(offset+limit, len(items))
-	next := ""
-	if end < len(items) {
-		next = strconv.Itoa(end)
-	}
-	return items[offset:end], next, nil
+	return q, nil
 }
-
-func byTime(a, b time.Time) int { return a.Compare(b) }
-
-func byString(a, b string) int { return cmp.Compare(a, b) }
 
 // nextNumber returns the next number of an organization's counter (start
 // the first time), unique across every replica sharing the store. A counter
 // that earlier versions kept as a record of KindCounter is continued from
 // its last value, never restarted.
 func (p *Product) nextNumber(ctx context.Context, org, name string, start int64) (int64, error) {
-	var legacy struct {
-		Value int64 `json:"value"`
-	}
-	if _, err := p.repo.get(ctx, org, KindCounter, name, &legacy); err == nil {
+	if legacy, err := p.repo.counters.Get(ctx, org, name); err == nil {
 		start = max(start, legacy.Value+1)
-	} else if !errors.Is(err, mcpserver.ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, err
 	}
 	n, err := p.opts.Store.NextNumber(ctx, org, name, start)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,11 +80,7 @@ func (p *Product) collectOverdue(ctx context.Context, c *mcpserver.Caller, args 
 		}
 		msgs = append(msgs, m)
 	}
-	list, err := p.invoices(ctx, c.Organization, InvoiceListArg{CustomerID: args["customer_id"], Status: InvoiceOverdue})
-	if err != nil {
-		return nil, err
-	}
-	page, _, err := paginate(list, Page{Limit: 100, Sort: "-days_overdue"}, invoiceSorts)
+	page, err := p.invoices(ctx, c.Organization, InvoiceListArg{CustomerID: args["customer_id"], Status: InvoiceOverdue, Page: Page{Sort: "-days_overdue"}})
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +125,12 @@ func (p *Product) reviewPendingNFes(ctx context.Context, c *mcpserver.Caller, _ 
 	if err != nil {
 		return nil, err
 	}
-	without = filterSlice(without, func(inv Invoice) bool { return inv.Status != InvoiceCancelled && inv.Status != InvoiceRefunded })
-	rejected, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Status: NFeRejected})
+	without = slices.DeleteFunc(without, func(inv Invoice) bool { return inv.Status == InvoiceCancelled || inv.Status == InvoiceRefunded })
+	rejected, err := p.repo.nfes.All(ctx, c.Organization, store.Query{Status: NFeRejected})
 	if err != nil {
 		return nil, err
 	}
-	pending, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Status: NFePending})
+	pending, err := p.repo.nfes.All(ctx, c.Organization, store.Query{Status: NFePending})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +139,7 @@ func (p *Product) reviewPendingNFes(ctx context.Context, c *mcpserver.Caller, _ 
 	for _, inv := range without {
 		needs[inv.ID] = true
 	}
-	rejected = filterSlice(rejected, func(n NFe) bool { return needs[n.InvoiceID] })
+	rejected = slices.DeleteFunc(rejected, func(n NFe) bool { return !needs[n.InvoiceID] })
 	var b strings.Builder
 	fmt.Fprintf(&b, "Review the NF-e still to be sorted out in organization %s (today is %s). Issue nothing: this is a review.\n\n", c.Organization, p.today())
 	if len(without) == 0 && len(rejected) == 0 && len(pending) == 0 {
@@ -201,7 +198,7 @@ func (p *Product) customerOverview(ctx context.Context, c *mcpserver.Caller, arg
 	if err != nil {
 		return nil, err
 	}
-	subs, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: cu.ID})
+	subs, err := p.repo.subscriptions.All(ctx, c.Organization, store.Query{Parent: cu.ID})
 	if err != nil {
 		return nil, err
 	}

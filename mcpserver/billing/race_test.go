@@ -23,15 +23,15 @@ type racingStore struct {
 	claimed bool
 }
 
-func (s *racingStore) ListRecords(ctx context.Context, org, kind string, q store.Query) ([]store.Record, error) {
-	recs, err := s.Store.ListRecords(ctx, org, kind, q)
+func (s *racingStore) ListPage(ctx context.Context, org, kind string, q store.Query) (store.Page, error) {
+	page, err := s.Store.ListPage(ctx, org, kind, q)
 	if err == nil && kind == KindNFe && q.Parent == s.invoice && !s.claimed {
 		s.claimed = true
 		// The other replica saw the same history, so it claims the same id.
-		id := "nfe_" + strings.TrimPrefix(s.invoice, "inv_") + "_" + strconv.Itoa(len(recs)+1)
+		id := "nfe_" + strings.TrimPrefix(s.invoice, "inv_") + "_" + strconv.Itoa(len(page.Records)+1)
 		err = s.Store.CreateRecord(ctx, store.Record{Workspace: org, Kind: KindNFe, ID: id, Parent: s.invoice, Status: NFePending, Data: []byte(`{}`)})
 	}
-	return recs, err
+	return page, err
 }
 
 // The claim, not the listing, decides: when another replica claims the

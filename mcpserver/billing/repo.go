@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
@@ -22,90 +19,62 @@ func newID(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b)
 }
 
-// repo reads and writes typed records of one organization. The
+// legacyCounter is how earlier versions kept a counter (KindCounter).
+type legacyCounter struct {
+	Value int64 `json:"value"`
+}
+
+// repos are Billing's typed repositories (store.Repo) over one store. The
 // organization id is the partition key of store.Records.
-type repo struct {
-	st store.Records
+type repos struct {
+	orgs          store.Repo[Organization]
+	customers     store.Repo[Customer]
+	subscriptions store.Repo[Subscription]
+	invoices      store.Repo[Invoice]
+	nfes          store.Repo[NFe]
+	reminders     store.Repo[Reminder]
+	counters      store.Repo[legacyCounter]
 }
 
-// names of the kinds in errors the model sees.
-var kindNames = map[string]string{
-	KindOrganization: "organization",
-	KindCustomer:     "customer",
-	KindSubscription: "subscription",
-	KindInvoice:      "invoice",
-	KindNFe:          "NF-e",
-	KindReminder:     "reminder",
-	KindCounter:      "counter",
-}
-
-func (r repo) get(ctx context.Context, org, kind, id string, v any) (store.Record, error) {
-	rec, err := r.st.GetRecord(ctx, org, kind, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return rec, fmt.Errorf("%s %q: %w", kindNames[kind], id, mcpserver.ErrNotFound)
+func newRepos(records store.Records) repos {
+	return repos{
+		orgs: store.Repo[Organization]{Records: records, Kind: KindOrganization, Name: "organization", Meta: func(o *Organization) store.Meta {
+			return store.Meta{ID: o.ID, Created: o.CreatedAt}
+		}},
+		customers: store.Repo[Customer]{Records: records, Kind: KindCustomer, Name: "customer", Meta: func(c *Customer) store.Meta {
+			return store.Meta{ID: c.ID, Created: c.CreatedAt}
+		}},
+		subscriptions: store.Repo[Subscription]{Records: records, Kind: KindSubscription, Name: "subscription", Meta: func(s *Subscription) store.Meta {
+			return store.Meta{ID: s.ID, Parent: s.CustomerID, Status: s.Status, Created: s.CreatedAt}
+		}},
+		invoices: store.Repo[Invoice]{Records: records, Kind: KindInvoice, Name: "invoice", Meta: func(i *Invoice) store.Meta {
+			// What the API computes is not stored: overdue is open, and the
+			// days overdue and the PDF are the view's.
+			i.Status, i.DaysOverdue, i.PDF = storedStatus(i.Status), 0, nil
+			return store.Meta{ID: i.ID, Parent: i.CustomerID, Status: i.Status, Created: i.CreatedAt}
+		}},
+		nfes: store.Repo[NFe]{Records: records, Kind: KindNFe, Name: "NF-e", Meta: func(n *NFe) store.Meta {
+			n.PDF, n.XML = nil, nil
+			return store.Meta{ID: n.ID, Parent: n.InvoiceID, Status: n.Status, Created: n.CreatedAt}
+		}},
+		reminders: store.Repo[Reminder]{Records: records, Kind: KindReminder, Name: "reminder", Meta: func(r *Reminder) store.Meta {
+			return store.Meta{ID: r.ID, Parent: r.InvoiceID, Status: "queued", Created: r.CreatedAt}
+		}},
+		counters: store.Repo[legacyCounter]{Records: records, Kind: KindCounter, Name: "counter", Meta: func(*legacyCounter) store.Meta {
+			return store.Meta{}
+		}},
 	}
+}
+
+// in returns the repositories over a transaction's records.
+func (r repos) in(tx store.Records) repos { return newRepos(tx) }
+
+// listPage is one page of a listing, its cursor errors answered as the
+// caller's.
+func listPage[T any](ctx context.Context, r store.Repo[T], org string, q store.Query) ([]T, string, error) {
+	page, err := r.List(ctx, org, q)
 	if err != nil {
-		return rec, fmt.Errorf("reading %s %s: %w", kindNames[kind], id, err)
+		return nil, "", mcpserver.PageError(err)
 	}
-	if err := json.Unmarshal(rec.Data, v); err != nil {
-		return rec, fmt.Errorf("decoding %s %s: %w", kindNames[kind], id, err)
-	}
-	return rec, nil
-}
-
-func (r repo) put(ctx context.Context, org, kind, id, parent, status string, created time.Time, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding %s %s: %w", kindNames[kind], id, err)
-	}
-	if err := r.st.PutRecord(ctx, store.Record{Workspace: org, Kind: kind, ID: id, Parent: parent, Status: status, Created: created, Data: b}); err != nil {
-		return fmt.Errorf("storing %s %s: %w", kindNames[kind], id, err)
-	}
-	return nil
-}
-
-// create stores a new record and fails with store.ErrConflict when one with
-// the same id exists: the claim concurrent callers (and replicas) race on.
-func (r repo) create(ctx context.Context, org, kind, id, parent, status string, created time.Time, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding %s %s: %w", kindNames[kind], id, err)
-	}
-	if err := r.st.CreateRecord(ctx, store.Record{Workspace: org, Kind: kind, ID: id, Parent: parent, Status: status, Created: created, Data: b}); err != nil {
-		return fmt.Errorf("storing %s %s: %w", kindNames[kind], id, err)
-	}
-	return nil
-}
-
-func (r repo) delete(ctx context.Context, org, kind, id string) error {
-	err := r.st.DeleteRecord(ctx, org, kind, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%s %q: %w", kindNames[kind], id, mcpserver.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("deleting %s %s: %w", kindNames[kind], id, err)
-	}
-	return nil
-}
-
-// scanLimit caps how many records of one kind a listing considers.
-const scanLimit = 1000
-
-// all decodes every record of a kind matching q (most recent first, at
-// most scanLimit).
-func all[T any](ctx context.Context, r repo, org, kind string, q store.Query) ([]T, error) {
-	q.Limit = scanLimit
-	recs, err := r.st.ListRecords(ctx, org, kind, q)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s records: %w", kindNames[kind], err)
-	}
-	out := make([]T, 0, len(recs))
-	for _, rec := range recs {
-		var v T
-		if err := json.Unmarshal(rec.Data, &v); err != nil {
-			return nil, fmt.Errorf("decoding %s %s: %w", kindNames[kind], rec.ID, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	return page.Items, page.Next, nil
 }

@@ -47,11 +47,12 @@ type Deleted struct {
 	Deleted bool   `json:"deleted"`
 }
 
-var customerSorts = sorter[Customer]{
-	"name":       func(a, b Customer) int { return byString(strings.ToLower(a.Name), strings.ToLower(b.Name)) },
-	"email":      func(a, b Customer) int { return byString(a.Email, b.Email) },
-	"created_at": func(a, b Customer) int { return byTime(a.CreatedAt, b.CreatedAt) },
-	"updated_at": func(a, b Customer) int { return byTime(a.UpdatedAt, b.UpdatedAt) },
+// customerSorts are the sortable fields of customers; text sorts bytewise.
+var customerSorts = sortable{
+	"name":       {field: store.TextField("name")},
+	"email":      {field: store.TextField("email")},
+	"created_at": {field: store.CreatedField},
+	"updated_at": {field: store.TimeField("updated_at")},
 }
 
 func checkEmail(e string) error {
@@ -96,31 +97,31 @@ func applyDocument(c *Customer, raw string) error {
 }
 
 func (p *Product) getCustomer(ctx context.Context, org, id string) (Customer, error) {
-	var cu Customer
 	if err := required("id", id); err != nil {
-		return cu, err
+		return Customer{}, err
 	}
-	_, err := p.repo.get(ctx, org, KindCustomer, id, &cu)
-	return cu, err
+	return p.repo.customers.Get(ctx, org, id)
 }
 
 func (p *Product) putCustomer(ctx context.Context, org string, cu Customer) error {
-	return p.repo.put(ctx, org, KindCustomer, cu.ID, "", "", cu.CreatedAt, cu)
+	return p.repo.customers.Put(ctx, org, cu)
 }
 
 func (p *Product) customersList(ctx context.Context, c *mcpserver.Caller, in CustomerListArg) (CustomerList, error) {
-	items, err := all[Customer](ctx, p.repo, c.Organization, KindCustomer, store.Query{})
+	var where []store.Filter
+	if s := strings.TrimSpace(in.Search); s != "" {
+		match := []store.Filter{store.Contains(store.TextField("name"), s), store.Contains(store.TextField("email"), s)}
+		if d := digitsOnly(s); d != "" {
+			match = append(match, store.Contains(store.TextField("document"), d))
+		}
+		where = append(where, store.Any(match...))
+	}
+	q, err := in.query(customerSorts, where...)
 	if err != nil {
 		return CustomerList{}, err
 	}
-	if s := strings.ToLower(strings.TrimSpace(in.Search)); s != "" {
-		items = filterSlice(items, func(cu Customer) bool {
-			return strings.Contains(strings.ToLower(cu.Name), s) || strings.Contains(strings.ToLower(cu.Email), s) ||
-				(digitsOnly(s) != "" && strings.Contains(cu.Document, digitsOnly(s)))
-		})
-	}
-	page, next, err := paginate(items, in.Page, customerSorts)
-	return CustomerList{Customers: page, NextCursor: next}, err
+	items, next, err := listPage(ctx, p.repo.customers, c.Organization, q)
+	return CustomerList{Customers: items, NextCursor: next}, err
 }
 
 func (p *Product) customersGet(ctx context.Context, c *mcpserver.Caller, in CustomerIDArg) (Customer, error) {
@@ -189,21 +190,21 @@ func (p *Product) deletableCustomer(ctx context.Context, c *mcpserver.Caller, in
 	if err != nil {
 		return cu, err
 	}
-	subs, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: cu.ID, Status: SubscriptionActive})
+	subs, err := p.repo.subscriptions.List(ctx, c.Organization, store.Query{Parent: cu.ID, Status: SubscriptionActive, Limit: 1})
 	if err != nil {
 		return cu, err
 	}
-	if len(subs) > 0 {
+	if len(subs.Items) > 0 {
 		return cu, mcpserver.Errorf("customer_has_subscriptions",
-			"customer %s has %d active subscription(s) (%s); cancel them with billing_subscriptions_cancel before deleting the customer", cu.ID, len(subs), subs[0].ID)
+			"customer %s has active subscriptions (%s, …); cancel them with billing_subscriptions_cancel before deleting the customer", cu.ID, subs.Items[0].ID)
 	}
-	open, err := all[Invoice](ctx, p.repo, c.Organization, KindInvoice, store.Query{Parent: cu.ID, Status: InvoiceOpen})
+	open, err := p.repo.invoices.List(ctx, c.Organization, store.Query{Parent: cu.ID, Status: InvoiceOpen, Limit: 1})
 	if err != nil {
 		return cu, err
 	}
-	if len(open) > 0 {
+	if len(open.Items) > 0 {
 		return cu, mcpserver.Errorf("customer_has_open_invoices",
-			"customer %s has %d open or overdue invoice(s) (%s); wait for payment or cancel them with billing_invoices_cancel before deleting the customer", cu.ID, len(open), open[0].ID)
+			"customer %s has open or overdue invoices (%s, …); wait for payment or cancel them with billing_invoices_cancel before deleting the customer", cu.ID, open.Items[0].ID)
 	}
 	return cu, nil
 }
@@ -219,20 +220,10 @@ func (p *Product) customersDelete(ctx context.Context, c *mcpserver.Caller, in C
 	if err != nil {
 		return Deleted{}, err
 	}
-	if err := p.repo.delete(ctx, c.Organization, KindCustomer, cu.ID); err != nil {
+	if err := p.repo.customers.Delete(ctx, c.Organization, cu.ID); err != nil {
 		return Deleted{}, err
 	}
 	return Deleted{ID: cu.ID, Deleted: true}, nil
-}
-
-func filterSlice[T any](in []T, keep func(T) bool) []T {
-	out := in[:0:0]
-	for _, x := range in {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func isNotFound(err error) bool {

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,14 +62,16 @@ type ReminderResult struct {
 	Invoice  Invoice  `json:"invoice"`
 }
 
-var invoiceSorts = sorter[Invoice]{
-	"number":       func(a, b Invoice) int { return byString(a.Number, b.Number) },
-	"amount_cents": func(a, b Invoice) int { return cmpInt(a.AmountCents, b.AmountCents) },
-	"issue_date":   func(a, b Invoice) int { return byString(a.IssueDate, b.IssueDate) },
-	"due_date":     func(a, b Invoice) int { return byString(a.DueDate, b.DueDate) },
-	"days_overdue": func(a, b Invoice) int { return cmpInt(int64(a.DaysOverdue), int64(b.DaysOverdue)) },
-	"paid_at":      func(a, b Invoice) int { return byTime(a.PaidAt, b.PaidAt) },
-	"created_at":   func(a, b Invoice) int { return byTime(a.CreatedAt, b.CreatedAt) },
+// invoiceSorts are the sortable fields of invoices. days_overdue sorts by
+// due date, inverted: the longer overdue, the earlier the due date.
+var invoiceSorts = sortable{
+	"number":       {field: store.TextField("number")},
+	"amount_cents": {field: store.NumberField("amount_cents")},
+	"issue_date":   {field: store.TextField("issue_date")},
+	"due_date":     {field: store.TextField("due_date")},
+	"days_overdue": {field: store.TextField("due_date"), inverted: true},
+	"paid_at":      {field: store.TimeField("paid_at")},
+	"created_at":   {field: store.CreatedField},
 }
 
 // reminderInterval is the least time between two reminders of one invoice.
@@ -97,11 +100,11 @@ func storedStatus(s string) string {
 }
 
 func (p *Product) getInvoice(ctx context.Context, org, id string) (Invoice, error) {
-	var inv Invoice
 	if err := required("id", id); err != nil {
-		return inv, err
+		return Invoice{}, err
 	}
-	if _, err := p.repo.get(ctx, org, KindInvoice, id, &inv); err != nil {
+	inv, err := p.repo.invoices.Get(ctx, org, id)
+	if err != nil {
 		return inv, err
 	}
 	return p.view(inv), nil
@@ -109,78 +112,102 @@ func (p *Product) getInvoice(ctx context.Context, org, id string) (Invoice, erro
 
 // putInvoice stores an invoice (given as viewed or as stored).
 func (p *Product) putInvoice(ctx context.Context, org string, inv Invoice) error {
-	inv.Status = storedStatus(inv.Status)
-	inv.DaysOverdue = 0
-	inv.PDF = nil
-	return p.repo.put(ctx, org, KindInvoice, inv.ID, inv.CustomerID, inv.Status, inv.CreatedAt, inv)
+	return p.repo.invoices.Put(ctx, org, inv)
 }
 
-// invoices lists the organization's invoices as viewed, most recent first.
-func (p *Product) invoices(ctx context.Context, org string, in InvoiceListArg) ([]Invoice, error) {
+// invoiceQuery is the store query of a listing's filters, run by the
+// database over every invoice: overdue is an open invoice due before today
+// (in Brasília), open one due today or later.
+func (p *Product) invoiceQuery(in InvoiceListArg) (store.Query, error) {
+	var where []store.Filter
+	due := store.TextField("due_date")
 	switch in.Status {
-	case "", InvoiceOpen, InvoiceOverdue, InvoicePaid, InvoiceCancelled, InvoiceRefunded:
+	case "":
+	case InvoiceOverdue:
+		where = append(where, store.Eq(store.StatusField, InvoiceOpen), store.Less(due, p.today()))
+	case InvoiceOpen:
+		where = append(where, store.Eq(store.StatusField, InvoiceOpen), store.GreaterOrEqual(due, p.today()))
+	case InvoicePaid, InvoiceCancelled, InvoiceRefunded:
+		where = append(where, store.Eq(store.StatusField, in.Status))
 	default:
-		return nil, mcpserver.Errorf("invalid_arguments", "status must be open, overdue, paid, cancelled or refunded, got %q", in.Status)
+		return store.Query{}, mcpserver.Errorf("invalid_arguments", "status must be open, overdue, paid, cancelled or refunded, got %q", in.Status)
 	}
-	for name, d := range map[string]string{"due_from": in.DueFrom, "due_to": in.DueTo} {
-		if d != "" {
-			if _, err := parseDate(name, d); err != nil {
-				return nil, err
-			}
+	if in.DueFrom != "" {
+		if _, err := parseDate("due_from", in.DueFrom); err != nil {
+			return store.Query{}, err
 		}
+		where = append(where, store.GreaterOrEqual(due, in.DueFrom))
 	}
-	stored, err := all[Invoice](ctx, p.repo, org, KindInvoice, store.Query{Parent: in.CustomerID, Status: storedStatus(in.Status)})
-	if err != nil {
-		return nil, err
+	if in.DueTo != "" {
+		if _, err := parseDate("due_to", in.DueTo); err != nil {
+			return store.Query{}, err
+		}
+		where = append(where, store.LessOrEqual(due, in.DueTo))
 	}
-	var nfeOf map[string]NFe
+	if in.SubscriptionID != "" {
+		where = append(where, store.Eq(store.TextField("subscription_id"), in.SubscriptionID))
+	}
 	if in.WithoutNFe {
-		if nfeOf, err = p.liveNFes(ctx, org); err != nil {
-			return nil, err
-		}
+		// No NF-e, or its latest one was rejected or cancelled; invoices
+		// stored before nfe_status existed are let through and checked one
+		// by one (withoutNFe).
+		nfeID, nfeStatus := store.TextField("nfe_id"), store.TextField("nfe_status")
+		where = append(where, store.Any(store.Missing(nfeID), store.In(nfeStatus, NFeRejected, NFeCancelled), store.Missing(nfeStatus)))
 	}
+	q, err := in.query(invoiceSorts, where...)
+	if err != nil {
+		return q, err
+	}
+	q.Parent = in.CustomerID
+	return q, nil
+}
+
+// listed turns stored invoices into the API's view, dropping those that a
+// without_nfe listing let through only to check: invoices stored before
+// nfe_status existed whose NF-e is authorized or pending.
+func (p *Product) listed(ctx context.Context, org string, in InvoiceListArg, stored []Invoice) ([]Invoice, error) {
 	out := make([]Invoice, 0, len(stored))
 	for _, inv := range stored {
-		inv = p.view(inv)
-		switch {
-		case in.Status != "" && inv.Status != in.Status,
-			in.SubscriptionID != "" && inv.SubscriptionID != in.SubscriptionID,
-			in.DueFrom != "" && inv.DueDate < in.DueFrom,
-			in.DueTo != "" && inv.DueDate > in.DueTo:
-			continue
-		}
-		if in.WithoutNFe {
-			if _, ok := nfeOf[inv.ID]; ok {
+		if in.WithoutNFe && inv.NFeID != "" && inv.NFeStatus == "" {
+			n, err := p.repo.nfes.Get(ctx, org, inv.NFeID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if err == nil && (n.Status == NFeAuthorized || n.Status == NFePending) {
 				continue
 			}
 		}
-		out = append(out, inv)
+		out = append(out, p.view(inv))
 	}
 	return out, nil
 }
 
-// liveNFes maps invoice ids to their authorized or pending NF-e.
-func (p *Product) liveNFes(ctx context.Context, org string) (map[string]NFe, error) {
-	out := map[string]NFe{}
-	for _, st := range []string{NFeAuthorized, NFePending} {
-		ns, err := all[NFe](ctx, p.repo, org, KindNFe, store.Query{Status: st})
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range ns {
-			out[n.InvoiceID] = n
-		}
+// invoices returns every invoice a listing's filters keep, as viewed, in
+// the listing's order.
+func (p *Product) invoices(ctx context.Context, org string, in InvoiceListArg) ([]Invoice, error) {
+	q, err := p.invoiceQuery(in)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	q.Limit = store.MaxLimit
+	stored, err := p.repo.invoices.All(ctx, org, q)
+	if err != nil {
+		return nil, err
+	}
+	return p.listed(ctx, org, in, stored)
 }
 
 func (p *Product) invoicesList(ctx context.Context, c *mcpserver.Caller, in InvoiceListArg) (InvoiceList, error) {
-	items, err := p.invoices(ctx, c.Organization, in)
+	q, err := p.invoiceQuery(in)
 	if err != nil {
 		return InvoiceList{}, err
 	}
-	page, next, err := paginate(items, in.Page, invoiceSorts)
-	return InvoiceList{Invoices: page, NextCursor: next}, err
+	stored, next, err := listPage(ctx, p.repo.invoices, c.Organization, q)
+	if err != nil {
+		return InvoiceList{}, err
+	}
+	items, err := p.listed(ctx, c.Organization, in, stored)
+	return InvoiceList{Invoices: items, NextCursor: next}, err
 }
 
 func (p *Product) invoicesGet(ctx context.Context, c *mcpserver.Caller, in InvoiceIDArg) (Invoice, error) {
@@ -213,8 +240,7 @@ func (p *Product) cancellableInvoice(ctx context.Context, c *mcpserver.Caller, i
 		return inv, mcpserver.Errorf("invalid_state", "invoice %s is already %s; nothing to cancel", inv.ID, inv.Status)
 	}
 	if inv.NFeID != "" {
-		var n NFe
-		if _, err := p.repo.get(ctx, c.Organization, KindNFe, inv.NFeID, &n); err == nil {
+		if n, err := p.repo.nfes.Get(ctx, c.Organization, inv.NFeID); err == nil {
 			switch n.Status {
 			case NFeAuthorized:
 				return inv, mcpserver.Errorf("nfe_authorized", "invoice %s has the authorized NF-e %s (number %d); cancel it with billing_nfes_cancel before cancelling the invoice", inv.ID, n.ID, n.Number)
@@ -407,12 +433,17 @@ func (p *Product) sendReminder(ctx context.Context, c *mcpserver.Caller, in Remi
 	r := Reminder{ID: newID("rem"), InvoiceID: inv.ID, CustomerID: cu.ID, To: cu.Email,
 		Subject: fmt.Sprintf("Lembrete de pagamento: fatura %s (%s)", inv.Number, formatBRL(inv.AmountCents)), Body: body,
 		SentBy: "person:" + c.Person, CreatedAt: now}
-	if err := p.repo.put(ctx, c.Organization, KindReminder, r.ID, inv.ID, "queued", now, r); err != nil {
-		return ReminderResult{}, err
-	}
 	inv.RemindersSent++
 	inv.LastReminderAt, inv.UpdatedAt = now, now
-	if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
+	// The queued reminder and the invoice's count of them, together.
+	err = p.opts.Store.WithTx(ctx, func(tx store.Tx) error {
+		rs := p.repo.in(tx)
+		if err := rs.reminders.Put(ctx, c.Organization, r); err != nil {
+			return err
+		}
+		return rs.invoices.Put(ctx, c.Organization, inv)
+	})
+	if err != nil {
 		return ReminderResult{}, err
 	}
 	return ReminderResult{Reminder: r, Invoice: p.view(inv)}, nil

@@ -37,12 +37,13 @@ type NFeCancelArg struct {
 	Reason string `json:"reason" jsonschema:"justification sent to SEFAZ (xJust), 15 to 255 characters" minLength:"15" maxLength:"255"`
 }
 
-var nfeSorts = sorter[NFe]{
-	"number":        func(a, b NFe) int { return cmpInt(int64(a.Number), int64(b.Number)) },
-	"amount_cents":  func(a, b NFe) int { return cmpInt(a.AmountCents, b.AmountCents) },
-	"issued_at":     func(a, b NFe) int { return byTime(a.IssuedAt, b.IssuedAt) },
-	"authorized_at": func(a, b NFe) int { return byTime(a.AuthorizedAt, b.AuthorizedAt) },
-	"created_at":    func(a, b NFe) int { return byTime(a.CreatedAt, b.CreatedAt) },
+// nfeSorts are the sortable fields of NF-e.
+var nfeSorts = sortable{
+	"number":        {field: store.NumberField("number")},
+	"amount_cents":  {field: store.NumberField("amount_cents")},
+	"issued_at":     {field: store.TimeField("issued_at")},
+	"authorized_at": {field: store.TimeField("authorized_at")},
+	"created_at":    {field: store.CreatedField},
 }
 
 // cancelWindow is how long after authorization SEFAZ accepts a cancellation.
@@ -62,17 +63,11 @@ func viewNFe(n NFe) NFe {
 }
 
 func (p *Product) getNFe(ctx context.Context, org, id string) (NFe, error) {
-	var n NFe
 	if err := required("id", id); err != nil {
-		return n, err
+		return NFe{}, err
 	}
-	_, err := p.repo.get(ctx, org, KindNFe, id, &n)
+	n, err := p.repo.nfes.Get(ctx, org, id)
 	return viewNFe(n), err
-}
-
-func (p *Product) putNFe(ctx context.Context, org string, n NFe) error {
-	n.PDF, n.XML = nil, nil
-	return p.repo.put(ctx, org, KindNFe, n.ID, n.InvoiceID, n.Status, n.CreatedAt, n)
 }
 
 // withSizes renders an NF-e's documents to report their sizes.
@@ -102,18 +97,20 @@ func (p *Product) nfesList(ctx context.Context, c *mcpserver.Caller, in NFeListA
 	default:
 		return NFeList{}, mcpserver.Errorf("invalid_arguments", "status must be authorized, rejected, pending or cancelled, got %q", in.Status)
 	}
-	items, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: in.InvoiceID, Status: in.Status})
+	var where []store.Filter
+	if in.CustomerID != "" {
+		where = append(where, store.Eq(store.TextField("customer_id"), in.CustomerID))
+	}
+	q, err := in.query(nfeSorts, where...)
 	if err != nil {
 		return NFeList{}, err
 	}
-	out := make([]NFe, 0, len(items))
-	for _, n := range items {
-		if in.CustomerID == "" || n.CustomerID == in.CustomerID {
-			out = append(out, viewNFe(n))
-		}
+	q.Parent, q.Status = in.InvoiceID, in.Status
+	items, next, err := listPage(ctx, p.repo.nfes, c.Organization, q)
+	for i := range items {
+		items[i] = viewNFe(items[i])
 	}
-	page, next, err := paginate(out, in.Page, nfeSorts)
-	return NFeList{NFes: page, NextCursor: next}, err
+	return NFeList{NFes: items, NextCursor: next}, err
 }
 
 func (p *Product) nfesGet(ctx context.Context, c *mcpserver.Caller, in NFeIDArg) (NFe, error) {
@@ -173,7 +170,24 @@ func (p *Product) nfesCancel(ctx context.Context, c *mcpserver.Caller, in NFeCan
 	}
 	n.Status, n.CancelledAt, n.CancelReason, n.UpdatedAt = NFeCancelled, now, reason, now
 	n.CancelProtocol = protocolNumber(org.Address.State, now, n.Number+500000)
-	if err := p.putNFe(ctx, c.Organization, n); err != nil {
+	// The cancellation and the invoice's copy of its NF-e's status (which
+	// listings filter on), together.
+	err = p.opts.Store.WithTx(ctx, func(tx store.Tx) error {
+		r := p.repo.in(tx)
+		if err := r.nfes.Put(ctx, c.Organization, n); err != nil {
+			return err
+		}
+		inv, err := r.invoices.Get(ctx, c.Organization, n.InvoiceID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && inv.NFeID != n.ID) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		inv.NFeStatus, inv.UpdatedAt = n.Status, now
+		return r.invoices.Put(ctx, c.Organization, inv)
+	})
+	if err != nil {
 		return n, err
 	}
 	return viewNFe(n), nil
@@ -227,7 +241,7 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 	if cu.Document == "" {
 		return NFe{}, mcpserver.Errorf("customer_without_document", "customer %s (%s) has no CPF or CNPJ; add one with billing_customers_update before issuing the NF-e", cu.ID, cu.Name)
 	}
-	all, err := all[NFe](ctx, p.repo, c.Organization, KindNFe, store.Query{Parent: inv.ID})
+	all, err := p.repo.nfes.All(ctx, c.Organization, store.Query{Parent: inv.ID})
 	if err != nil {
 		return NFe{}, err
 	}
@@ -243,7 +257,7 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 	now := p.now().UTC()
 	n := NFe{ID: fmt.Sprintf("nfe_%s_%d", strings.TrimPrefix(inv.ID, "inv_"), len(all)+1), InvoiceID: inv.ID, CustomerID: cu.ID,
 		Status: NFePending, Series: org.NFeSeries, AmountCents: inv.AmountCents, CreatedAt: now, UpdatedAt: now}
-	if err := p.repo.create(ctx, c.Organization, KindNFe, n.ID, n.InvoiceID, n.Status, n.CreatedAt, n); err != nil {
+	if err := p.repo.nfes.Create(ctx, c.Organization, n); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return NFe{}, mcpserver.Errorf("nfe_exists", "another NF-e for invoice %s is being issued right now; list the invoice's NF-e (billing_nfes_list) before trying again", inv.ID)
 		}
@@ -263,11 +277,16 @@ func (p *Product) emit(ctx context.Context, c *mcpserver.Caller, invoiceID strin
 		n.Status, n.AuthorizedAt = NFeAuthorized, now
 		n.Protocol = protocolNumber(org.Address.State, now, n.Number)
 	}
-	if err := p.putNFe(ctx, c.Organization, n); err != nil {
-		return NFe{}, err
-	}
-	inv.NFeID, inv.UpdatedAt = n.ID, now
-	if err := p.putInvoice(ctx, c.Organization, inv); err != nil {
+	// The NF-e's outcome and the invoice that points at it, together.
+	inv.NFeID, inv.NFeStatus, inv.UpdatedAt = n.ID, n.Status, now
+	err = p.opts.Store.WithTx(ctx, func(tx store.Tx) error {
+		r := p.repo.in(tx)
+		if err := r.nfes.Put(ctx, c.Organization, n); err != nil {
+			return err
+		}
+		return r.invoices.Put(ctx, c.Organization, inv)
+	})
+	if err != nil {
 		return NFe{}, err
 	}
 	return p.withSizes(ctx, c.Organization, viewNFe(n))

@@ -9,8 +9,7 @@ import (
 // organization returns the caller's billing profile; an organization that
 // never set one up gets an empty profile that cannot issue NF-e yet.
 func (p *Product) organization(ctx context.Context, org string) (Organization, error) {
-	var o Organization
-	_, err := p.repo.get(ctx, org, KindOrganization, org, &o)
+	o, err := p.repo.orgs.Get(ctx, org, org)
 	if err != nil {
 		if !isNotFound(err) {
 			return o, err

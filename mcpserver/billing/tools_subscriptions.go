@@ -37,21 +37,12 @@ type SubscriptionCancelArg struct {
 	Reason string `json:"reason,omitempty" jsonschema:"why it is cancelled, kept on the subscription" maxLength:"500"`
 }
 
-var subscriptionSorts = sorter[Subscription]{
-	"amount_cents":      func(a, b Subscription) int { return cmpInt(a.AmountCents, b.AmountCents) },
-	"start_date":        func(a, b Subscription) int { return byString(a.StartDate, b.StartDate) },
-	"next_billing_date": func(a, b Subscription) int { return byString(a.NextBillingDate, b.NextBillingDate) },
-	"created_at":        func(a, b Subscription) int { return byTime(a.CreatedAt, b.CreatedAt) },
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+// subscriptionSorts are the sortable fields of subscriptions.
+var subscriptionSorts = sortable{
+	"amount_cents":      {field: store.NumberField("amount_cents")},
+	"start_date":        {field: store.TextField("start_date")},
+	"next_billing_date": {field: store.TextField("next_billing_date")},
+	"created_at":        {field: store.CreatedField},
 }
 
 // maxAmountCents bounds an amount (R$ 1 billion).
@@ -65,16 +56,14 @@ func checkAmount(name string, cents int64) error {
 }
 
 func (p *Product) getSubscription(ctx context.Context, org, id string) (Subscription, error) {
-	var s Subscription
 	if err := required("id", id); err != nil {
-		return s, err
+		return Subscription{}, err
 	}
-	_, err := p.repo.get(ctx, org, KindSubscription, id, &s)
-	return s, err
+	return p.repo.subscriptions.Get(ctx, org, id)
 }
 
 func (p *Product) putSubscription(ctx context.Context, org string, s Subscription) error {
-	return p.repo.put(ctx, org, KindSubscription, s.ID, s.CustomerID, s.Status, s.CreatedAt, s)
+	return p.repo.subscriptions.Put(ctx, org, s)
 }
 
 // nextBilling is the first billing day on or after today.
@@ -94,12 +83,13 @@ func (p *Product) subscriptionsList(ctx context.Context, c *mcpserver.Caller, in
 	if in.Status != "" && in.Status != SubscriptionActive && in.Status != SubscriptionCancelled {
 		return SubscriptionList{}, mcpserver.Errorf("invalid_arguments", "status must be active or cancelled")
 	}
-	items, err := all[Subscription](ctx, p.repo, c.Organization, KindSubscription, store.Query{Parent: in.CustomerID, Status: in.Status})
+	q, err := in.query(subscriptionSorts)
 	if err != nil {
 		return SubscriptionList{}, err
 	}
-	page, next, err := paginate(items, in.Page, subscriptionSorts)
-	return SubscriptionList{Subscriptions: page, NextCursor: next}, err
+	q.Parent, q.Status = in.CustomerID, in.Status
+	items, next, err := listPage(ctx, p.repo.subscriptions, c.Organization, q)
+	return SubscriptionList{Subscriptions: items, NextCursor: next}, err
 }
 
 func (p *Product) subscriptionsGet(ctx context.Context, c *mcpserver.Caller, in SubscriptionIDArg) (Subscription, error) {

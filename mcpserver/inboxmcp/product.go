@@ -63,7 +63,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 	if opts.Environment == "" {
 		opts.Environment = "development"
 	}
-	p := &Product{opts: opts, repo: inbox.Repo{Store: opts.Store}, now: opts.Now}
+	p := &Product{opts: opts, repo: inbox.NewRepo(opts.Store), now: opts.Now}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -71,7 +71,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 		p.opts.Messages = inbox.BlobMessages{Blobs: opts.Store}
 	}
 	if p.opts.Processor == nil {
-		p.opts.Processor = &inbox.Inline{Repo: p.repo, Secrets: opts.Store, Messages: p.opts.Messages,
+		p.opts.Processor = &inbox.Inline{Store: opts.Store, Messages: p.opts.Messages,
 			Agents: opts.AgentRunner, Workflows: opts.Runner, Environment: opts.Environment, AppURL: opts.PublicURL, Now: p.now}
 	}
 	mp := &mcpserver.Product{
@@ -92,7 +92,7 @@ func (p *Product) event(ctx context.Context, c *mcpserver.Caller, typ, subject s
 	if err != nil {
 		return err
 	}
-	return p.repo.Put(ctx, c.Workspace, e)
+	return p.repo.Events.Put(ctx, c.Workspace, e)
 }
 
 // toolError turns the domain's refusals into tool errors with their codes.
@@ -104,34 +104,17 @@ func toolError(err error) error {
 	return err
 }
 
-// Page is the common pagination input of list tools.
-type Page struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many records to return, 1-100 (default 20), most recent first"`
-	Before string `json:"before,omitempty" jsonschema:"the next_before of the previous page, to get the page after it (an RFC 3339 time also works: records created before it)"`
-}
+// Page is the pagination input of list tools: mcpserver's one contract.
+type Page = mcpserver.Page
 
-func (pg Page) query() (store.Query, error) {
-	q := store.Query{Limit: pg.Limit}
-	if q.Limit <= 0 {
-		q.Limit = 20
+// listPage is one page of a listing, its cursor errors answered as the
+// caller's.
+func listPage[T any](ctx context.Context, r store.Repo[T], ws string, q store.Query) ([]T, string, error) {
+	page, err := r.List(ctx, ws, q)
+	if err != nil {
+		return nil, "", mcpserver.PageError(err)
 	}
-	if q.Limit > 100 {
-		return q, mcpserver.Errorf("invalid_arguments", "limit must be between 1 and 100")
-	}
-	if pg.Before != "" {
-		ts, id, _ := strings.Cut(pg.Before, "|")
-		t, err := time.Parse(time.RFC3339Nano, ts)
-		if err != nil {
-			return q, mcpserver.Errorf("invalid_arguments", "before must be the next_before of a previous page, or an RFC 3339 time such as 2026-11-01T00:00:00Z")
-		}
-		q.Before, q.BeforeID = t, id
-	}
-	return q, nil
-}
-
-// IDArg is the input of tools that address one record.
-type IDArg struct {
-	ID string `json:"id" jsonschema:"the record id"`
+	return page.Items, page.Next, nil
 }
 
 func required(name, v string) error {
@@ -142,5 +125,5 @@ func required(name, v string) error {
 }
 
 func (p *Product) workspace(ctx context.Context, ws string) (inbox.Workspace, error) {
-	return inbox.Get[inbox.Workspace](ctx, p.repo, ws, ws)
+	return p.repo.Workspaces.Get(ctx, ws, ws)
 }

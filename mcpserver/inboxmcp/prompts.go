@@ -71,7 +71,7 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 	agentID := args["agent_id"]
 	scope := ""
 	if agentID != "" {
-		a, err := inbox.Get[inbox.Agent](ctx, p.repo, c.Workspace, agentID)
+		a, err := p.repo.Agents.Get(ctx, c.Workspace, agentID)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 		emails []string
 	}
 	groups := map[string]*group{}
-	err := inbox.Each(ctx, p.repo, c.Workspace, store.Query{Since: since, Parent: agentID, Status: inbox.RunFailed}, func(r inbox.AgentRun) error {
+	err := p.repo.AgentRuns.Each(ctx, c.Workspace, store.Query{Since: since, Parent: agentID, Status: inbox.RunFailed}, func(r inbox.AgentRun) error {
 		cause := string(r.Cause)
 		if cause == "" {
 			cause = "unknown"
@@ -138,7 +138,7 @@ func (p *Product) reviewFailedRuns(ctx context.Context, c *mcpserver.Caller, arg
 			return nil, err
 		}
 		msgs = append(msgs, m)
-		if e, err := inbox.Get[inbox.Email](ctx, p.repo, c.Workspace, r.EmailID); err == nil {
+		if e, err := p.repo.Emails.Get(ctx, c.Workspace, r.EmailID); err == nil {
 			m, err := embed(URIPrefix+"emails/"+e.ID, e)
 			if err != nil {
 				return nil, err
@@ -169,7 +169,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 	if err != nil {
 		return nil, err
 	}
-	emails, _, err := inbox.List[inbox.Email](ctx, p.repo, c.Workspace, store.Query{Parent: ib.ID, Limit: 5})
+	emails, _, err := listPage(ctx, p.repo.Emails, c.Workspace, store.Query{Parent: ib.ID, Limit: 5})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 	msgs := []*mcp.PromptMessage{}
 	var agent *inbox.Agent
 	if ib.AgentID != "" {
-		if a, err := inbox.Get[inbox.Agent](ctx, p.repo, c.Workspace, ib.AgentID); err == nil {
+		if a, err := p.repo.Agents.Get(ctx, c.Workspace, ib.AgentID); err == nil {
 			agent = &a
 		}
 	}
@@ -193,7 +193,7 @@ func (p *Product) inboxOverview(ctx context.Context, c *mcpserver.Caller, args m
 		b.WriteString("The inbox has no agent: e-mails are stored but not analysed.\n")
 	} else {
 		ok, failed, causes := 0, 0, map[string]int{}
-		err := inbox.Each(ctx, p.repo, c.Workspace, store.Query{Parent: agent.ID, Since: p.now().Add(-30 * 24 * time.Hour)}, func(r inbox.AgentRun) error {
+		err := p.repo.AgentRuns.Each(ctx, c.Workspace, store.Query{Parent: agent.ID, Since: p.now().Add(-30 * 24 * time.Hour)}, func(r inbox.AgentRun) error {
 			if r.InboxID != ib.ID {
 				return nil
 			}
@@ -266,7 +266,7 @@ func describeRules(r inbox.AttachmentRules) string {
 }
 
 func (p *Product) webhookHealth(ctx context.Context, c *mcpserver.Caller, _ map[string]string) (*mcp.GetPromptResult, error) {
-	hooks, _, err := inbox.List[inbox.Webhook](ctx, p.repo, c.Workspace, store.Query{Limit: 1000})
+	hooks, err := p.repo.Webhooks.All(ctx, c.Workspace, store.Query{})
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (p *Product) webhookHealth(ctx context.Context, c *mcpserver.Caller, _ map[
 	}
 	var failing []inbox.Webhook
 	for _, wh := range hooks {
-		ds, _, err := inbox.List[inbox.Delivery](ctx, p.repo, c.Workspace, store.Query{Parent: wh.ID, Limit: 50})
+		ds, _, err := listPage(ctx, p.repo.Deliveries, c.Workspace, store.Query{Parent: wh.ID, Limit: 50})
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ type AgentListArg struct {
 // AgentList is a page of agents.
 type AgentList struct {
 	Agents     []inbox.Agent `json:"agents"`
-	NextBefore string        `json:"next_before,omitempty"`
+	NextCursor string        `json:"next_cursor,omitempty"`
 }
 
 // AgentCreateArg creates an agent.
@@ -47,7 +47,7 @@ func checkModel(m string) error {
 }
 
 func (p *Product) agentsList(ctx context.Context, c *mcpserver.Caller, in AgentListArg) (AgentList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return AgentList{}, err
 	}
@@ -55,8 +55,8 @@ func (p *Product) agentsList(ctx context.Context, c *mcpserver.Caller, in AgentL
 		return AgentList{}, err
 	}
 	q.Status = in.Status
-	items, next, err := inbox.List[inbox.Agent](ctx, p.repo, c.Workspace, q)
-	return AgentList{Agents: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Agents, c.Workspace, q)
+	return AgentList{Agents: items, NextCursor: next}, err
 }
 
 func (p *Product) agentsGet(ctx context.Context, c *mcpserver.Caller, in AgentIDArg) (inbox.Agent, error) {
@@ -67,7 +67,7 @@ func (p *Product) getAgent(ctx context.Context, ws, id string) (inbox.Agent, err
 	if err := required("id", id); err != nil {
 		return inbox.Agent{}, err
 	}
-	return inbox.Get[inbox.Agent](ctx, p.repo, ws, id)
+	return p.repo.Agents.Get(ctx, ws, id)
 }
 
 func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in AgentCreateArg) (inbox.Agent, error) {
@@ -85,7 +85,7 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 		return inbox.Agent{}, err
 	}
 	if w.Limits.Agents > 0 {
-		n, err := p.count(ctx, c.Workspace, inbox.KindAgent)
+		n, err := count(ctx, p.repo.Agents, c.Workspace)
 		if err != nil {
 			return inbox.Agent{}, err
 		}
@@ -98,7 +98,7 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 	if a.Skills == nil {
 		a.Skills = []string{}
 	}
-	if err := p.repo.Put(ctx, c.Workspace, a); err != nil {
+	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {
 		return inbox.Agent{}, err
 	}
 	return a, p.event(ctx, c, inbox.EventAgentCreated, a.ID, map[string]string{"agent_id": a.ID, "model": a.Model})
@@ -141,7 +141,7 @@ func (p *Product) agentsUpdate(ctx context.Context, c *mcpserver.Caller, in Agen
 		return a, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, model, system_message, skills, status")
 	}
 	a.UpdatedAt = p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, a); err != nil {
+	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {
 		return a, err
 	}
 	return a, p.event(ctx, c, inbox.EventAgentUpdated, a.ID, map[string]any{"agent_id": a.ID, "changed": changed})
@@ -157,26 +157,15 @@ func (p *Product) agentsDelete(ctx context.Context, c *mcpserver.Caller, in Agen
 	if err := required("id", in.ID); err != nil {
 		return Deleted{}, err
 	}
-	if err := inbox.Delete[inbox.Agent](ctx, p.repo, c.Workspace, in.ID); err != nil {
+	if err := p.repo.Agents.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventAgentDeleted, in.ID, map[string]string{"agent_id": in.ID})
 }
 
-// count counts a workspace's records of a kind, all of them.
-func (p *Product) count(ctx context.Context, ws, kind string) (int, error) {
+// count counts a workspace's records of one kind, all of them.
+func count[T any](ctx context.Context, r store.Repo[T], ws string) (int, error) {
 	n := 0
-	q := store.Query{Limit: 1000}
-	for {
-		recs, err := p.opts.Store.ListRecords(ctx, ws, kind, q)
-		if err != nil {
-			return 0, err
-		}
-		n += len(recs)
-		if len(recs) < q.Limit {
-			return n, nil
-		}
-		last := recs[len(recs)-1]
-		q.Before, q.BeforeID = last.Created, last.ID
-	}
+	err := r.Each(ctx, ws, store.Query{}, func(T) error { n++; return nil })
+	return n, err
 }

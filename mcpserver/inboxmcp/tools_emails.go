@@ -32,7 +32,7 @@ type EmailSummary struct {
 // EmailList is a page of e-mails.
 type EmailList struct {
 	Emails     []EmailSummary `json:"emails"`
-	NextBefore string         `json:"next_before,omitempty"`
+	NextCursor string         `json:"next_cursor,omitempty"`
 }
 
 // EMLLink is a short-lived download link to a raw .eml.
@@ -48,7 +48,7 @@ func summarize(e inbox.Email) EmailSummary {
 }
 
 func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailListArg) (EmailList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return EmailList{}, err
 	}
@@ -56,8 +56,8 @@ func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailL
 		return EmailList{}, err
 	}
 	q.Parent, q.Status = in.InboxID, in.Status
-	items, next, err := inbox.List[inbox.Email](ctx, p.repo, c.Workspace, q)
-	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextBefore: next}
+	items, next, err := listPage(ctx, p.repo.Emails, c.Workspace, q)
+	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextCursor: next}
 	for _, e := range items {
 		out.Emails = append(out.Emails, summarize(e))
 	}
@@ -92,7 +92,7 @@ func (p *Product) emailsDelete(ctx context.Context, c *mcpserver.Caller, in Emai
 	if err := p.checkEmail(ctx, c, in); err != nil {
 		return Deleted{}, err
 	}
-	if err := inbox.Delete[inbox.Email](ctx, p.repo, c.Workspace, in.ID); err != nil {
+	if err := p.repo.Emails.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	if err := p.opts.Store.DeleteBlob(ctx, c.Workspace, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -126,5 +126,5 @@ func (p *Product) getEmail(ctx context.Context, ws, id string) (inbox.Email, err
 	if err := required("id", id); err != nil {
 		return inbox.Email{}, err
 	}
-	return inbox.Get[inbox.Email](ctx, p.repo, ws, id)
+	return p.repo.Emails.Get(ctx, ws, id)
 }

@@ -22,7 +22,7 @@ type InboxListArg struct {
 // InboxList is a page of inboxes.
 type InboxList struct {
 	Inboxes    []inbox.Inbox `json:"inboxes"`
-	NextBefore string        `json:"next_before,omitempty"`
+	NextCursor string        `json:"next_cursor,omitempty"`
 }
 
 // InboxCreateArg creates an inbox.
@@ -60,7 +60,7 @@ type Deleted struct {
 var localPartRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 func (p *Product) inboxesList(ctx context.Context, c *mcpserver.Caller, in InboxListArg) (InboxList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return InboxList{}, err
 	}
@@ -68,8 +68,8 @@ func (p *Product) inboxesList(ctx context.Context, c *mcpserver.Caller, in Inbox
 		return InboxList{}, err
 	}
 	q.Status = in.Status
-	items, next, err := inbox.List[inbox.Inbox](ctx, p.repo, c.Workspace, q)
-	return InboxList{Inboxes: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Inboxes, c.Workspace, q)
+	return InboxList{Inboxes: items, NextCursor: next}, err
 }
 
 func (p *Product) inboxesGet(ctx context.Context, c *mcpserver.Caller, in InboxIDArg) (inbox.Inbox, error) {
@@ -96,7 +96,7 @@ func (p *Product) inboxesCreate(ctx context.Context, c *mcpserver.Caller, in Inb
 	}
 	addr := in.LocalPart + "@" + slug + ".in.kobana.email"
 	n := 0
-	err = inbox.Each(ctx, p.repo, c.Workspace, store.Query{}, func(e inbox.Inbox) error {
+	err = p.repo.Inboxes.Each(ctx, c.Workspace, store.Query{}, func(e inbox.Inbox) error {
 		n++
 		if e.Address == addr {
 			return mcpserver.Errorf("conflict", "inbox %s already uses %s", e.ID, addr)
@@ -129,7 +129,7 @@ func (p *Product) inboxesCreate(ctx context.Context, c *mcpserver.Caller, in Inb
 	if err := checkRules(ib.Filters, ib.AttachmentRules); err != nil {
 		return inbox.Inbox{}, err
 	}
-	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {
+	if err := p.repo.Inboxes.Put(ctx, c.Workspace, ib); err != nil {
 		return inbox.Inbox{}, err
 	}
 	return ib, p.event(ctx, c, inbox.EventInboxCreated, ib.ID, map[string]string{"inbox_id": ib.ID, "address": ib.Address})
@@ -177,7 +177,7 @@ func (p *Product) inboxesUpdate(ctx context.Context, c *mcpserver.Caller, in Inb
 		return ib, err
 	}
 	ib.UpdatedAt = p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {
+	if err := p.repo.Inboxes.Put(ctx, c.Workspace, ib); err != nil {
 		return ib, err
 	}
 	return ib, p.event(ctx, c, inbox.EventInboxUpdated, ib.ID, map[string]any{"inbox_id": ib.ID, "changed": changed})
@@ -193,7 +193,7 @@ func (p *Product) inboxesDelete(ctx context.Context, c *mcpserver.Caller, in Inb
 	if err := p.checkInbox(ctx, c, in); err != nil {
 		return Deleted{}, err
 	}
-	if err := inbox.Delete[inbox.Inbox](ctx, p.repo, c.Workspace, in.ID); err != nil {
+	if err := p.repo.Inboxes.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventInboxDeleted, in.ID, map[string]string{"inbox_id": in.ID})
@@ -221,7 +221,7 @@ func (p *Product) getInbox(ctx context.Context, ws, id string) (inbox.Inbox, err
 	if err := required("id", id); err != nil {
 		return inbox.Inbox{}, err
 	}
-	return inbox.Get[inbox.Inbox](ctx, p.repo, ws, id)
+	return p.repo.Inboxes.Get(ctx, ws, id)
 }
 
 // normalizeRecipient checks an allowed-sender rule, an address or @domain
@@ -247,7 +247,7 @@ func (p *Product) checkAgentRef(ctx context.Context, ws, id string) error {
 	if id == "" {
 		return nil
 	}
-	if _, err := inbox.Get[inbox.Agent](ctx, p.repo, ws, id); err != nil {
+	if _, err := p.repo.Agents.Get(ctx, ws, id); err != nil {
 		return mcpserver.Errorf("invalid_arguments", "agent %q does not exist in this workspace (see agents_list)", id)
 	}
 	return nil
@@ -304,7 +304,7 @@ func (p *Product) changeRecipients(ctx context.Context, c *mcpserver.Caller, in 
 		typ = inbox.EventInboxRecipientRemoved
 	}
 	ib.UpdatedAt = p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, ib); err != nil {
+	if err := p.repo.Inboxes.Put(ctx, c.Workspace, ib); err != nil {
 		return ib, fmt.Errorf("saving inbox: %w", err)
 	}
 	return ib, p.event(ctx, c, typ, ib.ID, map[string]string{"inbox_id": ib.ID, "recipient": r})

@@ -43,7 +43,7 @@ type EventListArg struct {
 // EventList is a page of system events.
 type EventList struct {
 	Events     []inbox.SystemEvent `json:"events"`
-	NextBefore string              `json:"next_before,omitempty"`
+	NextCursor string              `json:"next_cursor,omitempty"`
 }
 
 // ValidateArg is the input of workflows_validate.
@@ -114,20 +114,20 @@ func (p *Product) secretsDelete(ctx context.Context, c *mcpserver.Caller, in Sec
 }
 
 func (p *Product) systemEventsList(ctx context.Context, c *mcpserver.Caller, in EventListArg) (EventList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return EventList{}, err
 	}
 	q.Status = in.Type
-	items, next, err := inbox.List[inbox.SystemEvent](ctx, p.repo, c.Workspace, q)
-	return EventList{Events: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Events, c.Workspace, q)
+	return EventList{Events: items, NextCursor: next}, err
 }
 
 func (p *Product) systemEventsGet(ctx context.Context, c *mcpserver.Caller, in EventIDArg) (inbox.SystemEvent, error) {
 	if err := required("id", in.ID); err != nil {
 		return inbox.SystemEvent{}, err
 	}
-	return inbox.Get[inbox.SystemEvent](ctx, p.repo, c.Workspace, in.ID)
+	return p.repo.Events.Get(ctx, c.Workspace, in.ID)
 }
 
 func (p *Product) workflowsValidate(ctx context.Context, c *mcpserver.Caller, in ValidateArg) (Validation, error) {

@@ -35,7 +35,7 @@ type AgentRunSummary struct {
 // AgentRunList is a page of agent runs.
 type AgentRunList struct {
 	Runs       []AgentRunSummary `json:"runs"`
-	NextBefore string            `json:"next_before,omitempty"`
+	NextCursor string            `json:"next_cursor,omitempty"`
 }
 
 // WorkflowRunListArg filters workflow_runs_list.
@@ -58,7 +58,7 @@ type WorkflowRunSummary struct {
 // WorkflowRunList is a page of workflow runs.
 type WorkflowRunList struct {
 	Runs       []WorkflowRunSummary `json:"runs"`
-	NextBefore string               `json:"next_before,omitempty"`
+	NextCursor string               `json:"next_cursor,omitempty"`
 }
 
 func summarizeRun(r inbox.AgentRun) AgentRunSummary {
@@ -66,7 +66,7 @@ func summarizeRun(r inbox.AgentRun) AgentRunSummary {
 }
 
 func (p *Product) agentRunsList(ctx context.Context, c *mcpserver.Caller, in AgentRunListArg) (AgentRunList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return AgentRunList{}, err
 	}
@@ -81,8 +81,8 @@ func (p *Product) agentRunsList(ctx context.Context, c *mcpserver.Caller, in Age
 		q.Since = t
 	}
 	q.Parent, q.Status = in.AgentID, in.Status
-	items, next, err := inbox.List[inbox.AgentRun](ctx, p.repo, c.Workspace, q)
-	out := AgentRunList{Runs: make([]AgentRunSummary, 0, len(items)), NextBefore: next}
+	items, next, err := listPage(ctx, p.repo.AgentRuns, c.Workspace, q)
+	out := AgentRunList{Runs: make([]AgentRunSummary, 0, len(items)), NextCursor: next}
 	for _, r := range items {
 		out.Runs = append(out.Runs, summarizeRun(r))
 	}
@@ -93,11 +93,11 @@ func (p *Product) agentRunsGet(ctx context.Context, c *mcpserver.Caller, in Agen
 	if err := required("id", in.ID); err != nil {
 		return inbox.AgentRun{}, err
 	}
-	return inbox.Get[inbox.AgentRun](ctx, p.repo, c.Workspace, in.ID)
+	return p.repo.AgentRuns.Get(ctx, c.Workspace, in.ID)
 }
 
 func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in WorkflowRunListArg) (WorkflowRunList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return WorkflowRunList{}, err
 	}
@@ -105,8 +105,8 @@ func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in 
 		return WorkflowRunList{}, err
 	}
 	q.Parent, q.Status = in.AgentRunID, in.Status
-	items, next, err := inbox.List[inbox.WorkflowRun](ctx, p.repo, c.Workspace, q)
-	out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items)), NextBefore: next}
+	items, next, err := listPage(ctx, p.repo.WorkflowRuns, c.Workspace, q)
+	out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items)), NextCursor: next}
 	for _, r := range items {
 		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: countSteps(r.Steps), StartedAt: r.StartedAt})
 	}
@@ -117,7 +117,7 @@ func (p *Product) workflowRunsGet(ctx context.Context, c *mcpserver.Caller, in W
 	if err := required("id", in.ID); err != nil {
 		return inbox.WorkflowRun{}, err
 	}
-	return inbox.Get[inbox.WorkflowRun](ctx, p.repo, c.Workspace, in.ID)
+	return p.repo.WorkflowRuns.Get(ctx, c.Workspace, in.ID)
 }
 
 // countSteps counts the steps of a run record's step list.

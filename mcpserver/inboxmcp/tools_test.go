@@ -153,7 +153,7 @@ func TestListsFilterAndPage(t *testing.T) {
 		var l inboxmcp.EmailList
 		args := map[string]any{"limit": 7}
 		if before != "" {
-			args["before"] = before
+			args["cursor"] = before
 		}
 		structured(t, h.call(cs, "emails_list", args), &l)
 		for _, e := range l.Emails {
@@ -162,13 +162,29 @@ func TestListsFilterAndPage(t *testing.T) {
 			}
 			seen[e.ID] = true
 		}
-		if l.NextBefore == "" {
+		if l.NextCursor == "" {
 			break
 		}
-		before = l.NextBefore
+		before = l.NextCursor
 	}
 	if len(seen) != 25 {
 		t.Errorf("paged through %d e-mails, want 25", len(seen))
+	}
+	// A cursor is opaque and belongs to its listing: altered, or used with
+	// other filters or by another tool, it is refused.
+	var first inboxmcp.EmailList
+	structured(t, h.call(cs, "emails_list", map[string]any{"limit": 2}), &first)
+	for name, args := range map[string]map[string]any{
+		"garbage":       {"cursor": "not-a-cursor"},
+		"altered":       {"cursor": first.NextCursor[:len(first.NextCursor)-2] + "xx"},
+		"other filters": {"cursor": first.NextCursor, "status": "failed"},
+	} {
+		if r := h.call(cs, "emails_list", args); !r.IsError || !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
+			t.Errorf("%s cursor: %s", name, textOf(r))
+		}
+	}
+	if r := h.call(cs, "agents_list", map[string]any{"cursor": first.NextCursor}); !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
+		t.Errorf("another tool's cursor: %s", textOf(r))
 	}
 	var dl inboxmcp.DeliveryList
 	structured(t, h.call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &dl)
@@ -315,7 +331,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 	for range 20 {
 		args := map[string]any{"type": "inbox.created", "limit": 2}
 		if before != "" {
-			args["before"] = before
+			args["cursor"] = before
 		}
 		var page inboxmcp.EventList
 		structured(t, h.call(cs, "system_events_list", args), &page)
@@ -325,10 +341,10 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 			}
 			seen[e.ID] = true
 		}
-		if page.NextBefore == "" {
+		if page.NextCursor == "" {
 			break
 		}
-		before = page.NextBefore
+		before = page.NextCursor
 	}
 	if len(seen) != 7 {
 		t.Errorf("paged %d inbox.created events, want 7", len(seen))

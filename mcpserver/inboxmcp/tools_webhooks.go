@@ -23,7 +23,7 @@ type WebhookListArg struct {
 // WebhookList is a page of webhooks.
 type WebhookList struct {
 	Webhooks   []inbox.Webhook `json:"webhooks"`
-	NextBefore string          `json:"next_before,omitempty"`
+	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
 // WebhookCreateArg creates a webhook.
@@ -60,7 +60,7 @@ type DeliveryListArg struct {
 // DeliveryList is a page of deliveries.
 type DeliveryList struct {
 	Deliveries []inbox.Delivery `json:"deliveries"`
-	NextBefore string           `json:"next_before,omitempty"`
+	NextCursor string           `json:"next_cursor,omitempty"`
 }
 
 // ReplayArg names a delivery to send again.
@@ -89,7 +89,7 @@ func checkEvents(ev []string) error {
 }
 
 func (p *Product) webhooksList(ctx context.Context, c *mcpserver.Caller, in WebhookListArg) (WebhookList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return WebhookList{}, err
 	}
@@ -97,8 +97,8 @@ func (p *Product) webhooksList(ctx context.Context, c *mcpserver.Caller, in Webh
 		return WebhookList{}, err
 	}
 	q.Status = in.Status
-	items, next, err := inbox.List[inbox.Webhook](ctx, p.repo, c.Workspace, q)
-	return WebhookList{Webhooks: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Webhooks, c.Workspace, q)
+	return WebhookList{Webhooks: items, NextCursor: next}, err
 }
 
 func (p *Product) webhooksGet(ctx context.Context, c *mcpserver.Caller, in WebhookIDArg) (inbox.Webhook, error) {
@@ -117,7 +117,7 @@ func (p *Product) webhooksCreate(ctx context.Context, c *mcpserver.Caller, in We
 		return WebhookSecret{}, err
 	}
 	if w.Limits.Webhooks > 0 {
-		n, err := p.count(ctx, c.Workspace, inbox.KindWebhook)
+		n, err := count(ctx, p.repo.Webhooks, c.Workspace)
 		if err != nil {
 			return WebhookSecret{}, err
 		}
@@ -131,7 +131,7 @@ func (p *Product) webhooksCreate(ctx context.Context, c *mcpserver.Caller, in We
 	if err := p.opts.Store.SetSecret(ctx, c.Workspace, inbox.WebhookSecretName(wh.ID), secret); err != nil {
 		return WebhookSecret{}, err
 	}
-	if err := p.repo.Put(ctx, c.Workspace, wh); err != nil {
+	if err := p.repo.Webhooks.Put(ctx, c.Workspace, wh); err != nil {
 		return WebhookSecret{}, err
 	}
 	return WebhookSecret{Webhook: wh, Secret: secret}, p.event(ctx, c, inbox.EventWebhookCreated, wh.ID, map[string]any{"webhook_id": wh.ID, "url": wh.URL, "events": wh.Events})
@@ -169,7 +169,7 @@ func (p *Product) webhooksUpdate(ctx context.Context, c *mcpserver.Caller, in We
 		return wh, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of url, events, description, status")
 	}
 	wh.UpdatedAt = p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, wh); err != nil {
+	if err := p.repo.Webhooks.Put(ctx, c.Workspace, wh); err != nil {
 		return wh, err
 	}
 	return wh, p.event(ctx, c, inbox.EventWebhookUpdated, wh.ID, map[string]any{"webhook_id": wh.ID, "changed": changed})
@@ -185,7 +185,7 @@ func (p *Product) webhooksDelete(ctx context.Context, c *mcpserver.Caller, in We
 	if err := p.checkWebhook(ctx, c, in); err != nil {
 		return Deleted{}, err
 	}
-	if err := inbox.Delete[inbox.Webhook](ctx, p.repo, c.Workspace, in.ID); err != nil {
+	if err := p.repo.Webhooks.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	if err := p.opts.Store.DeleteSecret(ctx, c.Workspace, inbox.WebhookSecretName(in.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -215,7 +215,7 @@ func (p *Product) webhooksTest(ctx context.Context, c *mcpserver.Caller, in Webh
 }
 
 func (p *Product) webhooksDeliveriesList(ctx context.Context, c *mcpserver.Caller, in DeliveryListArg) (DeliveryList, error) {
-	q, err := in.query()
+	q, err := in.Query()
 	if err != nil {
 		return DeliveryList{}, err
 	}
@@ -223,8 +223,8 @@ func (p *Product) webhooksDeliveriesList(ctx context.Context, c *mcpserver.Calle
 		return DeliveryList{}, err
 	}
 	q.Parent, q.Status = in.WebhookID, in.Status
-	items, next, err := inbox.List[inbox.Delivery](ctx, p.repo, c.Workspace, q)
-	return DeliveryList{Deliveries: items, NextBefore: next}, err
+	items, next, err := listPage(ctx, p.repo.Deliveries, c.Workspace, q)
+	return DeliveryList{Deliveries: items, NextCursor: next}, err
 }
 
 // replayTarget is the delivery a replay sends again and its webhook.
@@ -232,7 +232,7 @@ func (p *Product) replayTarget(ctx context.Context, c *mcpserver.Caller, in Repl
 	if err := required("delivery_id", in.DeliveryID); err != nil {
 		return inbox.Delivery{}, inbox.Webhook{}, err
 	}
-	d, err := inbox.Get[inbox.Delivery](ctx, p.repo, c.Workspace, in.DeliveryID)
+	d, err := p.repo.Deliveries.Get(ctx, c.Workspace, in.DeliveryID)
 	if err != nil {
 		return d, inbox.Webhook{}, err
 	}
@@ -271,7 +271,7 @@ func (p *Product) webhooksRotateSecret(ctx context.Context, c *mcpserver.Caller,
 		return WebhookSecret{}, err
 	}
 	wh.SecretHint, wh.UpdatedAt = inbox.SecretHint(secret), p.now().UTC()
-	if err := p.repo.Put(ctx, c.Workspace, wh); err != nil {
+	if err := p.repo.Webhooks.Put(ctx, c.Workspace, wh); err != nil {
 		return WebhookSecret{}, err
 	}
 	return WebhookSecret{Webhook: wh, Secret: secret}, p.event(ctx, c, inbox.EventWebhookSecretRotated, wh.ID, map[string]string{"webhook_id": wh.ID})
@@ -281,7 +281,7 @@ func (p *Product) getWebhook(ctx context.Context, ws, id string) (inbox.Webhook,
 	if err := required("id", id); err != nil {
 		return inbox.Webhook{}, err
 	}
-	return inbox.Get[inbox.Webhook](ctx, p.repo, ws, id)
+	return p.repo.Webhooks.Get(ctx, ws, id)
 }
 
 // signingSecret is a webhook's signing secret, when this server can send.
@@ -313,11 +313,11 @@ func (p *Product) deliver(ctx context.Context, c *mcpserver.Caller, wh inbox.Web
 	}
 	// What was sent is recorded even if the caller has gone away meanwhile.
 	ctx = context.WithoutCancel(ctx)
-	if err := p.repo.Put(ctx, c.Workspace, d); err != nil {
+	if err := p.repo.Deliveries.Put(ctx, c.Workspace, d); err != nil {
 		return inbox.Delivery{}, err
 	}
 	wh.Observe(d)
-	if err := p.repo.Put(ctx, c.Workspace, wh); err != nil {
+	if err := p.repo.Webhooks.Put(ctx, c.Workspace, wh); err != nil {
 		return inbox.Delivery{}, err
 	}
 	typ := inbox.EventDeliveryDelivered
