@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -226,14 +227,82 @@ func (e Email) Key() Key {
 
 // Agent is an AI agent that analyses e-mails.
 type Agent struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	Model         string    `json:"model"`
-	SystemMessage string    `json:"system_message"`
-	Skills        []string  `json:"skills"`
-	Status        string    `json:"status"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Model         string   `json:"model"`
+	SystemMessage string   `json:"system_message"`
+	Skills        []string `json:"skills"`
+	// Settings tune how the agent's model is called.
+	Settings  AgentSettings `json:"settings,omitzero"`
+	Status    string        `json:"status"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// Limits and defaults of AgentSettings.
+const (
+	DefaultAgentTimeout      = 2 * time.Minute
+	MaxAgentTimeout          = 15 * time.Minute
+	DefaultRepairRounds      = 1
+	MaxRepairRounds          = 5
+	DefaultFileInputMaxBytes = 10 << 20
+	MaxFileInputMaxBytes     = 50 << 20
+)
+
+// AgentSettings tune how an agent's model is called. The zero value means
+// the defaults.
+type AgentSettings struct {
+	// TimeoutSeconds bounds a whole run of the agent: every request to the
+	// model, retries and repair rounds included. 0 means
+	// DefaultAgentTimeout.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty" jsonschema:"seconds a whole agent run may take, retries and repairs included (default 120, at most 900)"`
+	// RepairRounds is how many times an answer that does not validate is
+	// sent back to the model with the linter's diagnostics; nil means
+	// DefaultRepairRounds, 0 none.
+	RepairRounds *int `json:"repair_rounds,omitempty" jsonschema:"times an invalid answer is sent back to the model with its diagnostics (default 1, at most 5, 0 for none)"`
+	// FileInputs lets a model that supports attachments read the e-mail's
+	// documents (PDF, images) as files, within FileInputMaxBytes.
+	FileInputs bool `json:"file_inputs,omitempty" jsonschema:"let a model that supports attachments read the e-mail's PDF and image attachments"`
+	// FileInputMaxBytes caps the attachment bytes sent to the model in one
+	// request; 0 means DefaultFileInputMaxBytes.
+	FileInputMaxBytes int64 `json:"file_input_max_bytes,omitempty" jsonschema:"most attachment bytes sent to the model in one request (default 10 MiB, at most 50 MiB)"`
+}
+
+// Timeout is the time a whole run of the agent may take.
+func (s AgentSettings) Timeout() time.Duration {
+	if s.TimeoutSeconds <= 0 {
+		return DefaultAgentTimeout
+	}
+	return time.Duration(s.TimeoutSeconds) * time.Second
+}
+
+// Repairs is how many repair rounds a run may have.
+func (s AgentSettings) Repairs() int {
+	if s.RepairRounds == nil {
+		return DefaultRepairRounds
+	}
+	return max(*s.RepairRounds, 0)
+}
+
+// FileBytes is the most attachment bytes sent to the model in one request.
+func (s AgentSettings) FileBytes() int64 {
+	if s.FileInputMaxBytes <= 0 {
+		return DefaultFileInputMaxBytes
+	}
+	return s.FileInputMaxBytes
+}
+
+// Check reports the first setting out of its range, naming it.
+func (s AgentSettings) Check() error {
+	switch {
+	case s.TimeoutSeconds < 0 || time.Duration(s.TimeoutSeconds)*time.Second > MaxAgentTimeout:
+		return fmt.Errorf("settings.timeout_seconds is %d; it must be from 1 to %d (0 for the default)", s.TimeoutSeconds, int(MaxAgentTimeout/time.Second))
+	case s.RepairRounds != nil && (*s.RepairRounds < 0 || *s.RepairRounds > MaxRepairRounds):
+		return fmt.Errorf("settings.repair_rounds is %d; it must be from 0 to %d", *s.RepairRounds, MaxRepairRounds)
+	case s.FileInputMaxBytes < 0 || s.FileInputMaxBytes > MaxFileInputMaxBytes:
+		return fmt.Errorf("settings.file_input_max_bytes is %d; it must be from 1 to %d (0 for the default)", s.FileInputMaxBytes, MaxFileInputMaxBytes)
+	}
+	return nil
 }
 
 // Key implements Document.
@@ -258,6 +327,28 @@ type Repair struct {
 	Tokens Tokens `json:"tokens"`
 }
 
+// ModelCall is one request an agent run made to its model: one attempt of
+// one round (the first answer, or a repair).
+type ModelCall struct {
+	// Round is 0 for the first answer, n for the n-th repair.
+	Round int `json:"round"`
+	// Attempt counts from 1 within the round; attempts after the first are
+	// retries.
+	Attempt int `json:"attempt"`
+	// Status is the HTTP status of the answer; 0 when none came.
+	Status int `json:"status,omitempty"`
+	// Cause says why the attempt failed; empty when the model answered.
+	Cause Cause  `json:"cause,omitempty"`
+	Error string `json:"error,omitempty"`
+	// DurationMS is how long the request took.
+	DurationMS int64 `json:"duration_ms"`
+	// WaitMS is how long the runner waited before the next attempt
+	// (Retry-After, or its backoff).
+	WaitMS int64 `json:"wait_ms,omitempty"`
+	// Tokens are the tokens the answer used.
+	Tokens Tokens `json:"tokens,omitzero"`
+}
+
 // AgentRun is one analysis of one e-mail by an agent.
 type AgentRun struct {
 	ID      string `json:"id"`
@@ -277,7 +368,15 @@ type AgentRun struct {
 	// JSON), when the agent runner checked it.
 	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
 	// Repairs are the rounds in which the output was sent back to the model.
-	Repairs       []Repair  `json:"repairs,omitempty"`
+	Repairs []Repair `json:"repairs,omitempty"`
+	// PromptVersion names the prompt the model was given.
+	PromptVersion string `json:"prompt_version,omitempty"`
+	// Calls are the requests made to the model, retries included.
+	Calls []ModelCall `json:"model_calls,omitempty"`
+	// Fenced says the accepted answer came wrapped in a code fence.
+	Fenced bool `json:"fenced,omitempty"`
+	// Answer is the model's last answer as text when it could not be used.
+	Answer        string    `json:"answer,omitempty"`
 	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
 	ReprocessOf   string    `json:"reprocess_of,omitempty"`
 	StartedAt     time.Time `json:"started_at"`

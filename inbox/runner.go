@@ -38,6 +38,12 @@ const (
 	CauseWorkflowFailed Cause = "workflow_failed"
 	// CauseInterrupted: the server stopped while the run was in progress.
 	CauseInterrupted Cause = "interrupted"
+	// CauseOutputTruncated: the model stopped at its output limit before
+	// finishing its answer.
+	CauseOutputTruncated Cause = "output_truncated"
+	// CauseModelUnavailable: no endpoint is configured for the agent's
+	// model, or the model is not in the catalog.
+	CauseModelUnavailable Cause = "model_unavailable"
 )
 
 // AgentInput is what an agent run sees. It never holds a secret value:
@@ -79,6 +85,16 @@ type AgentResult struct {
 	Diagnostics json.RawMessage
 	// Repairs are the rounds in which the output was sent back to the model.
 	Repairs []Repair
+	// PromptVersion names the prompt the model was given; empty when no
+	// model was called.
+	PromptVersion string
+	// Calls are the requests made to the model, retries included.
+	Calls []ModelCall
+	// Fenced says the accepted answer came wrapped in a code fence.
+	Fenced bool
+	// Answer is the model's last answer as text when it could not be used
+	// (CauseInvalidOutput), clipped; empty otherwise.
+	Answer string
 }
 
 // AgentRunner runs an agent on an e-mail. A failure of the model is a

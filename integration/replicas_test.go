@@ -125,12 +125,7 @@ func (p reply) asked() bool {
 
 // code is the tool error's code ("confirmation_replayed", …), "" when none.
 func (p reply) code() string {
-	if p.result == nil || p.result["isError"] != true {
-		return ""
-	}
-	sc, _ := p.result["structuredContent"].(map[string]any)
-	c, _ := sc["error"].(string)
-	return c
+	return mcptest.ResultCode(p.result)
 }
 
 func (p reply) String() string {

@@ -33,13 +33,15 @@ func (a Access) String() string {
 	return "unknown"
 }
 
-// DefaultRoles is the role table used when Options.Roles is nil: an owner
-// may run everything, an operator everything but Admin tools, a viewer only
-// Read tools.
-var DefaultRoles = map[store.Role]Access{
-	"owner":    Admin,
-	"operator": Write,
-	"viewer":   Read,
+// DefaultRoles returns (a copy of) the role table used when Options.Roles
+// is nil: an owner may run everything, an operator everything but Admin
+// tools, a viewer only Read tools. Any other role may run nothing.
+func DefaultRoles() map[store.Role]Access {
+	return map[store.Role]Access{
+		"owner":    Admin,
+		"operator": Write,
+		"viewer":   Read,
+	}
 }
 
 // Caller is the authenticated principal of one request, with the set of

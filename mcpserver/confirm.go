@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,9 +27,42 @@ const ConfirmKey = "confirm"
 // confirmPurpose is the signing-key family of request states.
 const confirmPurpose = "confirm"
 
+// ConfirmationWait bounds how long a confirmation waits for the store (its
+// signing keys and its ledger of used confirmations). A store that cannot
+// answer in time (a database locked by another writer) gets
+// confirmation_unavailable and nothing runs: the user hears within this
+// time that they should try again.
+const ConfirmationWait = 2 * time.Second
+
+// within runs one store call of a confirmation with the deadline of ctx and
+// stops waiting for it at that deadline, even if the store does not honour
+// the context (the call then finishes on its own; if it was the ledger's,
+// the confirmation is spent and a retry is told it was used, and asked anew).
+func within[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := call(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("the store did not answer within %v: %w", ConfirmationWait, ctx.Err())
+	}
+}
+
 // confirm decides whether a destructive call may run now. It returns nil to
 // run the tool, or the result to answer instead (a question, a refusal).
+// Its store calls share one deadline, ConfirmationWait from now.
 func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	ctx, cancel := context.WithTimeout(ctx, s.confirmWait)
+	defer cancel()
 	if !c.Modern() || !c.FormElicitation {
 		if p.Policy.LegacyRunsDirectly {
 			return nil
@@ -71,7 +105,9 @@ func (s *Server) confirm(ctx context.Context, c *Caller, t *Tool, p *Product, re
 	// Whatever the answer, this question is now spent: recording the nonce
 	// first means a declined question cannot later be answered yes, and a
 	// confirmed call runs at most once even when sent many times at once.
-	err = s.opts.Store.Consume(ctx, claims.Nonce, claims.ExpiresAt())
+	_, err = within(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.opts.Store.Consume(ctx, claims.Nonce, claims.ExpiresAt())
+	})
 	switch {
 	case errors.Is(err, store.ErrReplayed):
 		return errorResult(Errorf(CodeConfirmationReplayed,
@@ -100,14 +136,15 @@ func (s *Server) openState(ctx context.Context, state string) (confirm.Claims, e
 	if err != nil {
 		return confirm.Claims{}, err
 	}
-	k, err := s.opts.Store.VerifyingKey(ctx, confirmPurpose, kid)
+	k, err := within(ctx, func(ctx context.Context) (store.Key, error) {
+		return s.opts.Store.VerifyingKey(ctx, confirmPurpose, kid)
+	})
 	if err != nil {
 		return confirm.Claims{}, fmt.Errorf("%w: %v", confirm.ErrUnknownKey, err)
 	}
 	return confirm.Open(state, k.Secret, s.now())
 }
 
-// ask returns the one-question form and a fresh signed state.
 // check runs the tool's check (WithCheck) before anyone is asked: nil when
 // the call may be put to the user, else the answer. A check that cannot
 // reach the store answers confirmation_unavailable, as the ledger would.
@@ -115,7 +152,9 @@ func (s *Server) check(ctx context.Context, c *Caller, t *Tool, req *mcp.CallToo
 	if t.check == nil {
 		return nil
 	}
-	err := t.check(ctx, c, req.Params.Arguments)
+	_, err := within(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, t.check(ctx, c, req.Params.Arguments)
+	})
 	var te *ToolError
 	switch {
 	case err == nil:
@@ -137,9 +176,12 @@ func (s *Server) checkThenAsk(ctx context.Context, c *Caller, t *Tool, where str
 	return s.ask(ctx, c, t, where, want, req)
 }
 
-// where names the place the call acts in ("workspace ws_1").
+// ask returns the one-question form and a fresh signed state; where names
+// the place the call acts in ("workspace ws_1").
 func (s *Server) ask(ctx context.Context, c *Caller, t *Tool, where string, want confirm.Claims, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	k, err := s.opts.Store.SigningKey(ctx, confirmPurpose)
+	k, err := within(ctx, func(ctx context.Context) (store.Key, error) {
+		return s.opts.Store.SigningKey(ctx, confirmPurpose)
+	})
 	if err != nil {
 		s.log.Error("confirmation key unavailable", "tool", t.Name, "error", err)
 		return errorResult(Errorf(CodeConfirmationUnavailable,

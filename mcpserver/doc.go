@@ -5,10 +5,15 @@
 // stateless 2026-07-28 protocol), with one endpoint for both.
 //
 // Entry points:
-//   - New builds a Server from Options (a store and the products).
-//   - NewTool declares a typed tool; Resource, Prompt and Policy declare the rest.
+//   - New builds a Server from Options (a store and the products), after
+//     checking every declaration (names, templates, the tools resources and
+//     prompts rely on, completion sources); see validate.go.
+//   - NewTool declares a typed tool, its schemas derived from Go types (one
+//     type per node, constraint tags; see schema.go); Resource, Prompt,
+//     IDCompleter and Policy declare the rest.
 //   - Server.HTTPHandler serves /mcp (bearer tokens, Origin/Host checks, era
-//     routing); Server.ServeStdio serves one stdio connection for a token.
+//     routing); Server.ServeStdio serves one stdio connection for a token
+//     and answers what it read before the input ended.
 //   - CallerFrom gives handlers the authenticated caller of the request.
 //
 // Permissions: a token names a person, organization, workspace and scopes;

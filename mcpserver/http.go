@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +60,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			stateless.ServeHTTP(w, r)
 			return
 		}
+		if !sessionOrInitialize(w, r) {
+			return
+		}
 		stateful.ServeHTTP(w, r)
 	})
 	authed := auth.RequireBearerToken(s.verifyToken, &auth.RequireBearerTokenOptions{
@@ -67,11 +72,116 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		AllowMissingExpiration: true,
 	})(router)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", authed)
+	mux.Handle("/mcp", invalidTokenChallenge(authed))
 	for pattern, h := range o.Extra {
 		mux.Handle(pattern, h)
 	}
 	return guardOrigin(o, mux)
+}
+
+// invalidTokenChallenge makes the 401 answered to a request that presented
+// a bearer token say why, as RFC 6750 §3.1 asks:
+// WWW-Authenticate: Bearer error="invalid_token", …. (A request without a
+// token gets the bare challenge: the RFC wants no error code then.)
+func invalidTokenChallenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "bearer") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+	})
+}
+
+// challengeWriter rewrites the WWW-Authenticate header of a 401.
+type challengeWriter struct {
+	http.ResponseWriter
+}
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		c.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the token is unknown, expired or revoked", scope="read"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap gives http.ResponseController the underlying writer (flushing the
+// event streams of the SDK).
+func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Flush passes on to the underlying writer.
+func (c *challengeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// maxPeek bounds the body sessionOrInitialize reads of a POST without a
+// session: initialize requests are small.
+const maxPeek = 1 << 20
+
+// sessionOrInitialize answers, and returns false for, a handshake-era POST
+// that carries no Mcp-Session-Id and is not initialize: such a request
+// belongs to no session. The transport specification wants HTTP 400; the
+// body is a JSON-RPC error (-32600, Invalid Request) saying what to do. The
+// go-sdk would open a session for it and answer HTTP 200 with error code 0.
+func sessionOrInitialize(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return true
+	}
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, maxPeek))
+	if err != nil {
+		http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	// The handler reads the whole body again: what was peeked, then the rest.
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), orig), orig}
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	var msgs []message
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return true // not JSON-RPC (or too long to tell): the SDK answers
+		}
+	} else {
+		var one message
+		if json.Unmarshal(trimmed, &one) != nil {
+			return true
+		}
+		msgs = append(msgs, one)
+	}
+	var id json.RawMessage
+	for _, m := range msgs {
+		if m.Method == "initialize" || m.Method == "server/discover" {
+			return true
+		}
+		if id == nil && len(m.ID) > 0 && string(m.ID) != "null" {
+			id = m.ID
+		}
+	}
+	answer := map[string]any{
+		"jsonrpc": "2.0",
+		"error": map[string]any{
+			"code": -32600,
+			"message": "Bad Request: no Mcp-Session-Id header. On protocol 2025-11-25 and earlier, send initialize first and then every request with the " +
+				"Mcp-Session-Id it answers; on 2026-07-28, send Mcp-Protocol-Version: 2026-07-28 and no session is needed.",
+		},
+	}
+	if id != nil {
+		answer["id"] = id
+	}
+	b, _ := json.Marshal(answer)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(b)
+	return false
 }
 
 // errTokenCheck is what a client is told when its token could not be
@@ -170,8 +280,12 @@ func originAllowed(origins, hosts []string, origin string) bool {
 }
 
 // ServeStdio serves one stdio connection (newline-delimited JSON-RPC on in
-// and out) on behalf of the given token, until the client disconnects or ctx
-// ends. The token is checked now and again on every request.
+// and out) on behalf of the given token, until the client closes its input
+// or ctx ends. The token is checked now and again on every request. When
+// the input ends, the requests already read are answered first (unless the
+// client cancelled them, or ctx ends): `printf 'REQ1\nREQ2\n' | kobana
+// serve -stdio` prints both answers. The end of the input is not an error:
+// ServeStdio then returns nil.
 func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser, out io.WriteCloser) error {
 	if _, err := s.opts.Store.Authenticate(ctx, token); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -180,7 +294,16 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser,
 		return err
 	}
 	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
-	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	f := newInflight(ctx)
+	r := &drainingReader{ReadCloser: in, f: f}
+	r.lines.fn = f.read
+	w := &countingWriter{WriteCloser: out}
+	w.lines.fn = f.wrote
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // Connect serves one in-process connection on behalf of a token (tests,

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,9 +19,15 @@ type Product struct {
 	Resources []Resource
 	Prompts   []Prompt
 	// Complete answers completion/complete for this product's prompts and
-	// resource templates; nil means no suggestions.
+	// resource templates; nil means Completer's answers.
 	Complete CompleteFunc
-	Policy   Policy
+	// Completer declares where ids are suggested from: New checks that its
+	// templates are this product's (with an {id}), its arguments are its
+	// prompts', and its tools exist. When Complete is nil it answers
+	// completions itself; a Complete of the product's own may delegate to
+	// it.
+	Completer *IDCompleter
+	Policy    Policy
 }
 
 // Policy is a product's answer to the confirmation questions the
@@ -71,9 +77,15 @@ type Tool struct {
 	inputSchema  *jsonschema.Schema
 	outputSchema *jsonschema.Schema
 	input        *jsonschema.Resolved
-	handler      func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
+	output       *jsonschema.Resolved
+	// constrainedOutput: the output schema says more than the Go type
+	// guarantees, so results are checked against it.
+	constrainedOutput bool
+	handler           func(ctx context.Context, c *Caller, args json.RawMessage) (any, error)
 	// check runs before a destructive call is confirmed (WithCheck).
 	check func(ctx context.Context, c *Caller, args json.RawMessage) error
+	// err is what was wrong with the declaration; New reports it.
+	err error
 }
 
 // WithCheck gives a destructive tool a check that runs whenever the user
@@ -100,49 +112,58 @@ func WithCheck[In any](t Tool, check func(ctx context.Context, c *Caller, in In)
 
 // NewTool declares a tool whose arguments decode into In and whose
 // structured result is Out; both schemas are derived from the Go types
-// (use `json` and `jsonschema` struct tags for names and descriptions).
+// (`json` tags for names, `jsonschema` tags for descriptions, and the
+// constraint tags listed in schema.go: enum, pattern, minLength, maxLength,
+// minimum, maximum, minItems, maxItems, format). In must be a struct.
+// A declaration the framework cannot serve is reported by New.
 // The handler returns a *ToolError (or wraps ErrNotFound) for failures the
 // model should see as a tool result.
 func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, in In) (Out, error)) Tool {
-	in, err := jsonschema.For[In](schemaOptions)
+	t := Tool{ToolSpec: spec}
+	fail := func(format string, args ...any) Tool {
+		t.err = fmt.Errorf("tool %s: "+format, append([]any{spec.Name}, args...)...)
+		return t
+	}
+	in, err := schemaFor[In]()
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+		return fail("input schema: %v", err)
 	}
 	if in.Type != "object" {
-		panic(fmt.Sprintf("mcpserver: tool %s input must be an object", spec.Name))
+		return fail("input must be an object (a struct), not %s", in.Type+strings.Join(in.Types, "|"))
 	}
-	out, err := jsonschema.For[Out](schemaOptions)
+	out, err := schemaFor[Out]()
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s output schema: %v", spec.Name, err))
+		return fail("output schema: %v", err)
 	}
-	resolved, err := in.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s input schema: %v", spec.Name, err))
+	if out.Type != "object" {
+		return fail("output must be an object (a struct or map), not %s", out.Type+strings.Join(out.Types, "|"))
 	}
-	return Tool{
-		ToolSpec:     spec,
-		inputSchema:  in,
-		outputSchema: out,
-		input:        resolved,
-		handler: func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
-			var v In
-			if len(args) > 0 && string(args) != "null" {
-				if err := json.Unmarshal(args, &v); err != nil {
-					return nil, &ToolError{Code: "invalid_arguments", Message: err.Error()}
-				}
+	if t.input, err = in.Resolve(nil); err != nil {
+		return fail("input schema: %v", err)
+	}
+	if t.output, err = out.Resolve(nil); err != nil {
+		return fail("output schema: %v", err)
+	}
+	if h == nil {
+		return fail("no handler")
+	}
+	t.inputSchema, t.outputSchema = in, out
+	t.constrainedOutput = constrained(out)
+	t.handler = func(ctx context.Context, c *Caller, args json.RawMessage) (any, error) {
+		var v In
+		if len(args) > 0 && string(args) != "null" {
+			if err := json.Unmarshal(args, &v); err != nil {
+				return nil, &ToolError{Code: "invalid_arguments", Message: err.Error()}
 			}
-			return h(ctx, c, v)
-		},
+		}
+		return h(ctx, c, v)
 	}
+	return t
 }
 
-// schemaOptions describes types whose Go shape is not their JSON shape: a
-// json.RawMessage is any JSON value, not an array of bytes.
-var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"},
-}}
-
 // validate checks raw arguments against the input schema.
+// The error names the argument in the caller's terms (tags[].name), not
+// the schema's (/properties/tags/items/properties/name).
 func (t *Tool) validate(args json.RawMessage) error {
 	var v any = map[string]any{}
 	if len(args) > 0 && string(args) != "null" {
@@ -150,7 +171,52 @@ func (t *Tool) validate(args json.RawMessage) error {
 			return err
 		}
 	}
-	return t.input.Validate(v)
+	if err := t.input.Validate(v); err != nil {
+		return errors.New(argumentProblem(err.Error()))
+	}
+	return nil
+}
+
+// argumentProblem rewrites a jsonschema-go validation message
+// ("validating root: validating /properties/id: pattern: …") to name the
+// argument ("argument id: pattern: …").
+func argumentProblem(msg string) string {
+	const prefix = "validating "
+	i := strings.LastIndex(msg, prefix)
+	if i < 0 {
+		return msg
+	}
+	where, reason, ok := strings.Cut(msg[i+len(prefix):], ": ")
+	if !ok {
+		return msg
+	}
+	if where == "root" {
+		if names, ok := strings.CutPrefix(reason, "required: missing properties: "); ok {
+			return "missing required argument(s) " + names
+		}
+		if names, ok := strings.CutPrefix(reason, "unexpected additional properties "); ok {
+			return "unknown argument(s) " + names + "; the tool's input schema lists the arguments it takes"
+		}
+		return reason
+	}
+	var path strings.Builder
+	for _, seg := range strings.Split(strings.TrimPrefix(where, "/"), "/") {
+		switch seg {
+		case "properties":
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			continue
+		case "items":
+			path.WriteString("[]")
+			continue
+		case "additionalProperties":
+			path.WriteString("{}")
+			continue
+		}
+		path.WriteString(seg)
+	}
+	return "argument " + strings.TrimPrefix(path.String(), ".") + ": " + reason
 }
 
 // ToolError is a failure reported to the model as an isError tool result

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,6 +53,8 @@ type Server struct {
 	products  []*Product
 	now       func() time.Time
 	log       *slog.Logger
+	// confirmWait is ConfirmationWait (tests shorten it).
+	confirmWait time.Duration
 }
 
 type toolEntry struct {
@@ -75,8 +79,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("mcpserver: Options.Store is required")
 	}
-	if opts.Roles == nil {
-		opts.Roles = DefaultRoles
+	roles, err := checkRoles(opts.Roles)
+	if err != nil {
+		return nil, err
+	}
+	// A copy: the caller's map cannot change who may do what later.
+	opts.Roles = roles
+	opts.Products = slices.Clone(opts.Products)
+	if err := checkProducts(opts.Products); err != nil {
+		return nil, err
 	}
 	if opts.Name == "" {
 		opts.Name = "kobana"
@@ -90,6 +101,8 @@ func New(opts Options) (*Server, error) {
 		prompts: map[string]*promptEntry{},
 		now:     opts.Now,
 		log:     opts.Logger,
+
+		confirmWait: ConfirmationWait,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -111,9 +124,7 @@ func New(opts Options) (*Server, error) {
 		SetCacheable: s.cacheable,
 	})
 	for _, p := range opts.Products {
-		if err := s.addProduct(p); err != nil {
-			return nil, err
-		}
+		s.addProduct(p)
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	return s, nil
@@ -122,16 +133,11 @@ func New(opts Options) (*Server, error) {
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-func (s *Server) addProduct(p *Product) error {
-	if p.Policy.DeclineCode == "" {
-		return fmt.Errorf("mcpserver: product %s: Policy.DeclineCode is required", p.Name)
-	}
+// addProduct registers a product checkProducts accepted.
+func (s *Server) addProduct(p *Product) {
 	s.products = append(s.products, p)
 	for i := range p.Tools {
 		t := &p.Tools[i]
-		if _, dup := s.tools[t.Name]; dup {
-			return fmt.Errorf("mcpserver: tool %s declared twice", t.Name)
-		}
 		s.tools[t.Name] = &toolEntry{tool: t, product: p}
 		readOnly := t.Access == Read
 		destructive := t.Destructive
@@ -157,9 +163,6 @@ func (s *Server) addProduct(p *Product) error {
 	}
 	for i := range p.Resources {
 		r := &p.Resources[i]
-		if _, ok := s.tools[r.Tool]; !ok {
-			return fmt.Errorf("mcpserver: resource %s%s is read by unknown tool %s", r.URI, r.Template, r.Tool)
-		}
 		mime := r.MIMEType
 		if mime == "" {
 			mime = "application/json"
@@ -174,11 +177,6 @@ func (s *Server) addProduct(p *Product) error {
 	}
 	for i := range p.Prompts {
 		pr := &p.Prompts[i]
-		for _, t := range pr.Tools {
-			if _, ok := s.tools[t]; !ok {
-				return fmt.Errorf("mcpserver: prompt %s relies on unknown tool %s", pr.Name, t)
-			}
-		}
 		s.prompts[pr.Name] = &promptEntry{prompt: pr, product: p}
 		args := make([]*mcp.PromptArgument, 0, len(pr.Arguments))
 		for _, a := range pr.Arguments {
@@ -186,7 +184,6 @@ func (s *Server) addProduct(p *Product) error {
 		}
 		s.mcp.AddPrompt(&mcp.Prompt{Name: pr.Name, Title: pr.Title, Description: pr.Description, Arguments: args}, s.getPrompt)
 	}
-	return nil
 }
 
 func uriSegments(u string) []string {
@@ -297,6 +294,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, s.rewriteError(c, method, err)
 			}
 			res.CacheScope, res.TTLMs = "private", 0
+			if c.Modern() {
+				return completeRead{res}, nil
+			}
 			return res, nil
 		}
 		res, err := next(ctx, method, req)
@@ -304,6 +304,10 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, s.rewriteError(c, method, err)
 		}
 		switch r := res.(type) {
+		case *mcp.CallToolResult:
+			if r.NeedsInput() {
+				return inputRequired{r}, nil
+			}
 		case *mcp.ListToolsResult:
 			r.Tools = filter(r.Tools, func(t *mcp.Tool) bool { return c.May(t.Name) })
 		case *mcp.ListResourcesResult:
@@ -461,14 +465,52 @@ func (s *Server) run(ctx context.Context, c *Caller, t *Tool, args json.RawMessa
 	if err != nil {
 		return s.failure(t, err), nil
 	}
-	b, err := json.Marshal(out)
+	b, err := t.encode(out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: encoding result: %w", t.Name, err)
+		// The tool ran: say so, with what it returned, rather than a
+		// structuredContent clients would refuse.
+		s.log.Error("tool result outside its output schema", "tool", t.Name, "error", err)
+		text := fmt.Sprintf("%s: %s ran, but its result does not match the tool's declared output schema (a server bug, logged); do not retry it blindly. The result was: %s",
+			CodeOutputMismatch, t.Name, b)
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}, nil
+}
+
+// CodeOutputMismatch is the error code of a tool that ran but whose result
+// does not match its declared output schema (a bug in the product).
+const CodeOutputMismatch = "output_schema_mismatch"
+
+// encode renders a tool's result as its outputSchema declares it: nil
+// slices and maps are sent as [] and {}. The Go type guarantees the rest of
+// the shape (types, required members, no others), so the result is checked
+// against the schema only when the schema says more than the type can (a
+// constraint tag: enum, pattern, lengths, bounds, format). On a mismatch it
+// returns the JSON with the error.
+func (t *Tool) encode(out any) ([]byte, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	if bytes.Contains(b, []byte("null")) {
+		if b, err = fillNulls(t.outputSchema, b); err != nil {
+			return nil, fmt.Errorf("re-encoding the result: %w", err)
+		}
+	}
+	if !t.constrainedOutput {
+		return b, nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return b, fmt.Errorf("decoding the result: %w", err)
+	}
+	if err := t.output.Validate(v); err != nil {
+		return b, err
+	}
+	return b, nil
 }
 
 // failure is the tool result of a handler's (or check's) error: a
@@ -487,12 +529,15 @@ func (s *Server) failure(t *Tool, err error) *mcp.CallToolResult {
 	}
 }
 
+// errorResult is the tool result of a failure: its text starts with the
+// code ("not_found: …"), which programs read. It carries no
+// structuredContent: that must match the tool's outputSchema, which
+// describes success, and clients that listed the tools refuse a result
+// whose structured content does not (-32602), hiding the message.
 func errorResult(e *ToolError) *mcp.CallToolResult {
-	b, _ := json.Marshal(map[string]string{"error": e.Code, "message": e.Message})
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: e.Code + ": " + e.Message}},
-		StructuredContent: json.RawMessage(b),
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: e.Code + ": " + e.Message}},
 	}
 }
 
@@ -624,14 +669,21 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			}
 		}
 	}
-	if product == nil || product.Complete == nil {
+	if product == nil {
+		return empty, nil
+	}
+	answer := product.Complete
+	if answer == nil && product.Completer != nil {
+		answer = product.Completer.Complete
+	}
+	if answer == nil {
 		return empty, nil
 	}
 	var ctxArgs map[string]string
 	if req.Params.Context != nil {
 		ctxArgs = req.Params.Context.Arguments
 	}
-	vals, err := product.Complete(ctx, c, ref, req.Params.Argument, ctxArgs)
+	vals, err := answer(ctx, c, ref, req.Params.Argument, ctxArgs)
 	if err != nil {
 		s.log.Error("completion failed", "ref", ref.Name+ref.URI, "error", err)
 		return empty, nil

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor"
@@ -61,21 +62,30 @@ var demoFacts = resolve.FactMap{
 	"workflow_run_id": "wr_demo_0001",
 }
 
-const demoUsage = `usage: kobana demo
+const demoUsage = `usage: kobana demo [-model-base-url URL [-model-api-key-env NAME]] [-agents-config FILE]
 
 Runs the seed's complete example (create a payable, attach the e-mail's
 first attachment as a file, notify a chat webhook) end to end on this
-machine: a receiver on 127.0.0.1 plays the ERP and the chat webhook, the
-workflow runs behind the SSRF guard with 127.0.0.1/32 as its only
-exception, and the demo prints what the receiver got for each step, then the
-redacted run record. Nothing leaves the machine; no setup is needed.
+machine. An invoice agent reads the sample e-mail: its model is asked
+through the real client, prompt and linter, by default of a model stand-in
+on 127.0.0.1 that answers with the seed's example, or of the endpoint the
+model flags name (the same flags as kobana serve; see docs/agents.md). The
+demo prints what the model answered, then runs that workflow: a receiver on
+127.0.0.1 plays the ERP and the chat webhook, the workflow runs behind the
+SSRF guard with 127.0.0.1/32 as its only exception, and the demo prints what
+the receiver got for each step, then the redacted run record. Without the
+model flags nothing leaves the machine and no setup is needed.
 
 Exit status: 0 the run succeeded and the receiver got the e-mail's
 attachment byte for byte, 1 otherwise, 2 usage.
+
+flags:
 `
 
 func demoCommand(c *Command, args []string) int {
 	fs := flag.NewFlagSet("kobana demo", flag.ContinueOnError)
+	var models agent.Flags
+	models.Register(fs)
 	if code, ok := c.parseFlags(fs, demoUsage, args); !ok {
 		return code
 	}
@@ -83,9 +93,14 @@ func demoCommand(c *Command, args []string) int {
 		fmt.Fprintf(c.Stderr, "kobana demo: unexpected argument %q\n%s", fs.Arg(0), demoUsage)
 		return exitUsage
 	}
+	cfg, err := agent.Load(models, c.getenv, agent.CatalogProviders())
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "kobana demo: %v\n", err)
+		return exitUsage
+	}
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := runDemo(ctx, c.Stdout)
+	ok, err := runDemo(ctx, c.Stdout, cfg)
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "kobana demo: %v\n", err)
 		return exitFailure
@@ -104,10 +119,12 @@ type demoInputs struct {
 	wantHash string
 }
 
-func loadDemoInputs() (*demoInputs, error) {
-	plan, diags := compile.Compile([]byte(examples.SeedComplete))
-	if plan == nil {
-		return nil, fmt.Errorf("the embedded seed example does not compile: %v", diags.Err())
+// loadDemoInputs compiles the agent's answer doc and reads the sample
+// e-mail. The plan is nil when the answer asks for no action.
+func loadDemoInputs(doc []byte) (*demoInputs, error) {
+	plan, diags := compile.Compile(doc)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("the agent's answer does not compile: %v", diags.Err())
 	}
 	msg, err := eml.New(func() (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader(examples.InvoiceEmail)), nil
@@ -122,12 +139,24 @@ func loadDemoInputs() (*demoInputs, error) {
 	return &demoInputs{plan: plan, msg: msg, wantHash: hash}, nil
 }
 
-// runDemo runs the demo, printing to w. It reports whether the run succeeded
-// and the uploaded file matched the e-mail's attachment.
-func runDemo(ctx context.Context, w io.Writer) (bool, error) {
-	in, err := loadDemoInputs()
+// runDemo runs the demo, printing to w: the agent's model (cfg, or the
+// stand-in when cfg has no endpoint) answers the sample e-mail, and its
+// workflow runs. It reports whether the run succeeded and the uploaded file
+// matched the e-mail's attachment.
+func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
+	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w)
+	doc, err := askDemoAgent(ctx, w, cfg)
+	if err != nil || doc == nil {
+		return false, err
+	}
+	in, err := loadDemoInputs(doc)
 	if err != nil {
 		return false, err
+	}
+	if in.plan == nil || len(in.plan.Steps) == 0 {
+		fmt.Fprintln(w, "\nThe agent asked for no action: there is no workflow to run.")
+		return false, nil
 	}
 	rv, err := startDemoReceiver()
 	if err != nil {
@@ -168,9 +197,8 @@ func runDemo(ctx context.Context, w io.Writer) (bool, error) {
 
 // printIntro says what the demo runs, with what, against what.
 func (in *demoInputs) printIntro(w io.Writer, rv *demoReceiver) {
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  workflow  examples/workflows/seed-complete.json: %d steps\n", len(in.plan.Steps))
+	fmt.Fprintf(w, "  workflow  the agent's answer: %d steps\n", len(in.plan.Steps))
 	fmt.Fprintf(w, "  e-mail    examples/emails/%s: %d attachments\n", examples.InvoiceEmailName, in.msg.Len())
 	for _, a := range in.msg.Attachments() {
 		fmt.Fprintf(w, "              %d  %s  %s  %d bytes\n", a.Index, a.Filename, a.ContentType, a.Size)

@@ -14,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"net/http/httptest"
+
+	"github.com/kobana/workflow/agent/prompt"
+	"github.com/kobana/workflow/agent/standin"
+	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -114,14 +119,15 @@ func TestDemoUsage(t *testing.T) {
 func TestDemoCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	var out bytes.Buffer
+	var out, errb bytes.Buffer
 	start := time.Now()
-	c := &Command{Stdout: &out, Stderr: io.Discard, Context: ctx}
+	c := &Command{Stdout: &out, Stderr: &errb, Context: ctx}
 	if status := c.Main([]string{"demo"}); status != exitFailure {
 		t.Errorf("exit %d", status)
 	}
-	if time.Since(start) > 5*time.Second || !strings.Contains(out.String(), "demo failed: run failed: 3 skipped") {
-		t.Errorf("output:\n%s", out.String())
+	// Stopped while its agent is asked: nothing runs.
+	if time.Since(start) > 5*time.Second || !strings.Contains(errb.String(), "context canceled") || strings.Contains(out.String(), "step 0") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
 }
 
@@ -178,5 +184,73 @@ func TestDemoReceiverChecks(t *testing.T) {
 	denied := &http.Client{Transport: rv.transport(&guard.Guard{})}
 	if _, err := denied.Post("https://erp.example.com/payables", "application/json", strings.NewReader("{}")); err == nil || !strings.Contains(err.Error(), "is denied: loopback") {
 		t.Errorf("deny-list guard: %v", err)
+	}
+}
+
+// TestDemoAsksTheConfiguredModel: with -model-base-url the demo's agent
+// asks that endpoint (here a stand-in whose first answer misspells a field),
+// the answer is repaired through the linter, printed, and run.
+func TestDemoAsksTheConfiguredModel(t *testing.T) {
+	broken := strings.Replace(examples.SeedComplete, `"expected_status"`, `"expected-status"`, 1)
+	model := standin.New(standin.Sequence(standin.Answer("```json\n"+broken+"\n```"), standin.Answer(examples.SeedComplete)))
+	model.APIKey = "sk-demo-test-51d0"
+	ms := httptest.NewServer(model)
+	defer ms.Close()
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, Context: t.Context(), Getenv: func(k string) string {
+		if k == "DEMO_TEST_KEY" {
+			return "sk-demo-test-51d0"
+		}
+		return ""
+	}}
+	if status := c.Main([]string{"demo", "-model-base-url", ms.URL + "/v1", "-model-api-key-env", "DEMO_TEST_KEY"}); status != exitOK {
+		t.Fatalf("exit %d\nstderr: %s\nstdout:\n%s", status, errb.String(), out.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, response format json_schema)",
+		"its model is asked through the model endpoint.",
+		"agent run: succeeded after 2 requests, 1 repair round,",
+		"The model answered (validated by the platform's linter before anything runs):",
+		`      "label": "crea la cuenta a pagar",`,
+		"demo succeeded: 3 steps succeeded",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "sk-demo-test-51d0") {
+		t.Error("the demo printed the model key")
+	}
+	if repair := model.Requests()[1].LastUser(); !strings.Contains(repair, `unknown field "expected-status"`) {
+		t.Errorf("the repair request: %s", repair)
+	}
+}
+
+// TestDemoStandInAnswersTheSample: without model flags, the demo's stand-in
+// is asked with the real prompt of the sample e-mail.
+func TestDemoStandInAnswersTheSample(t *testing.T) {
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, Context: t.Context()}
+	if status := c.Main([]string{"demo"}); status != exitOK {
+		t.Fatalf("exit %d: %s", status, errb.String())
+	}
+	for _, want := range []string{
+		"its model is asked through the demo's model stand-in",
+		"agent run: succeeded after 1 request, 0 repair rounds,",
+		"(prompt " + prompt.Version + ")",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestDemoModelFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, Context: t.Context()}
+	if status := c.Main([]string{"demo", "-model-base-url", "http://127.0.0.1:1/v1", "-model-api-key-env", "UNSET_KEY"}); status != exitUsage ||
+		!strings.Contains(errb.String(), "-model-api-key-env: the environment variable UNSET_KEY is not set or empty") {
+		t.Errorf("exit %d: %s", status, errb.String())
 	}
 }

@@ -6,22 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 )
-
-// lintWorkflow is workflows_validate's linter: the compiler's diagnostics.
-func lintWorkflow(doc []byte) (json.RawMessage, bool) {
-	ds := compile.Lint(doc)
-	b, err := json.Marshal(ds)
-	if err != nil {
-		return json.RawMessage("[]"), false
-	}
-	return b, !ds.HasErrors()
-}
 
 // workflowRunner runs Inbox's workflows (emails_reprocess) on the
 // executor's document path, returning the redacted record.

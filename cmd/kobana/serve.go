@@ -80,6 +80,14 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	if f.products, err = selectProducts(*selected, setups); err != nil {
 		return fail("%v", err)
 	}
+	for _, p := range f.products {
+		if p.check == nil {
+			continue
+		}
+		if err := p.check(c); err != nil {
+			return fail("%v", err)
+		}
+	}
 	var asked []string
 	for i, s := range services {
 		setup, err := svcs[i]()

@@ -2,7 +2,11 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"io"
+	"log/slog"
 
+	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
@@ -28,6 +32,10 @@ type productSetup struct {
 	// seed adds the product's demo records to the demo organization
 	// (-demo); nil when it has none of its own.
 	seed func(a *assembly) error
+	// check reads the product's flags once they are parsed, before
+	// anything is opened; an error is a usage error. nil when there is
+	// nothing to check.
+	check func(c *Command) error
 	// build makes the product from what the assembly shares; it may add
 	// HTTP routes to a.handlers.
 	build func(a *assembly) (*mcpserver.Product, error)
@@ -57,16 +65,25 @@ func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
 	return inbox.Seed(a.ctx, a.store, a.now())
 }
 
-func inboxProduct(*flag.FlagSet) productSetup {
+func inboxProduct(fs *flag.FlagSet) productSetup {
+	var models agent.Flags
+	models.Register(fs)
+	var cfg agent.Config
 	return productSetup{
 		instructions: "Kobana Inbox: e-mail inboxes whose AI agent turns each message into a workflow; resources under kobana://inbox/.",
+		check: func(c *Command) (err error) {
+			cfg, err = agent.Load(models, c.getenv, agent.CatalogProviders())
+			return err
+		},
 		build: func(a *assembly) (*mcpserver.Product, error) {
+			agents := agentRunner(a.cmd.Stderr, cfg, a.log)
 			mp, p, err := inboxmcp.New(inboxmcp.Options{
-				Store:      a.store,
-				Lint:       lintWorkflow,
-				Runner:     workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
-				HTTPClient: a.guard.Client(),
-				PublicURL:  a.publicURL,
+				Store:       a.store,
+				Lint:        agent.LintJSON,
+				AgentRunner: agents,
+				Runner:      workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
+				HTTPClient:  a.guard.Client(),
+				PublicURL:   a.publicURL,
 			})
 			if err != nil {
 				return nil, err
@@ -75,6 +92,20 @@ func inboxProduct(*flag.FlagSet) productSetup {
 			return mp, nil
 		},
 	}
+}
+
+// agentRunner is the Inbox's agent runner for cfg: the model client when
+// an endpoint is configured, else the runner that replays recorded answers.
+// It tells the person running serve which, on w (never a key).
+func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRunner {
+	if !cfg.Configured() {
+		fmt.Fprintln(w, "agents: no model endpoint (-model-base-url or -agents-config): reprocessing replays each agent's recorded answer")
+		return inbox.ReplayRunner{}
+	}
+	for _, l := range cfg.Describe() {
+		fmt.Fprintln(w, "agents: "+l)
+	}
+	return &agent.Runner{Config: cfg, Logger: log}
 }
 
 func billingProduct(*flag.FlagSet) productSetup {

@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/confirm"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 )
 
@@ -97,7 +98,6 @@ func TestConfirmationIsBound(t *testing.T) {
 	}
 	for name, r := range map[string]map[string]any{
 		"other invoice": e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, formCaps, state, yesAnswer),
-		"other tool":    e.rawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer),
 		"other person":  e.rawCall("owner2", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
 		"other org":     e.rawCall("other", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
 		"forged":        e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state[:len(state)-4]+"AAAA", yesAnswer),
@@ -105,6 +105,12 @@ func TestConfirmationIsBound(t *testing.T) {
 		if !inputRequired(r) {
 			t.Errorf("%s: %v, want the question again", name, r)
 		}
+	}
+	// Another tool: its schema refuses an invoice id as a customer id before
+	// any confirmation is looked at (the binding to the tool itself is the
+	// framework's, tested there).
+	if r := e.rawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer); mcptest.ResultCode(r) != "invalid_arguments" {
+		t.Errorf("other tool: %v, want invalid_arguments", r)
 	}
 	e.clock.Advance(confirm.TTL + 1)
 	if r := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer); !inputRequired(r) {

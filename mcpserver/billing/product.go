@@ -73,6 +73,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 		Resources: p.resources(),
 		Prompts:   p.prompts(),
 		Complete:  p.complete,
+		Completer: p.completer(),
 		Policy:    Policy,
 	}
 	return mp, p, nil

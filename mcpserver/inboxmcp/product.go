@@ -80,6 +80,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 		Resources: p.resources(),
 		Prompts:   p.prompts(),
 		Complete:  p.complete,
+		Completer: p.completer(),
 		// Inbox never runs a destructive tool without the user's yes.
 		Policy: mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: false},
 	}

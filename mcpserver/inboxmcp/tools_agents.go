@@ -27,6 +27,9 @@ type AgentCreateArg struct {
 	Model         string   `json:"model" jsonschema:"a model id from models_list" enum:"claude-sonnet-4-5,claude-haiku-4-5,gpt-4.1-mini,gemini-2.5-flash"`
 	SystemMessage string   `json:"system_message" jsonschema:"the instructions the agent follows for every e-mail; it answers with {result, workflow}" minLength:"1" maxLength:"50000"`
 	Skills        []string `json:"skills,omitempty" jsonschema:"skill names the agent may use, e.g. extract_invoice" maxItems:"50" pattern:"^[a-z][a-z0-9_]{0,63}$"`
+	// Settings tune how the agent's model is called; absent means the
+	// defaults.
+	Settings *inbox.AgentSettings `json:"settings,omitempty" jsonschema:"how the agent's model is called: timeout, repair rounds, file inputs; absent for the defaults"`
 }
 
 // AgentUpdateArg changes an agent; absent fields stay as they are.
@@ -37,6 +40,19 @@ type AgentUpdateArg struct {
 	SystemMessage *string   `json:"system_message,omitempty" minLength:"1" maxLength:"50000"`
 	Skills        *[]string `json:"skills,omitempty" maxItems:"50" pattern:"^[a-z][a-z0-9_]{0,63}$"`
 	Status        *string   `json:"status,omitempty" jsonschema:"active or paused" enum:"active,paused"`
+	// Settings replaces the agent's settings whole.
+	Settings *inbox.AgentSettings `json:"settings,omitempty" jsonschema:"how the agent's model is called, replacing the current settings whole"`
+}
+
+// checkSettings refuses settings out of their ranges.
+func checkSettings(s *inbox.AgentSettings) error {
+	if s == nil {
+		return nil
+	}
+	if err := s.Check(); err != nil {
+		return mcpserver.Errorf("invalid_arguments", "%v", err)
+	}
+	return nil
 }
 
 func checkModel(m string) error {
@@ -80,6 +96,9 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 	if err := checkModel(in.Model); err != nil {
 		return inbox.Agent{}, err
 	}
+	if err := checkSettings(in.Settings); err != nil {
+		return inbox.Agent{}, err
+	}
 	w, err := p.workspace(ctx, c.Workspace)
 	if err != nil {
 		return inbox.Agent{}, err
@@ -97,6 +116,9 @@ func (p *Product) agentsCreate(ctx context.Context, c *mcpserver.Caller, in Agen
 	a := inbox.Agent{ID: inbox.NewID("agt"), Name: in.Name, Model: in.Model, SystemMessage: in.SystemMessage, Skills: in.Skills, Status: inbox.StatusActive, CreatedAt: now, UpdatedAt: now}
 	if a.Skills == nil {
 		a.Skills = []string{}
+	}
+	if in.Settings != nil {
+		a.Settings = *in.Settings
 	}
 	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {
 		return inbox.Agent{}, err
@@ -137,8 +159,14 @@ func (p *Product) agentsUpdate(ctx context.Context, c *mcpserver.Caller, in Agen
 		}
 		a.Status, changed = *in.Status, append(changed, "status")
 	}
+	if in.Settings != nil {
+		if err := checkSettings(in.Settings); err != nil {
+			return a, err
+		}
+		a.Settings, changed = *in.Settings, append(changed, "settings")
+	}
 	if len(changed) == 0 {
-		return a, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, model, system_message, skills, status")
+		return a, mcpserver.Errorf("invalid_arguments", "nothing to change: pass at least one of name, model, system_message, skills, status, settings")
 	}
 	a.UpdatedAt = p.now().UTC()
 	if err := p.repo.Agents.Put(ctx, c.Workspace, a); err != nil {

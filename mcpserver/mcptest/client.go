@@ -63,21 +63,39 @@ func Stdio(t testing.TB, srv *mcpserver.Server, token string) mcp.Transport {
 }
 
 // Connect opens a go-sdk client session over transport speaking era,
-// answering elicitations with answer when it is not nil. The session is
-// closed when the test ends.
+// answering elicitations with answer when it is not nil. Every message the
+// server sends on it is checked against the official MCP schema of era and
+// every tool result against its tool's outputSchema (see Checker): a
+// violation fails t. The session is closed when the test ends.
 func Connect(t testing.TB, transport mcp.Transport, era string, answer Answer) *mcp.ClientSession {
+	t.Helper()
+	cs, _ := ConnectChecked(t, transport, era, answer)
+	return cs
+}
+
+// ConnectChecked is Connect that also returns the session's Checker, whose
+// Seen tells which kinds of message the test exercised.
+func ConnectChecked(t testing.TB, transport mcp.Transport, era string, answer Answer) (*mcp.ClientSession, *Checker) {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if answer != nil {
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer(r) }
 	}
+	check := NewChecker(era)
 	c := mcp.NewClient(&mcp.Implementation{Name: "kobana-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	cs, err := c.Connect(context.Background(), Checked(t, transport, check), &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatalf("connect %s: %v", era, err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	// The tools' output schemas, so that every tool result on this
+	// connection is checked against its tool's.
+	for _, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("connect %s: listing tools: %v", era, err)
+		}
+	}
+	return cs, check
 }
 
 // TextOf joins the text contents of a tool result.
@@ -92,6 +110,16 @@ func TextOf(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// ErrorCode returns the error code of a tool result that failed (the text
+// before the first ": "), "" for a success.
+func ErrorCode(r *mcp.CallToolResult) string {
+	if r == nil || !r.IsError {
+		return ""
+	}
+	code, _, _ := strings.Cut(TextOf(r), ": ")
+	return code
 }
 
 // RPCCode returns the JSON-RPC error code of err, or 0.

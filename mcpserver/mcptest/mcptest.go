@@ -1,10 +1,3 @@
-// Package mcptest helps tests drive the MCP server with plain JSON-RPC over
-// HTTP, for the protocol-2026-07-28 cases a go-sdk client cannot express: the
-// per-request _meta (protocol version, client capabilities), requestState
-// and inputResponses of a confirmed tools/call.
-//
-// ToolCall.Send is the entry point; FormCaps and YesAnswer are the usual
-// capabilities and answer of a client that confirms with a form.
 package mcptest
 
 import (
@@ -13,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Modern is the stateless protocol version the calls speak.
@@ -46,7 +42,10 @@ type Reply struct {
 	Body string
 }
 
-// Send posts the call with client (http.DefaultClient when nil).
+// Send posts the call with client (http.DefaultClient when nil). The answer
+// is checked against the official 2026-07-28 schema, and a tool result
+// against the tool's outputSchema (from tools/list with the same token): a
+// violation is returned as an error, with the Reply.
 func (c ToolCall) Send(client *http.Client) (Reply, error) {
 	if client == nil {
 		client = http.DefaultClient
@@ -65,42 +64,112 @@ func (c ToolCall) Send(client *http.Client) (Reply, error) {
 	if c.Responses != nil {
 		params["inputResponses"] = c.Responses
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	if err != nil {
-		return Reply{}, err
-	}
-	req, err := http.NewRequest("POST", c.URL, bytes.NewReader(body))
-	if err != nil {
-		return Reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", Modern)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", c.Tool)
-	resp, err := client.Do(req)
+	check := toolChecker(client, c.URL, c.Token)
+	status, raw, err := post(client, c.URL, c.Token, "tools/call", c.Tool, params, check)
 	if err != nil {
 		return Reply{}, fmt.Errorf("%s: %w", c.Tool, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return Reply{}, fmt.Errorf("%s: reading the answer: %w", c.Tool, err)
 	}
 	var out struct {
 		Result map[string]any `json:"result"`
 		Error  map[string]any `json:"error"`
 	}
 	if json.Unmarshal(raw, &out) != nil {
-		return Reply{Status: resp.StatusCode, Body: string(raw)}, nil
+		return Reply{Status: status, Body: string(raw)}, nil
 	}
-	return Reply{Status: resp.StatusCode, Result: out.Result, Error: out.Error}, nil
+	reply := Reply{Status: status, Result: out.Result, Error: out.Error}
+	if err := check.Received(raw); err != nil {
+		return reply, fmt.Errorf("%s: %w", c.Tool, err)
+	}
+	return reply, nil
+}
+
+// requestIDs numbers the requests post sends, so that one Checker can
+// follow concurrent calls.
+var requestIDs atomic.Int64
+
+// post sends one 2026-07-28 request and returns the HTTP status and body.
+// check (when not nil) learns the request.
+func post(client *http.Client, url, token, method, name string, params map[string]any, check *Checker) (int, []byte, error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": requestIDs.Add(1), "method": method, "params": params})
+	if err != nil {
+		return 0, nil, err
+	}
+	if check != nil {
+		check.Sent(body)
+	}
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", Modern)
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return resp.StatusCode, raw, nil
+}
+
+// checkers holds one Checker per endpoint and token, primed with the
+// tools that token may list.
+var checkers sync.Map // url + "\x00" + token → *primedChecker
+
+type primedChecker struct {
+	once  sync.Once
+	check *Checker
+}
+
+// toolChecker returns the Checker of an endpoint and token, listing the
+// tools once, on first use (concurrent first calls wait for that one
+// listing); a token that cannot list gets a Checker that knows no tool.
+func toolChecker(client *http.Client, url, token string) *Checker {
+	v, _ := checkers.LoadOrStore(url+"\x00"+token, &primedChecker{})
+	p := v.(*primedChecker)
+	p.once.Do(func() {
+		p.check = NewChecker(Modern)
+		_, raw, err := post(client, url, token, "tools/list", "", map[string]any{
+			"_meta": map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    Modern,
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			},
+		}, p.check)
+		if err == nil {
+			p.check.Received(raw) // a broken list fails the tests that list tools
+		}
+	})
+	return p.check
 }
 
 // InputRequired reports whether a result asks the user a question.
 func InputRequired(r map[string]any) bool {
 	return r["resultType"] == "input_required" && r["requestState"] != nil && r["inputRequests"] != nil
+}
+
+// ResultCode returns the error code of a raw tool result that failed (the
+// text before the first ": " of its first content), "" for a success.
+func ResultCode(r map[string]any) string {
+	if r["isError"] != true {
+		return ""
+	}
+	content, _ := r["content"].([]any)
+	if len(content) == 0 {
+		return ""
+	}
+	first, _ := content[0].(map[string]any)
+	text, _ := first["text"].(string)
+	code, _, _ := strings.Cut(text, ": ")
+	return code
 }
 
 // ResultText returns a result's content as JSON text, for assertions.

@@ -1,0 +1,15 @@
+// Package standin is a local OpenAI-compatible Chat Completions server that
+// stands in for a model where none can be reached: the agent runner's tests
+// and `kobana demo`. It is not a model and does not pretend to be one: it
+// answers each request with a Reply its Responder picks (scripted answers,
+// provider errors, Retry-After, refusals, truncated answers, a request that
+// never returns), and it keeps every request it received, body and headers,
+// so tests can check what a real provider would have been sent.
+//
+// Entry points: New (a Server, an http.Handler serving POST
+// /chat/completions and /v1/chat/completions), Server.Start (listen on
+// loopback), Server.Requests (what was received), and the Responders
+// Sequence, Always and Match. Usage counts are an estimate, EstimateTokens:
+// one token per four bytes of message text and of file data, rounded up —
+// a stand-in for a provider's tokenizer, the same for every request.
+package standin

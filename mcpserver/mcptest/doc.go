@@ -1,0 +1,16 @@
+// Package mcptest is the test kit of MCP products served by mcpserver.
+//
+//   - Connect (and ConnectChecked) opens a go-sdk client session over HTTP
+//     (HTTP) or in process (Stdio) on either protocol era; every message the
+//     server sends on it is checked by a Checker against the official MCP
+//     JSON Schema of the era (vendored in testdata/schema) and every tool
+//     result against its tool's outputSchema: a violation fails the test.
+//   - ToolCall.Send sends one raw 2026-07-28 tools/call (per-request _meta,
+//     requestState, inputResponses: what a go-sdk client cannot express) and
+//     checks the answer the same way; FormCaps and YesAnswer are the usual
+//     capabilities and answer of a client that confirms with a form.
+//   - Snapshot compares what a session lists (tools, resources, templates,
+//     prompts) with a golden file; -update rewrites it.
+//   - CallConcurrently, TextOf, ErrorCode, RPCCode, ResultCode help
+//     assertions.
+package mcptest
