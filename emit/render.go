@@ -109,7 +109,7 @@ func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
 	default:
 		req.ContentLength = r.body.length
 		req.Body = r.body.open()
-		req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		req.GetBody = r.body.replay
 	}
 	return req, nil
 }
@@ -122,7 +122,9 @@ type Record struct {
 	// Body is the JSON value of a JSON body, or a JSON string for a text body.
 	Body json.RawMessage `json:"body,omitempty"`
 	// Form is an object mirroring the step's form fields, in order; a file
-	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}.
+	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}, with
+	// "defects":[{"code":…,"message":…}] when reading the attachment needed
+	// repairs (see package resolve/eml).
 	Form json.RawMessage `json:"form,omitempty"`
 }
 
@@ -286,11 +288,21 @@ func (rd *renderer) recordOf(r *lang.Ref, v resolve.Value) string {
 }
 
 // describe returns the record's description of an attachment's bytes,
-// "[attachment N: name, type, size bytes]", and makes it a marker the
-// redactor leaves alone (its name and type redacted first).
+// "[attachment N: name, type, size bytes]" (with "; repaired: code, …"
+// before the bracket when reading it needed repairs: eml.Defect codes), and
+// makes it a marker the redactor leaves alone (its name and type redacted
+// first).
 func (rd *renderer) describe(v resolve.Value) string {
 	a := v.Attachment
-	desc := fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, rd.red.String(a.Filename), rd.red.String(a.ContentType), a.Size)
+	repaired := ""
+	if len(a.Defects) > 0 {
+		codes := make([]string, len(a.Defects))
+		for i, d := range a.Defects {
+			codes[i] = d.Code
+		}
+		repaired = "; repaired: " + strings.Join(codes, ", ")
+	}
+	desc := fmt.Sprintf("[attachment %d: %s, %s, %d bytes%s]", a.Index, rd.red.String(a.Filename), rd.red.String(a.ContentType), a.Size, repaired)
 	rd.red.AddMarker(desc)
 	return desc
 }
@@ -604,6 +616,20 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = appendJSONString(rec, a.ContentType)
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
+			if len(a.Defects) > 0 {
+				rec = append(rec, `,"defects":[`...)
+				for i, d := range a.Defects {
+					if i > 0 {
+						rec = append(rec, ',')
+					}
+					rec = append(rec, `{"code":"`...)
+					rec = appendJSONString(rec, d.Code)
+					rec = append(rec, `","message":"`...)
+					rec = appendJSONString(rec, d.Message)
+					rec = append(rec, `"}`...)
+				}
+				rec = append(rec, ']')
+			}
 			rec = append(rec, '}')
 			continue
 		}

@@ -23,13 +23,17 @@ type Message interface {
 	Close() error
 }
 
-// Messages opens stored raw messages.
+// Messages opens and deletes stored raw messages.
 type Messages interface {
 	// OpenMessage opens a snapshot of an e-mail's raw message. An error
 	// matching ErrPurged says the message is no longer stored (retention,
 	// or the e-mail was deleted); any other error is a storage failure
 	// worth retrying.
 	OpenMessage(ctx context.Context, workspace, emailID string) (Message, error)
+	// DeleteMessage deletes an e-mail's raw message (emails_delete,
+	// retention); snapshots already open keep reading it. Deleting a message
+	// that is not stored is not an error.
+	DeleteMessage(ctx context.Context, workspace, emailID string) error
 }
 
 // ErrPurged reports that an e-mail's raw message is no longer stored.
@@ -57,6 +61,14 @@ func (b BlobMessages) OpenMessage(ctx context.Context, workspace, emailID string
 		return nil, fmt.Errorf("reading the raw message of e-mail %s: %w", emailID, err)
 	}
 	return BytesMessage(raw), nil
+}
+
+// DeleteMessage implements Messages.
+func (b BlobMessages) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	if err := b.Blobs.DeleteBlob(ctx, workspace, emailID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("deleting the raw message of e-mail %s: %w", emailID, err)
+	}
+	return nil
 }
 
 // BytesMessage is a Message over bytes held in memory.

@@ -76,7 +76,7 @@ func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
 			}
 		}
 	}
-	msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(r, 0, size)), nil })
+	msg, err := eml.New(r, size)
 	if err != nil {
 		return e, fmt.Errorf("reading attachments: %w", err)
 	}

@@ -255,17 +255,17 @@ type AgentSettings struct {
 	// TimeoutSeconds bounds a whole run of the agent: every request to the
 	// model, retries and repair rounds included. 0 means
 	// DefaultAgentTimeout.
-	TimeoutSeconds int `json:"timeout_seconds,omitempty" jsonschema:"seconds a whole agent run may take, retries and repairs included (default 120, at most 900)"`
+	TimeoutSeconds int `json:"timeout_seconds,omitempty" jsonschema:"seconds a whole agent run may take, retries and repairs included (default 120, at most 900)" minimum:"0" maximum:"900"`
 	// RepairRounds is how many times an answer that does not validate is
 	// sent back to the model with the linter's diagnostics; nil means
 	// DefaultRepairRounds, 0 none.
-	RepairRounds *int `json:"repair_rounds,omitempty" jsonschema:"times an invalid answer is sent back to the model with its diagnostics (default 1, at most 5, 0 for none)"`
+	RepairRounds *int `json:"repair_rounds,omitempty" jsonschema:"times an invalid answer is sent back to the model with its diagnostics (default 1, at most 5, 0 for none)" minimum:"0" maximum:"5"`
 	// FileInputs lets a model that supports attachments read the e-mail's
 	// documents (PDF, images) as files, within FileInputMaxBytes.
 	FileInputs bool `json:"file_inputs,omitempty" jsonschema:"let a model that supports attachments read the e-mail's PDF and image attachments"`
 	// FileInputMaxBytes caps the attachment bytes sent to the model in one
 	// request; 0 means DefaultFileInputMaxBytes.
-	FileInputMaxBytes int64 `json:"file_input_max_bytes,omitempty" jsonschema:"most attachment bytes sent to the model in one request (default 10 MiB, at most 50 MiB)"`
+	FileInputMaxBytes int64 `json:"file_input_max_bytes,omitempty" jsonschema:"most attachment bytes sent to the model in one request (default 10 MiB, at most 50 MiB)" minimum:"0" maximum:"52428800"`
 }
 
 // Timeout is the time a whole run of the agent may take.

@@ -132,3 +132,26 @@ func TestReadEmailFromMessage(t *testing.T) {
 		t.Fatalf("ReadEmail %s\nParseEmail %s", jb, ja)
 	}
 }
+
+func TestBlobMessagesDelete(t *testing.T) {
+	ctx := context.Background()
+	st, _ := seeded(t)
+	m := inbox.BlobMessages{Blobs: st}
+	open, err := m.OpenMessage(ctx, demo.Workspace, "eml_inv_02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	for range 2 {
+		if err := m.DeleteMessage(ctx, demo.Workspace, "eml_inv_02"); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if _, err := m.OpenMessage(ctx, demo.Workspace, "eml_inv_02"); !errors.Is(err, inbox.ErrPurged) {
+		t.Fatalf("open after delete: %v", err)
+	}
+	// A snapshot opened before keeps reading.
+	if b, err := io.ReadAll(inbox.MessageReader(open)); err != nil || int64(len(b)) != open.Size() || len(b) == 0 {
+		t.Fatalf("snapshot after delete: %d bytes, %v", len(b), err)
+	}
+}

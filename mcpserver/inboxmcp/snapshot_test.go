@@ -10,7 +10,7 @@ import (
 // TestSnapshots compares what each role of the demo workspace sees of Inbox
 // (tools with their schemas and annotations, resources, templates,
 // prompts) with testdata/snapshots/<role>.json. After adding or changing a
-// tool, resource or prompt: go test ./mcpserver/inbox -run TestSnapshots
+// tool, resource or prompt: go test ./mcpserver/inboxmcp -run TestSnapshots
 // -update, and review the diff.
 func TestSnapshots(t *testing.T) {
 	k := newKit(t)

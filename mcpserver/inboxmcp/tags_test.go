@@ -4,8 +4,10 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kobana/workflow/inbox"
 )
@@ -94,6 +96,20 @@ func TestIDPatterns(t *testing.T) {
 	for s, want := range map[string]bool{"2026-11": true, " 2026-11": false, "2026-00": false, "2026-1": false} {
 		if month.MatchString(s) != want {
 			t.Errorf("month pattern on %q: %v", s, !want)
+		}
+	}
+}
+
+// The agent settings' schema bounds are the domain's.
+func TestAgentSettingsBounds(t *testing.T) {
+	for field, want := range map[string]string{
+		"TimeoutSeconds":    strconv.Itoa(int(inbox.MaxAgentTimeout / time.Second)),
+		"RepairRounds":      strconv.Itoa(inbox.MaxRepairRounds),
+		"FileInputMaxBytes": strconv.FormatInt(inbox.MaxFileInputMaxBytes, 10),
+	} {
+		f, _ := reflect.TypeFor[inbox.AgentSettings]().FieldByName(field)
+		if got := f.Tag.Get("maximum"); got != want || f.Tag.Get("minimum") != "0" {
+			t.Errorf("AgentSettings.%s bounds 0..%s, want 0..%s", field, got, want)
 		}
 	}
 }

@@ -2,12 +2,10 @@ package inboxmcp
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
 )
 
 // EmailListArg filters emails_list.
@@ -95,7 +93,7 @@ func (p *Product) emailsDelete(ctx context.Context, c *mcpserver.Caller, in Emai
 	if err := p.repo.Emails.Delete(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
-	if err := p.opts.Store.DeleteBlob(ctx, c.Workspace, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := p.opts.Messages.DeleteMessage(ctx, c.Workspace, in.ID); err != nil {
 		return Deleted{}, err
 	}
 	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventEmailDeleted, in.ID, map[string]string{"email_id": in.ID})

@@ -71,11 +71,9 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	// The connection stays open: a new one would re-read the schema.
 	write.SetConnMaxIdleTime(0)
 	write.SetMaxIdleConns(1)
-	for _, stmt := range schema {
-		if _, err := write.ExecContext(ctx, stmt); err != nil {
-			write.Close()
-			return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
-		}
+	if err := migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
 	read, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
@@ -103,6 +101,49 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		return fail(err)
 	}
 	return s, nil
+}
+
+// migrate brings the schema up to date in one write transaction. Several
+// handles or processes opening a new file at once race to switch it to WAL
+// and create the tables; SQLite answers the loser SQLITE_BUSY at once, without
+// consulting busy_timeout, while the journal mode changes. Those answers are
+// retried for as long as busy_timeout would have waited.
+func migrate(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := migrateOnce(ctx, db)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+func migrateOnce(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return err
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		return coded.Code()&0xff == 5 // SQLITE_BUSY and its extended codes
+	}
+	return false
 }
 
 // Close closes the database.
