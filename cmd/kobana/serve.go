@@ -91,21 +91,31 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 			return fail("%v", err)
 		}
 	}
+	if f.services, err = selectServices(svcs); err != nil {
+		return fail("%v", err)
+	}
+	return f, exitOK, true
+}
+
+// selectServices reads the services' flags: the services they ask for, in
+// the registry's order; at least one.
+func selectServices(read []func() (serviceSetup, error)) ([]serviceSetup, error) {
+	var out []serviceSetup
 	var asked []string
 	for i, s := range services {
-		setup, err := svcs[i]()
+		setup, err := read[i]()
 		if err != nil {
-			return fail("%v", err)
+			return nil, err
 		}
 		if setup.service != nil {
-			f.services = append(f.services, setup)
+			out = append(out, setup)
 		}
 		asked = append(asked, s.enable)
 	}
-	if len(f.services) == 0 {
-		return fail("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
+	if len(out) == 0 {
+		return nil, fmt.Errorf("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
 	}
-	return f, exitOK, true
+	return out, nil
 }
 
 // selectProducts reads -products: names from the registry, comma-separated,

@@ -80,6 +80,7 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 			mp, p, err := inboxmcp.New(inboxmcp.Options{
 				Store:       a.store,
 				Lint:        agent.LintJSON,
+				Plan:        workflowPlanner(a.guard),
 				AgentRunner: agents,
 				Runner:      workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
 				HTTPClient:  a.guard.Client(),
