@@ -85,6 +85,7 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 				Runner:      workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
 				HTTPClient:  a.guard.Client(),
 				PublicURL:   a.publicURL,
+				Messages:    a.messages,
 			})
 			if err != nil {
 				return nil, err

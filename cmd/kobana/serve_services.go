@@ -56,6 +56,7 @@ type service interface {
 var services = []serviceDef{
 	{name: "http", enable: "-http ADDR", setup: httpService},
 	{name: "stdio", enable: "-stdio", setup: stdioService},
+	{name: "smtp", enable: "-smtp ADDR", setup: intakeSetup},
 }
 
 // httpServer serves MCP over Streamable HTTP at /mcp, with the products'
