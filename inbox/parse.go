@@ -95,7 +95,11 @@ func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
 	}
 	e.Attachments = []AttachmentInfo{}
 	for _, a := range msg.Attachments() {
-		e.Attachments = append(e.Attachments, AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+		info := AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
+		for _, d := range a.Defects {
+			info.Defects = append(info.Defects, AttachmentDefect{Code: d.Code, Message: d.Message})
+		}
+		e.Attachments = append(e.Attachments, info)
 	}
 	e.SizeBytes = int(size)
 	return e, nil
