@@ -132,6 +132,25 @@ type Record struct {
 // live request and its record in one walk. It fails with *resolve.SkipError,
 // *resolve.RefError or *Error before anything could be sent.
 func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
+	return RenderWith(step, scope, Options{})
+}
+
+// Options change how RenderWith renders a step. The executor uses none: it
+// calls Render.
+type Options struct {
+	// StandIn, when set, is asked first for each reference of the step
+	// other than a forward one. A caller that describes a request instead
+	// of sending it (a dry run, package plan) answers for what it cannot
+	// know before the run — a secret's value, the response of a step it has
+	// no example of, a fact it was not given — with a stand-in value for
+	// the live request and the text the record shows in its place (empty
+	// for the record's usual text, such as a secret's marker). With ok
+	// false the scope resolves the reference as usual.
+	StandIn func(r *lang.Ref) (v resolve.Value, record string, ok bool)
+}
+
+// RenderWith is Render with options.
+func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Request, error) {
 	// A reference to this step or a later one can never resolve: the step
 	// fails, whatever happened to the steps before it.
 	for _, r := range step.Forward {
@@ -148,7 +167,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		red = &resolve.Redactor{}
 		scope.Redactor = red
 	}
-	rd := &renderer{scope: scope, red: red}
+	rd := &renderer{scope: scope, red: red, standIn: opts.StandIn}
 	req := &Request{Method: step.Method, Header: http.Header{}}
 	rec := &Record{Method: step.Method, Headers: map[string]string{}}
 	req.Record = rec
@@ -271,13 +290,37 @@ func mustJSONString(s string) json.RawMessage {
 }
 
 type renderer struct {
-	scope *resolve.Scope
-	red   *resolve.Redactor
+	scope   *resolve.Scope
+	red     *resolve.Redactor
+	standIn func(*lang.Ref) (resolve.Value, string, bool)
+	// records are the record texts stand-ins asked for, by reference.
+	records map[*lang.Ref]string
+}
+
+// resolve returns the value of r: a stand-in's (see Options.StandIn), or
+// the scope's.
+func (rd *renderer) resolve(r *lang.Ref) (resolve.Value, error) {
+	if rd.standIn != nil {
+		if v, record, ok := rd.standIn(r); ok {
+			if record != "" {
+				if rd.records == nil {
+					rd.records = map[*lang.Ref]string{}
+				}
+				rd.records[r] = record
+			}
+			return v, nil
+		}
+	}
+	return rd.scope.Resolve(r)
 }
 
 // recordOf is the record's text for a resolved value: what is known here
-// and nowhere else — that a value is a secret, or an attachment's bytes.
+// and nowhere else — that a value is a secret, or an attachment's bytes —
+// or the text a stand-in asked for.
 func (rd *renderer) recordOf(r *lang.Ref, v resolve.Value) string {
+	if record, ok := rd.records[r]; ok {
+		return record
+	}
 	switch v.Kind {
 	case resolve.Secret:
 		return resolve.Placeholder(r.Key)
@@ -320,7 +363,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 			text = append(text, seg.Literal...)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return nil, "", err
 		}
@@ -336,7 +379,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 		default:
 			text = append(text, v.Text...)
 		}
-		if v.Kind != resolve.Text {
+		if _, standIn := rd.records[seg.Ref]; v.Kind != resolve.Text || standIn {
 			pieces = append(pieces, sendurl.Piece{Start: start, End: len(text), Record: rd.recordOf(seg.Ref, v)})
 		}
 	}
@@ -395,7 +438,7 @@ func (rd *renderer) inline(t lang.Template, field string) (live, record string, 
 			rb = append(rb, seg.Literal...)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return "", "", err
 		}
@@ -456,7 +499,7 @@ func (rd *renderer) stream(b *builder, t lang.Template, field string, esc func([
 			rb.WriteString(seg.Literal)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return "", err
 		}
@@ -590,7 +633,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 		rec = appendJSONString(rec, f.Name)
 		rec = append(rec, '"', ':')
 		if f.File != nil {
-			v, err := rd.scope.Resolve(f.File)
+			v, err := rd.resolve(f.File)
 			if err != nil {
 				return nil, "", err
 			}

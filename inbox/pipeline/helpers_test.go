@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,11 +26,13 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
 	"github.com/kobana/workflow/store/sqlite"
@@ -57,6 +60,8 @@ type env struct {
 	p     *pipeline.Pipeline
 	recv  *receiver
 	agent *scripted
+	// indexed counts the part indexes the pipeline loaded.
+	indexed atomic.Int64
 }
 
 // options tune newEnv.
@@ -110,6 +115,10 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	cfg := pipeline.Config{
 		Store: e.st, Queue: e.q, Raw: raw, Agents: agent,
+		Index: func(ctx context.Context, ws, id string) (*eml.Index, error) {
+			e.indexed.Add(1)
+			return intake.LoadIndex(ctx, e.st, ws, id)
+		},
 		Executor:        executor.Options{Guard: g, StepTimeout: 10 * time.Second, RunTimeout: 30 * time.Second},
 		WebhookSchedule: []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond},
 		WebhookJitter:   -1,
@@ -229,6 +238,18 @@ func (e *env) receive(raw string) inbox.Email {
 			}
 		}
 		if err := e.repo().In(tx).Emails.Create(e.ctx, testWS, m); err != nil {
+			return err
+		}
+		// The part index, as the intake stores it with the e-mail.
+		ix, err := eml.ReadIndex(strings.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(ix)
+		if err != nil {
+			return err
+		}
+		if err := tx.PutRecord(e.ctx, store.Record{Workspace: testWS, Kind: intake.KindEmailIndex, ID: m.ID, Data: b}); err != nil {
 			return err
 		}
 		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": testInbox}, m.ReceivedAt)

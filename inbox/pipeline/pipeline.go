@@ -16,6 +16,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 )
 
@@ -34,6 +35,11 @@ type Config struct {
 	// Agents runs an inbox's agent on an e-mail: the model client, or a
 	// ScriptedAgent. It is the one place the model plugs in.
 	Agents inbox.AgentRunner
+	// Index returns the part index stored with an e-mail when it arrived
+	// (intake.LoadIndex), so a workflow run reads only the byte ranges of
+	// the attachments it sends; nil, or an error matching store.ErrNotFound,
+	// reads the message's structure when a step first needs it.
+	Index func(ctx context.Context, workspace, emailID string) (*eml.Index, error)
 	// Executor configures the workflow runs: the SSRF guard, the transport
 	// (which must dial through the guard), timeouts and limits. OnStep is
 	// the pipeline's own and is ignored.

@@ -92,6 +92,9 @@ func testEveryStage(t *testing.T, opt options) {
 	if n := len(e.recv.requests("/notify")); n != 1 {
 		t.Errorf("%d notifications, want 1", n)
 	}
+	if e.indexed.Load() != 1 {
+		t.Errorf("the run loaded %d part indexes, want the one stored with the e-mail", e.indexed.Load())
+	}
 
 	// No record holds a secret value.
 	for _, kind := range []string{inbox.KindWorkflowRun, inbox.KindAgentRun, inbox.KindEvent, inbox.KindDelivery, inbox.KindEmail} {

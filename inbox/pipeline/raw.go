@@ -34,13 +34,13 @@ type Files struct{ Dir *mailstore.Dir }
 // OpenMessage implements inbox.Messages: a snapshot that stays readable
 // until closed, even if the message is purged meanwhile.
 func (f Files) OpenMessage(ctx context.Context, workspace, id string) (inbox.Message, error) {
-	return openRaw(f.Dir.Open(ctx, workspace, id))
+	return f.Dir.OpenMessage(ctx, workspace, id)
 }
 
 // DeleteMessage implements inbox.Messages (emails_delete): an open snapshot
 // keeps reading the file.
 func (f Files) DeleteMessage(ctx context.Context, workspace, id string) error {
-	return f.Dir.Delete(ctx, workspace, id)
+	return f.Dir.DeleteMessage(ctx, workspace, id)
 }
 
 // Stored implements RawMessages. A file's modification time is when it was
@@ -65,15 +65,16 @@ func (f Files) PurgeTx(_ context.Context, _ store.Tx, workspace, id string) (fun
 // (mailstore.LargeObjects), which every replica reads.
 type LargeObjects struct{ Objects *mailstore.LargeObjects }
 
-// OpenMessage implements inbox.Messages: each read fetches its range.
+// OpenMessage implements inbox.Messages: each read fetches its range, in
+// one snapshot (which holds a pooled connection until closed).
 func (l LargeObjects) OpenMessage(ctx context.Context, workspace, id string) (inbox.Message, error) {
-	return openRaw(l.Objects.Open(ctx, workspace, id))
+	return l.Objects.OpenMessage(ctx, workspace, id)
 }
 
 // DeleteMessage implements inbox.Messages (emails_delete): the object and
 // its row, in a transaction of their own.
 func (l LargeObjects) DeleteMessage(ctx context.Context, workspace, id string) error {
-	return l.Objects.Delete(ctx, workspace, id)
+	return l.Objects.DeleteMessage(ctx, workspace, id)
 }
 
 // Stored implements RawMessages.
@@ -89,18 +90,6 @@ func (l LargeObjects) PurgeTx(ctx context.Context, tx store.Tx, workspace, id st
 		return nil, fmt.Errorf("pipeline: large objects are purged in a PostgreSQL transaction, not %T", tx)
 	}
 	return nil, l.Objects.DeleteTx(ctx, ptx.PgxTx(), workspace, id)
-}
-
-// openRaw turns mailstore's answer into inbox's: a message that is not
-// stored is purged.
-func openRaw(m mailstore.Message, err error) (inbox.Message, error) {
-	if errors.Is(err, mailstore.ErrNotFound) {
-		return nil, fmt.Errorf("%w (%v)", inbox.ErrPurged, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // WithBlobs serves, besides raw, the messages kept whole in a store's blobs

@@ -99,7 +99,14 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	opts := p.cfg.Executor
 	opts.Transport = &gate{base: p.base, prog: prog}
 	opts.OnStep = prog.finished
-	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, e)}
+	var index *eml.Index
+	if msg != nil && p.cfg.Index != nil {
+		index, err = p.cfg.Index(ctx, a.Workspace, e.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("reading the part index of e-mail %s: %w", e.ID, err)
+		}
+	}
+	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e)}
 	rec := executor.New(opts).RunDocument(ctx, run.Output, env)
 	if prog.conflict {
 		// Another worker started this run (a job rescued while its first
@@ -163,9 +170,10 @@ func (w *workflowWorker) runContext(ctx context.Context, ws string, e inbox.Emai
 }
 
 // attachments opens the e-mail's attachments over the run's one snapshot of
-// its raw message; a purged message fails every step that uses an
-// attachment before it is sent, saying so.
-func attachments(msg inbox.Message, e inbox.Email) resolve.AttachmentsFunc {
+// its raw message, with the part index stored when it arrived when there is
+// one (only the ranges a step sends are read); a purged message fails every
+// step that uses an attachment before it is sent, saying so.
+func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.AttachmentsFunc {
 	if msg == nil {
 		return func() (resolve.Attachments, error) {
 			when := ""
@@ -173,6 +181,19 @@ func attachments(msg inbox.Message, e inbox.Email) resolve.AttachmentsFunc {
 				when = " on " + e.PurgedAt.UTC().Format("2006-01-02")
 			}
 			return nil, fmt.Errorf("%w: the raw message of e-mail %s was purged by retention%s, so its attachments can no longer be read", eml.ErrUnreadable, e.ID, when)
+		}
+	}
+	if index != nil {
+		return func() (resolve.Attachments, error) {
+			m, err := eml.NewIndexed(msg, msg.Size(), index)
+			if errors.Is(err, eml.ErrBadIndex) {
+				// The index does not describe the stored bytes: read them.
+				m, err = eml.New(msg, msg.Size())
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
+			}
+			return m, nil
 		}
 	}
 	return func() (resolve.Attachments, error) {
