@@ -84,8 +84,10 @@ type Pipeline struct {
 	schedule []time.Duration
 }
 
-// New checks cfg and registers the stages' workers and the retention job on
-// cfg.Queue. It starts nothing: the workers run once the queue starts.
+// New checks cfg and registers the stages' workers and, when the queue
+// works jobs in this process, the retention job on cfg.Queue. It starts
+// nothing: the workers run once the queue starts. On an insert-only queue
+// the Pipeline still enqueues (Notify, Processor).
 func New(cfg Config) (*Pipeline, error) {
 	switch {
 	case cfg.Store == nil:
@@ -146,9 +148,11 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := river.AddWorkerSafely(w, &retentionWorker{p: p}); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	cfg.Queue.PeriodicJobs().Add(river.NewPeriodicJob(river.PeriodicInterval(p.cfg.RetentionEvery),
-		func() (river.JobArgs, *river.InsertOpts) { return queue.RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true}))
+	if cfg.Queue.Working() {
+		cfg.Queue.PeriodicJobs().Add(river.NewPeriodicJob(river.PeriodicInterval(p.cfg.RetentionEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return queue.RetentionArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true}))
+	}
 	return p, nil
 }
 

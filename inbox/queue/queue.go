@@ -61,6 +61,8 @@ type Queue struct {
 	// exec is the driver's executor, for the operations River's client
 	// does not offer (RescueAbandoned).
 	exec riverdriver.Executor
+	// working says this process works jobs (Config.Workers names a queue).
+	working bool
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
@@ -144,6 +146,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 			queues[name] = river.QueueConfig{MaxWorkers: n}
 		}
 	}
+	q.working = len(queues) > 0
 	timeout := cfg.JobTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -291,7 +294,12 @@ func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()
 	return q.pg.Subscribe(kinds...)
 }
 
-// PeriodicJobs is the bundle to add periodic jobs to after Open.
+// Working reports whether this process works jobs (Config.Workers names at
+// least one queue); an insert-only queue only enqueues.
+func (q *Queue) Working() bool { return q.working }
+
+// PeriodicJobs is the bundle to add periodic jobs to after Open; only a
+// Working queue has one (River refuses otherwise).
 func (q *Queue) PeriodicJobs() *river.PeriodicJobBundle {
 	if q.lite != nil {
 		return q.lite.PeriodicJobs()

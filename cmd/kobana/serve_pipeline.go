@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/pipeline"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/store"
+)
+
+// inboxStorage is where the Inbox keeps what arrives, shared by the intake,
+// the pipeline and the MCP product: the queue (River on the store's
+// database) and the raw messages (files beside the SQLite file, or large
+// objects in PostgreSQL).
+type inboxStorage struct {
+	queue *queue.Queue
+	// raw serves the pipeline and the product; the demo's seeded e-mails
+	// are read from the store's blobs.
+	raw pipeline.RawMessages
+	// keep and spooler are the intake's side of the same storage.
+	keep    intake.RawStore
+	spooler intake.Spooler
+	// dir is the message directory (embedded store only).
+	dir string
+	// embedded says the store is the SQLite file: one process works its
+	// queue.
+	embedded bool
+}
+
+// openInboxStorage opens the Inbox's storage once; later calls return it.
+// With -process (the default) the queue works every stage in this process;
+// without, it only takes the jobs this process inserts.
+func (a *assembly) openInboxStorage() (*inboxStorage, error) {
+	if a.inbox != nil {
+		return a.inbox, nil
+	}
+	s := &inboxStorage{}
+	qcfg := queue.Config{Logger: a.log}
+	if !a.process {
+		qcfg.Workers = map[string]int{}
+	}
+	var err error
+	switch st := a.store.(type) {
+	case interface{ SQLDB() *sql.DB }:
+		s.embedded = true
+		s.dir = a.messagesDir
+		if s.dir == "" {
+			s.dir = filepath.Join(filepath.Dir(a.db), "kobana-messages")
+		}
+		d, err := mailstore.OpenDir(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		s.raw, s.keep, s.spooler = pipeline.Files{Dir: d}, intake.Files{Dir: d}, d
+		if s.queue, err = queue.OpenSQLite(a.ctx, st.SQLDB(), qcfg); err != nil {
+			return nil, err
+		}
+	case interface{ PgxPool() *pgxpool.Pool }:
+		lo := mailstore.NewLargeObjects(st.PgxPool(), a.messagesDir)
+		if err := lo.Migrate(a.ctx); err != nil {
+			return nil, err
+		}
+		s.raw, s.keep, s.spooler = pipeline.LargeObjects{Objects: lo}, intake.LargeObjects{Objects: lo}, lo
+		if s.queue, err = queue.OpenPostgres(a.ctx, st.PgxPool(), qcfg); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("the Inbox needs the embedded or the PostgreSQL store, not %T", a.store)
+	}
+	s.raw = pipeline.WithBlobs(s.raw, a.store)
+	a.inbox = s
+	return s, nil
+}
+
+// newPipeline builds the Inbox's processing stages on the shared storage,
+// with agents running the agents: the one place the model plugs in.
+func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, error) {
+	s, err := a.openInboxStorage()
+	if err != nil {
+		return nil, err
+	}
+	webhooks := a.guard.Client()
+	if a.outbound != nil {
+		webhooks.Transport = a.outbound
+	}
+	p, err := pipeline.New(pipeline.Config{
+		Store:  a.store,
+		Queue:  s.queue,
+		Raw:    s.raw,
+		Agents: agents,
+		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
+			return intake.LoadIndex(ctx, a.store, workspace, emailID)
+		},
+		Executor: executor.Options{Guard: a.guard, Transport: a.outbound},
+		Webhooks: webhooks,
+		AppURL:   a.publicURL,
+		Logger:   a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.pipeline = p
+	return p, nil
+}
+
+// notify gives the intake's events (email.received) their webhook
+// deliveries, once the Inbox product has built the pipeline.
+func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev inbox.SystemEvent) error {
+	if a.pipeline == nil {
+		return nil
+	}
+	return a.pipeline.Notify(ctx, tx, workspace, ev)
+}
+
+// pipelineService works the Inbox's queue in this process: agent runs,
+// workflows, webhook deliveries and retention (docs/pipeline.md). It runs
+// beside the other services unless -process=false.
+type pipelineService struct {
+	lock *os.File
+}
+
+func pipelineSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
+	on := fs.Bool("process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+	return func() (serviceSetup, error) {
+		if !*on {
+			return serviceSetup{}, nil
+		}
+		return serviceSetup{name: "pipeline", service: &pipelineService{}}, nil
+	}
+}
+
+// listen takes the embedded store's queue for this process: one process
+// works it, since jobs another process left running are resumed at start.
+func (s *pipelineService) listen(a *assembly) error {
+	if a.store == nil {
+		return nil
+	}
+	if _, ok := a.store.(interface{ SQLDB() *sql.DB }); !ok {
+		return nil // replicas share PostgreSQL's queue
+	}
+	path := a.db + ".queue-lock"
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking the queue of %s: %w", a.db, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return usageError{fmt.Errorf("another kobana serve works the queue of %s (it holds %s): stop it, or pass -process=false to this one", a.db, path)}
+		}
+		return fmt.Errorf("locking the queue of %s: %w", a.db, err)
+	}
+	s.lock = f
+	a.closers = append(a.closers, func() { f.Close() })
+	return nil
+}
+
+func (s *pipelineService) addr() net.Addr { return nil }
+
+func (s *pipelineService) announce(w io.Writer) {
+	fmt.Fprintln(w, "processing the Inbox's queue: agent runs, workflows, webhook deliveries, retention")
+}
+
+// serve resumes what a stopped process left (embedded store), works the
+// queue until ctx ends, then lets running jobs finish (at most 30 s, after
+// which their runs are recorded as stopped).
+func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
+	if a.pipeline == nil {
+		<-ctx.Done() // the Inbox is not served here
+		return nil
+	}
+	q := a.inbox.queue
+	if a.inbox.embedded {
+		if _, err := a.pipeline.Recover(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped before it began
+			}
+			return err
+		}
+	}
+	if err := q.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("starting the queue: %w", err)
+	}
+	<-ctx.Done()
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := q.Stop(stop); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
