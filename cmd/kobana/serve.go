@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
@@ -148,7 +149,12 @@ func selectProducts(list string, setups map[string]productSetup) ([]productSetup
 
 // runServe is kobana serve: parse the flags, open the store, assemble the
 // products, serve until interrupted.
-func runServe(c *Command, args []string) int {
+func runServe(c *Command, args []string) int { return serveWith(c, args, nil) }
+
+// serveWith is kobana serve with configure, when not nil, called on the
+// assembly before it is assembled (the demo points the agents and the
+// outgoing requests at its own stand-ins there).
+func serveWith(c *Command, args []string, configure func(*assembly)) int {
 	f, code, ok := parseServe(c, args)
 	if !ok {
 		return code
@@ -162,6 +168,9 @@ func runServe(c *Command, args []string) int {
 	defer st.Close()
 	a := f.assembly(c, ctx, st)
 	defer a.close()
+	if configure != nil {
+		configure(a)
+	}
 	if err := a.assemble(f); err != nil {
 		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 		if errors.As(err, new(usageError)) {
@@ -218,6 +227,9 @@ type assembly struct {
 	// deliveries instead of the guard's own transport; it must dial through
 	// the guard (the demo sends them to its local receiver this way).
 	outbound http.RoundTripper
+	// agents, when set, runs the Inbox's agents instead of the runner the
+	// model flags configure (the demo's).
+	agents inbox.AgentRunner
 }
 
 func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *assembly {

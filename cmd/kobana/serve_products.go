@@ -77,7 +77,11 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 		build: func(a *assembly) (*mcpserver.Product, error) {
 			// The stages run on the queue (this process works it with
 			// -process); emails_reprocess enqueues them.
-			pl, err := a.newPipeline(agentRunner(a.cmd.Stderr, cfg, a.log))
+			agents := a.agents
+			if agents == nil {
+				agents = agentRunner(a.cmd.Stderr, cfg, a.log)
+			}
+			pl, err := a.newPipeline(agents)
 			if err != nil {
 				return nil, err
 			}
