@@ -132,9 +132,20 @@ func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev
 // pipelineService works the Inbox's queue in this process: agent runs,
 // workflows, webhook deliveries and retention (docs/pipeline.md). It runs
 // beside the other services unless -process=false.
+//
+// An embedded store's queue is worked by one process at a time: the one
+// holding the lock file beside the database. Another serve on the same file
+// serves and receives, and takes the queue over when the holder stops.
 type pipelineService struct {
-	lock *os.File
+	// lockPath is the embedded store's lock file; lock is it, once held.
+	lockPath string
+	lock     *os.File
+	db       string
 }
+
+// lockRetry is how often a serve waiting for an embedded store's queue
+// tries its lock again.
+const lockRetry = 2 * time.Second
 
 func pipelineSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
 	on := fs.Bool("process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
@@ -146,45 +157,74 @@ func pipelineSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
 	}
 }
 
-// listen takes the embedded store's queue for this process: one process
-// works it, since jobs another process left running are resumed at start.
+// listen tries to take the embedded store's queue for this process.
 func (s *pipelineService) listen(a *assembly) error {
-	if a.store == nil {
-		return nil
-	}
 	if _, ok := a.store.(interface{ SQLDB() *sql.DB }); !ok {
 		return nil // replicas share PostgreSQL's queue
 	}
-	path := a.db + ".queue-lock"
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	s.db, s.lockPath = a.db, a.db+".queue-lock"
+	a.closers = append(a.closers, func() {
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
+	_, err := s.tryLock()
+	return err
+}
+
+// tryLock takes the lock file if no other process holds it.
+func (s *pipelineService) tryLock() (bool, error) {
+	f, err := os.OpenFile(s.lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("locking the queue of %s: %w", a.db, err)
+		return false, fmt.Errorf("locking the queue of %s: %w", s.db, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return usageError{fmt.Errorf("another kobana serve works the queue of %s (it holds %s): stop it, or pass -process=false to this one", a.db, path)}
+			return false, nil
 		}
-		return fmt.Errorf("locking the queue of %s: %w", a.db, err)
+		return false, fmt.Errorf("locking the queue of %s: %w", s.db, err)
 	}
 	s.lock = f
-	a.closers = append(a.closers, func() { f.Close() })
-	return nil
+	return true, nil
 }
+
+// waiting says another process works the embedded store's queue.
+func (s *pipelineService) waiting() bool { return s.lockPath != "" && s.lock == nil }
 
 func (s *pipelineService) addr() net.Addr { return nil }
 
 func (s *pipelineService) announce(w io.Writer) {
+	if s.waiting() {
+		fmt.Fprintf(w, "another kobana serve works the Inbox's queue of %s: this one serves and receives, and takes the queue over if that one stops\n", s.db)
+		return
+	}
 	fmt.Fprintln(w, "processing the Inbox's queue: agent runs, workflows, webhook deliveries, retention")
 }
 
-// serve resumes what a stopped process left (embedded store), works the
-// queue until ctx ends, then lets running jobs finish (at most 30 s, after
-// which their runs are recorded as stopped).
+// serve waits for the embedded store's queue when another process holds
+// it, resumes what a stopped process left (embedded store), works the queue
+// until ctx ends, then lets running jobs finish (at most 30 s, after which
+// their runs are recorded as stopped).
 func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 	if a.pipeline == nil {
 		<-ctx.Done() // the Inbox is not served here
 		return nil
+	}
+	if s.waiting() {
+		t := time.NewTicker(lockRetry)
+		defer t.Stop()
+		for s.lock == nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+			if _, err := s.tryLock(); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.cmd.Stderr, "the kobana serve that worked the Inbox's queue of %s stopped: this one processes it now\n", s.db)
 	}
 	q := a.inbox.queue
 	if a.inbox.embedded {

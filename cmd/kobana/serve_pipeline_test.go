@@ -62,34 +62,42 @@ func TestServeProcessesReceivedMail(t *testing.T) {
 }
 
 // One process works an embedded store's queue: a second serve on the same
-// file is refused unless it leaves the processing to the first.
+// file serves without processing, and takes the queue over once the first
+// stops.
 func TestServeOneProcessWorksTheEmbeddedQueue(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "kobana.db")
-	var out, stderr serveBuffer
-	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &stderr}, &stderr, "-db", db, "-http", "127.0.0.1:0")
-
-	var stderr2 serveBuffer
-	c := &Command{Stdout: &serveBuffer{}, Stderr: &stderr2, Context: t.Context()}
-	if code := c.Main([]string{"serve", "-db", db, "-http", "127.0.0.1:0"}); code != exitUsage ||
-		!strings.Contains(stderr2.String(), "another kobana serve works the queue of "+db) {
-		t.Errorf("a second processing serve = %d, %q", code, stderr2.String())
+	var stderr serveBuffer
+	_, stop := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr}, &stderr, "-db", db, "-http", "127.0.0.1:0")
+	if !strings.Contains(stderr.String(), "processing the Inbox's queue") {
+		t.Fatalf("the first serve does not process: %s", stderr.String())
 	}
-
+	var stderr2 serveBuffer
+	_, stop2 := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr2}, &stderr2, "-db", db, "-http", "127.0.0.1:0")
+	if want := "another kobana serve works the Inbox's queue of " + db; !strings.Contains(stderr2.String(), want) {
+		t.Errorf("the second serve: %q, want %q", stderr2.String(), want)
+	}
 	var stderr3 serveBuffer
 	_, stop3 := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr3}, &stderr3, "-db", db, "-http", "127.0.0.1:0", "-process=false")
-	if strings.Contains(stderr3.String(), "processing the Inbox's queue") {
-		t.Errorf("-process=false still processes: %s", stderr3.String())
+	if strings.Contains(stderr3.String(), "Inbox's queue") {
+		t.Errorf("-process=false speaks of the queue: %s", stderr3.String())
 	}
 	if code := stop3(); code != exitOK {
 		t.Errorf("serve -process=false exit %d: %s", code, stderr3.String())
 	}
-	// Once the first stops, another may process.
+	// The first stops: the second takes the queue over.
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d: %s", code, stderr.String())
 	}
-	var stderr4 serveBuffer
-	_, stop4 := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr4}, &stderr4, "-db", db, "-http", "127.0.0.1:0")
-	if code := stop4(); code != exitOK {
-		t.Errorf("serve after the first stopped: exit %d: %s", code, stderr4.String())
+	err := testwait.Until(10*time.Second, func() error {
+		if !strings.Contains(stderr2.String(), "this one processes it now") {
+			return fmt.Errorf("the second serve has not taken the queue over: %s", stderr2.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	if code := stop2(); code != exitOK {
+		t.Errorf("the second serve: exit %d: %s", code, stderr2.String())
 	}
 }
