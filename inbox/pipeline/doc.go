@@ -7,9 +7,11 @@
 //
 //   - New registers the stages' workers and the periodic retention job on a
 //     queue, over a Config: the store, the raw messages (Files or
-//     LargeObjects, the RawMessages the intake keeps), the AgentRunner (the
-//     model client, or a ScriptedAgent: the one place a model plugs in) and
-//     the executor's options (SSRF guard, transport, timeouts).
+//     LargeObjects over the storage the intake keeps them in, WithBlobs for
+//     messages kept in the store's blobs), the AgentRunner (the model client,
+//     or a ScriptedAgent, which calls no model: the one place a model plugs
+//     in), the part index the intake stored (Index), and the executor's
+//     options (SSRF guard, transport, timeouts).
 //   - Pipeline.Notify fans an event out to the webhooks that subscribe to it,
 //     in the transaction that records the event (the intake calls it for
 //     email.received).
