@@ -54,6 +54,10 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	if err != nil {
 		return err
 	}
+	if e.Status == inbox.EmailRejected {
+		p.log.Warn("pipeline: an agent job for a rejected e-mail; no agent runs on it", "workspace", a.Workspace, "email", e.ID)
+		return nil
+	}
 	hit("agent.start")
 	ib, ag, reason, err := w.subjects(ctx, a.Workspace, e)
 	if err != nil {

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -616,5 +617,38 @@ func TestARunLeftRunningAfterItsLastStepIsRecordedAsItEnded(t *testing.T) {
 		if n := len(e.recv.requests(path)); n != 0 {
 			t.Errorf("%s was sent %d times", path, n)
 		}
+	}
+}
+
+func TestARejectedEmailIsNeverProcessed(t *testing.T) {
+	e := newEnv(t, agentAnswering(invoiceWorkflow), options{})
+	m := e.receive(sampleEmail)
+	m.Reject(&inbox.Rejection{Reason: inbox.RejectSender, Detail: "the sender is not authenticated"})
+	e.put(m)
+	err := e.p.Processor().Check(e.ctx, inbox.ReprocessRequest{Workspace: testWS, EmailID: m.ID})
+	var de *inbox.Error
+	if !errors.As(err, &de) || de.Code != pipeline.CodeEmailRejected {
+		t.Fatalf("Check of a rejected e-mail: %v, want %s", err, pipeline.CodeEmailRejected)
+	}
+	if _, err := e.p.Processor().Reprocess(e.ctx, inbox.ReprocessRequest{Workspace: testWS, EmailID: m.ID}); !errors.As(err, &de) {
+		t.Fatalf("Reprocess of a rejected e-mail: %v", err)
+	}
+	// Its agent job (inserted before it was rejected, here) runs no agent.
+	e.start()
+	err = testwait.Until(10*time.Second, func() error {
+		var left int
+		if err := e.st.(interface{ SQLDB() *sql.DB }).SQLDB().QueryRowContext(e.ctx, `SELECT count(*) FROM river_job WHERE kind = 'inbox.agent' AND state <> 'completed'`).Scan(&left); err != nil {
+			return err
+		}
+		if left > 0 {
+			return errorf("%d agent jobs left", left)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.agent.called() != 0 || len(all(e, e.repo().AgentRuns)) != 0 {
+		t.Errorf("an agent ran on a rejected e-mail")
 	}
 }

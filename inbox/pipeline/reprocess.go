@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/queue"
@@ -15,10 +16,26 @@ func (p *Pipeline) Processor() inbox.Processor { return reprocessor{p} }
 
 type reprocessor struct{ p *Pipeline }
 
-// Check implements inbox.Processor: the e-mail exists, its inbox exists and
-// has an agent (the same refusals as inbox.Inline).
+// CodeEmailRejected refuses to reprocess an e-mail the inbox's rules
+// rejected (a sender not allowed or not authenticated, a filter, the
+// attachment rules): no agent runs on it, reprocessed or not.
+const CodeEmailRejected = "email_rejected"
+
+// Check implements inbox.Processor: the e-mail exists and was not rejected,
+// its inbox exists and has an agent (otherwise the same refusals as
+// inbox.Inline).
 func (r reprocessor) Check(ctx context.Context, req inbox.ReprocessRequest) error {
-	return (&inbox.Inline{Store: r.p.cfg.Store}).Check(ctx, req)
+	if err := (&inbox.Inline{Store: r.p.cfg.Store}).Check(ctx, req); err != nil {
+		return err
+	}
+	e, err := r.p.repo.Emails.Get(ctx, req.Workspace, req.EmailID)
+	if err != nil {
+		return err
+	}
+	if e.Status == inbox.EmailRejected {
+		return &inbox.Error{Code: CodeEmailRejected, Message: fmt.Sprintf("e-mail %s was rejected by its inbox's rules (%s); a rejected e-mail is recorded, never processed", e.ID, e.StatusDetail)}
+	}
+	return nil
 }
 
 // Reprocess implements inbox.Processor: in one transaction the e-mail goes
