@@ -49,10 +49,10 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected},
 		tag[AgentRunListArg](t, "Status", "enum"):    {inbox.RunSucceeded, inbox.RunFailed},
 		tag[WebhookListArg](t, "Status", "enum"):     {inbox.WebhookActive, inbox.WebhookFailing, inbox.WebhookDisabled},
-		tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryDelivered, inbox.DeliveryFailed},
+		tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
 		tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
 		tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
-		tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed},
+		tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
 	}
 	for got, want := range statuses {
 		if !slices.Equal(strings.Split(got, ","), want) {
