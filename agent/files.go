@@ -178,5 +178,5 @@ func (r *attachmentReader) close() {
 
 // openMessage reads the attachments of an e-mail's stored message.
 func openMessage(m inbox.Message) (*eml.Message, error) {
-	return eml.New(func() (io.ReadCloser, error) { return io.NopCloser(inbox.MessageReader(m)), nil })
+	return eml.New(m, m.Size())
 }

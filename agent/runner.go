@@ -314,7 +314,11 @@ func (ru *run) firstRequest() (request, error) {
 	req := request{endpoint: ru.endpoint, client: ru.r.httpClient()}
 	atts := make([]prompt.Attachment, 0, len(in.Email.Attachments))
 	for _, a := range in.Email.Attachments {
-		atts = append(atts, prompt.Attachment{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+		pa := prompt.Attachment{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
+		for _, d := range a.Defects {
+			pa.Defects = append(pa.Defects, d.Message)
+		}
+		atts = append(atts, pa)
 	}
 	offered := in.Agent.Settings.FileInputs && ru.model.SupportsAttachment && ru.endpoint.acceptsFiles()
 	if offered {

@@ -699,3 +699,21 @@ func FuzzUnfence(f *testing.F) {
 		}
 	})
 }
+
+// The repairs made to read a damaged attachment reach the model as part of
+// its metadata (never its bytes).
+func TestAttachmentDefectsInThePrompt(t *testing.T) {
+	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	in := invoiceInput(t)
+	in.Email.Attachments[1].Defects = []inbox.AttachmentDefect{{Code: "base64-missing-padding", Message: "the base64 data ended without its padding"}}
+	if res := h.run(t, in); res.Status != inbox.RunSucceeded {
+		t.Fatalf("status %s (%s: %s)", res.Status, res.Cause, res.Error)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) != 2 {
+		t.Fatalf("requests %+v", reqs)
+	}
+	if user := reqs[0].Messages[1].Text; !strings.Contains(user, "the base64 data ended without its padding") {
+		t.Errorf("the user message does not mention the defect:\n%s", user)
+	}
+}

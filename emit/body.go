@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+
+	simd "github.com/segmentio/asm/base64"
 
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/resolve/eml"
 )
 
 // chunk is a piece of a body: bytes known now, or an attachment streamed
@@ -29,11 +33,23 @@ func (c chunk) length() int64 {
 	return c.size
 }
 
-// body is a request body laid out in chunks, replayable any number of times.
+// body is a request body laid out in chunks, replayable until an
+// attachment stream fails.
 type body struct {
 	chunks []chunk
 	atts   resolve.Attachments
 	length int64
+	failed atomic.Pointer[StreamError] // the first stream failure
+}
+
+// replay returns a fresh reader over the body, or the stream failure that
+// cut a previous one short: a body is never sent again after part of it
+// may have reached a receiver.
+func (b *body) replay() (io.ReadCloser, error) {
+	if se := b.failed.Load(); se != nil {
+		return nil, se
+	}
+	return b.open(), nil
 }
 
 // builder appends bytes and streams to a body.
@@ -96,6 +112,7 @@ type bodyReader struct {
 	cur  io.Reader
 	rc   io.Closer
 	left int64 // bytes the current stream must still yield
+	sent int64 // bytes of the body returned so far
 	err  error
 }
 
@@ -103,6 +120,29 @@ type bodyReader struct {
 // bytes than announced in the Content-Length: the request is aborted rather
 // than sent short or long.
 var ErrBodyChanged = errors.New("attachment size changed while sending")
+
+// StreamError reports that an attachment could not be read while the body
+// that carries it was being sent (the e-mail was truncated, rewritten or
+// became unreadable mid-body). The body stops before its Content-Length, so
+// the HTTP transport cuts the connection and no receiver can take what it
+// got for a complete request; but the receiver may have seen the headers
+// and part of the body. The body is never replayed after it.
+type StreamError struct {
+	// Attachment is the attachment whose stream failed.
+	Attachment int
+	// Sent is how many bytes of the body had been handed to the transport.
+	Sent int64
+	// Length is the Content-Length that was announced.
+	Length int64
+	Err    error
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("attachment %d could not be read after %d of the %d body bytes were handed to the connection: %v",
+		e.Attachment, e.Sent, e.Length, e.Err)
+}
+
+func (e *StreamError) Unwrap() error { return e.Err }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	if r.err != nil {
@@ -114,6 +154,7 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 			if r.off < len(c.data) {
 				n := copy(p, c.data[r.off:])
 				r.off += n
+				r.sent += int64(n)
 				return n, nil
 			}
 			r.i++
@@ -122,12 +163,12 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		}
 		if r.cur == nil {
 			if r.b.atts == nil {
-				r.err = fmt.Errorf("attachment %d: no e-mail to read it from", c.att)
+				r.fail(c.att, fmt.Errorf("%w: no e-mail to read it from", eml.ErrUnreadable))
 				return 0, r.err
 			}
 			rc, err := r.b.atts.Open(c.att)
 			if err != nil {
-				r.err = fmt.Errorf("attachment %d: %w", c.att, err)
+				r.fail(c.att, err)
 				return 0, r.err
 			}
 			r.rc = rc
@@ -145,36 +186,45 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		}
 		n, err := r.cur.Read(p)
 		if int64(n) > r.left {
-			r.fail(fmt.Errorf("attachment %d: %w: more bytes than its size %d", c.att, ErrBodyChanged, c.size))
+			r.fail(c.att, fmt.Errorf("%w: more bytes than its size %d", ErrBodyChanged, c.size))
 			return 0, r.err
 		}
 		r.left -= int64(n)
 		if err == io.EOF {
 			if r.left != 0 {
-				r.fail(fmt.Errorf("attachment %d: %w: %d bytes missing", c.att, ErrBodyChanged, r.left))
-				return n, r.err
+				// Never hand over the last bytes of a body that is short:
+				// hold back what this read returned.
+				r.fail(c.att, fmt.Errorf("%w: %d bytes missing", ErrBodyChanged, r.left))
+				return 0, r.err
 			}
 			r.closeCur()
 			r.i++
 			if n > 0 {
+				r.sent += int64(n)
 				return n, nil
 			}
 			continue
 		}
 		if err != nil {
-			r.fail(fmt.Errorf("attachment %d: %w", c.att, err))
+			r.fail(c.att, err)
+			r.sent += int64(n)
 			return n, r.err
 		}
 		if n == 0 {
 			continue
 		}
+		r.sent += int64(n)
 		return n, nil
 	}
 	return 0, io.EOF
 }
 
-func (r *bodyReader) fail(err error) {
-	r.err = err
+// fail stops the body for good: the stream error is kept (also on the body,
+// so it is never replayed) and returned by every later Read.
+func (r *bodyReader) fail(att int, err error) {
+	se := &StreamError{Attachment: att, Sent: r.sent, Length: r.b.length, Err: err}
+	r.b.failed.CompareAndSwap(nil, se)
+	r.err = se
 	r.closeCur()
 }
 
@@ -231,7 +281,7 @@ func (r *base64Reader) Read(p []byte) (int, error) {
 			r.done, r.err = true, err
 		}
 		if n > 0 {
-			base64.StdEncoding.Encode(r.out, r.in[:n])
+			simd.StdEncoding.Encode(r.out, r.in[:n]) // encoding/base64's output, with AVX2 where the CPU has it
 			r.pos, r.end = 0, base64.StdEncoding.EncodedLen(n)
 		}
 	}

@@ -26,7 +26,15 @@
 // through the run's resolve.Redactor, which removes any secret value still
 // there in every form it covers (written literally in the workflow, or
 // echoed back by an earlier step's response). See package resolve for the
-// forms covered.
+// forms covered. An attachment read with repairs (package resolve/eml's
+// defects) says so: the file part gains "defects":[{"code":…,"message":…}],
+// the description "; repaired: code, …" before its closing bracket.
+//
+// If an attachment cannot be read while the body is being sent (the e-mail
+// was truncated or rewritten mid-body), the body fails with a *StreamError
+// before its Content-Length is reached: the HTTP transport then cuts the
+// connection, so no receiver takes what it got for a complete request, and
+// the body is never replayed.
 //
 // A header value that substitution gives a control character, or a URL
 // that it gives one, fails the step before anything is sent (*Error);

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,11 +14,13 @@ import (
 	"mime/multipart"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/resolve/resolvetest"
 )
 
 // TestFixtureAttachmentsUploadByteExact sends every attachment of the .eml
@@ -150,4 +153,92 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// TestStreamFailureStopsShort: an attachment that cannot be read mid-body
+// stops the body before its Content-Length, with a *StreamError saying how
+// far it got, and the request's GetBody refuses to send it again.
+func TestStreamFailureStopsShort(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 10000)
+	gone := fmt.Errorf("%w: the file was truncated", eml.ErrChanged)
+	for _, doc := range []string{
+		`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"file":"${{email.attachments.0}}"}}]}`,
+		`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","body":{"f":"${{email.attachments.0.base64}}"}}]}`,
+	} {
+		atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "a.bin", ContentType: "application/octet-stream", Data: data, Err: gone, FailAt: 70000}}}
+		r, err := emit.Render(plan(t, doc).Steps[0], &resolve.Scope{Attachments: func() (resolve.Attachments, error) { return atts, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := r.HTTPRequest(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, req.Body)
+		var se *emit.StreamError
+		if !errors.As(err, &se) || !errors.Is(err, eml.ErrChanged) || se.Attachment != 0 || se.Sent != n || se.Length != r.ContentLength() {
+			t.Fatalf("body error %v (%d bytes read), want a *StreamError wrapping ErrChanged", err, n)
+		}
+		if n >= r.ContentLength() {
+			t.Fatalf("read %d of %d bytes", n, r.ContentLength())
+		}
+		if _, err := req.GetBody(); !errors.As(err, &se) {
+			t.Fatalf("GetBody after the failure: %v, want the *StreamError", err)
+		}
+	}
+
+	// A stream that ends early without an error is held back too: the
+	// bytes of the read that came up short are not returned.
+	short := &shortAttachments{resolvetest.Attachments{Files: []resolvetest.File{{Filename: "a.bin", Data: data}}}}
+	r, err := emit.Render(plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"file":"${{email.attachments.0}}"}}]}`).Steps[0],
+		&resolve.Scope{Attachments: func() (resolve.Attachments, error) { return short, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := r.Body()
+	n, err := io.Copy(io.Discard, body)
+	if !errors.Is(err, emit.ErrBodyChanged) || n >= r.ContentLength()-int64(len(data))/2 {
+		t.Fatalf("short stream: %d bytes, %v", n, err)
+	}
+}
+
+// shortAttachments streams only the first half of each attachment, then
+// io.EOF.
+type shortAttachments struct{ resolvetest.Attachments }
+
+func (s *shortAttachments) Open(i int) (io.ReadCloser, error) {
+	rc, err := s.Attachments.Open(i)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(io.LimitReader(rc, int64(len(s.Files[i].Data))/2)), nil
+}
+
+// TestDefectsInTheRecord: an attachment read with repairs says so in the
+// record, as the defects of a form file and in the description of inline
+// base64.
+func TestDefectsInTheRecord(t *testing.T) {
+	const msg = "Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n" +
+		"--b\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0x!LjQ\r\n--b--\r\n"
+	m, err := eml.New(strings.NewReader(msg), int64(len(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &resolve.Scope{Attachments: func() (resolve.Attachments, error) { return m, nil }}
+	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"file":"${{email.attachments.0}}"}},{"type":"request","url":"https://a.example/","body":{"f":"${{email.attachments.0.base64}}"}}]}`)
+	r, err := emit.Render(p.Steps[0], s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"file":{"attachment":0,"filename":"a.pdf","content_type":"application/pdf","size":8,"defects":[{"code":"base64-invalid-characters","message":"characters outside the base64 alphabet were skipped"},{"code":"base64-missing-padding","message":"the base64 data end without their padding; the last group was decoded as far as it goes"}]}}`
+	if string(r.Record.Form) != want {
+		t.Errorf("form record\n got %s\nwant %s", r.Record.Form, want)
+	}
+	r, err = emit.Render(p.Steps[1], s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"f":"[attachment 0: a.pdf, application/pdf, 8 bytes; repaired: base64-invalid-characters, base64-missing-padding]"}`; string(r.Record.Body) != want {
+		t.Errorf("body record\n got %s\nwant %s", r.Record.Body, want)
+	}
 }

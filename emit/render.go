@@ -109,7 +109,7 @@ func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
 	default:
 		req.ContentLength = r.body.length
 		req.Body = r.body.open()
-		req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		req.GetBody = r.body.replay
 	}
 	return req, nil
 }
@@ -122,7 +122,9 @@ type Record struct {
 	// Body is the JSON value of a JSON body, or a JSON string for a text body.
 	Body json.RawMessage `json:"body,omitempty"`
 	// Form is an object mirroring the step's form fields, in order; a file
-	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}.
+	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}, with
+	// "defects":[{"code":…,"message":…}] when reading the attachment needed
+	// repairs (see package resolve/eml).
 	Form json.RawMessage `json:"form,omitempty"`
 }
 
@@ -130,6 +132,25 @@ type Record struct {
 // live request and its record in one walk. It fails with *resolve.SkipError,
 // *resolve.RefError or *Error before anything could be sent.
 func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
+	return RenderWith(step, scope, Options{})
+}
+
+// Options change how RenderWith renders a step. The executor uses none: it
+// calls Render.
+type Options struct {
+	// StandIn, when set, is asked first for each reference of the step
+	// other than a forward one. A caller that describes a request instead
+	// of sending it (a dry run, package plan) answers for what it cannot
+	// know before the run — a secret's value, the response of a step it has
+	// no example of, a fact it was not given — with a stand-in value for
+	// the live request and the text the record shows in its place (empty
+	// for the record's usual text, such as a secret's marker). With ok
+	// false the scope resolves the reference as usual.
+	StandIn func(r *lang.Ref) (v resolve.Value, record string, ok bool)
+}
+
+// RenderWith is Render with options.
+func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Request, error) {
 	// A reference to this step or a later one can never resolve: the step
 	// fails, whatever happened to the steps before it.
 	for _, r := range step.Forward {
@@ -146,7 +167,7 @@ func Render(step *compile.Step, scope *resolve.Scope) (*Request, error) {
 		red = &resolve.Redactor{}
 		scope.Redactor = red
 	}
-	rd := &renderer{scope: scope, red: red}
+	rd := &renderer{scope: scope, red: red, standIn: opts.StandIn}
 	req := &Request{Method: step.Method, Header: http.Header{}}
 	rec := &Record{Method: step.Method, Headers: map[string]string{}}
 	req.Record = rec
@@ -269,13 +290,37 @@ func mustJSONString(s string) json.RawMessage {
 }
 
 type renderer struct {
-	scope *resolve.Scope
-	red   *resolve.Redactor
+	scope   *resolve.Scope
+	red     *resolve.Redactor
+	standIn func(*lang.Ref) (resolve.Value, string, bool)
+	// records are the record texts stand-ins asked for, by reference.
+	records map[*lang.Ref]string
+}
+
+// resolve returns the value of r: a stand-in's (see Options.StandIn), or
+// the scope's.
+func (rd *renderer) resolve(r *lang.Ref) (resolve.Value, error) {
+	if rd.standIn != nil {
+		if v, record, ok := rd.standIn(r); ok {
+			if record != "" {
+				if rd.records == nil {
+					rd.records = map[*lang.Ref]string{}
+				}
+				rd.records[r] = record
+			}
+			return v, nil
+		}
+	}
+	return rd.scope.Resolve(r)
 }
 
 // recordOf is the record's text for a resolved value: what is known here
-// and nowhere else — that a value is a secret, or an attachment's bytes.
+// and nowhere else — that a value is a secret, or an attachment's bytes —
+// or the text a stand-in asked for.
 func (rd *renderer) recordOf(r *lang.Ref, v resolve.Value) string {
+	if record, ok := rd.records[r]; ok {
+		return record
+	}
 	switch v.Kind {
 	case resolve.Secret:
 		return resolve.Placeholder(r.Key)
@@ -286,11 +331,21 @@ func (rd *renderer) recordOf(r *lang.Ref, v resolve.Value) string {
 }
 
 // describe returns the record's description of an attachment's bytes,
-// "[attachment N: name, type, size bytes]", and makes it a marker the
-// redactor leaves alone (its name and type redacted first).
+// "[attachment N: name, type, size bytes]" (with "; repaired: code, …"
+// before the bracket when reading it needed repairs: eml.Defect codes), and
+// makes it a marker the redactor leaves alone (its name and type redacted
+// first).
 func (rd *renderer) describe(v resolve.Value) string {
 	a := v.Attachment
-	desc := fmt.Sprintf("[attachment %d: %s, %s, %d bytes]", a.Index, rd.red.String(a.Filename), rd.red.String(a.ContentType), a.Size)
+	repaired := ""
+	if len(a.Defects) > 0 {
+		codes := make([]string, len(a.Defects))
+		for i, d := range a.Defects {
+			codes[i] = d.Code
+		}
+		repaired = "; repaired: " + strings.Join(codes, ", ")
+	}
+	desc := fmt.Sprintf("[attachment %d: %s, %s, %d bytes%s]", a.Index, rd.red.String(a.Filename), rd.red.String(a.ContentType), a.Size, repaired)
 	rd.red.AddMarker(desc)
 	return desc
 }
@@ -308,7 +363,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 			text = append(text, seg.Literal...)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return nil, "", err
 		}
@@ -324,7 +379,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 		default:
 			text = append(text, v.Text...)
 		}
-		if v.Kind != resolve.Text {
+		if _, standIn := rd.records[seg.Ref]; v.Kind != resolve.Text || standIn {
 			pieces = append(pieces, sendurl.Piece{Start: start, End: len(text), Record: rd.recordOf(seg.Ref, v)})
 		}
 	}
@@ -383,7 +438,7 @@ func (rd *renderer) inline(t lang.Template, field string) (live, record string, 
 			rb = append(rb, seg.Literal...)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return "", "", err
 		}
@@ -444,7 +499,7 @@ func (rd *renderer) stream(b *builder, t lang.Template, field string, esc func([
 			rb.WriteString(seg.Literal)
 			continue
 		}
-		v, err := rd.scope.Resolve(seg.Ref)
+		v, err := rd.resolve(seg.Ref)
 		if err != nil {
 			return "", err
 		}
@@ -578,7 +633,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 		rec = appendJSONString(rec, f.Name)
 		rec = append(rec, '"', ':')
 		if f.File != nil {
-			v, err := rd.scope.Resolve(f.File)
+			v, err := rd.resolve(f.File)
 			if err != nil {
 				return nil, "", err
 			}
@@ -604,6 +659,20 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = appendJSONString(rec, a.ContentType)
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
+			if len(a.Defects) > 0 {
+				rec = append(rec, `,"defects":[`...)
+				for i, d := range a.Defects {
+					if i > 0 {
+						rec = append(rec, ',')
+					}
+					rec = append(rec, `{"code":"`...)
+					rec = appendJSONString(rec, d.Code)
+					rec = append(rec, `","message":"`...)
+					rec = appendJSONString(rec, d.Message)
+					rec = append(rec, `"}`...)
+				}
+				rec = append(rec, ']')
+			}
 			rec = append(rec, '}')
 			continue
 		}

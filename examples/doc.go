@@ -1,7 +1,8 @@
 // Package examples holds the project's sample inputs — the seed's workflow
-// documents (workflows/) and sample e-mails (emails/) — and embeds the ones
-// that `kobana demo` needs, so that the demo runs from any directory with
-// nothing else on disk.
+// documents (workflows/), sample e-mails (emails/), and run facts and
+// example responses to plan the seed's complete example with (inputs/) —
+// and embeds the ones that `kobana demo` and the playground need, so that
+// they run from any directory with nothing else on disk.
 //
 // The runnable example programs live in the sub-directories: run (a workflow
 // run from Go with a custom secret source and an .eml), receiver (the

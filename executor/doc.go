@@ -19,6 +19,13 @@
 // sees it. A response body is redacted whole (a JSON body as JSON), then
 // clipped to RecordBodyLimit; its size is the number of bytes received.
 //
+// A run that references the e-mail opens it when it starts and reads that
+// one snapshot until it ends. If an attachment cannot be read in the middle
+// of a step's body, the request is cut off before its Content-Length (the
+// connection closes; the next step dials anew) and the step is recorded as
+// failed with ReasonUploadAborted and PartialUpload: the receiver may have
+// received part of the request, never a complete one.
+//
 // Executor.RunDocument (and RunDocument) is the path from an agent's
 // output to a DocumentRecord: it compiles the document, runs its workflow
 // when it validates, and records a document that does not as a failed run

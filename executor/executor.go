@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 )
 
@@ -110,6 +111,12 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRec
 	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout)}
 	red := resolve.NewRedactor(env.Secrets)
 	scope := &resolve.Scope{Secrets: env.Secrets, Facts: env.Facts, Attachments: env.Attachments, Redactor: red}
+	defer scope.Close()
+	if usesAttachments(plan) {
+		// One snapshot of the e-mail for the whole run, taken now: a message
+		// purged while the run goes on is still read as it was.
+		scope.Email()
+	}
 	rec := &RunRecord{Status: RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []StepRecord{}}
 	for i, step := range plan.Steps {
 		var sr StepRecord
@@ -199,6 +206,15 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) 
 		return sr, &resolve.Result{State: resolve.StateFailed}
 	}
 	resp, err := e.client.Do(hreq)
+	var cut *emit.StreamError
+	if errors.As(err, &cut) {
+		// The e-mail could not be read mid-body: the body stopped short of
+		// its Content-Length and the transport closed the connection.
+		sr.PartialUpload = true
+		finish(resolve.StateFailed, ReasonUploadAborted, "aborted mid-body: "+cut.Error()+
+			"; the connection was cut before the announced Content-Length, so the receiver may have received part of the request, never a complete one")
+		return sr, &resolve.Result{State: resolve.StateFailed}
+	}
 	if err != nil {
 		reason, msg := describeTransportError(run, sctx, err, e.opts.StepTimeout)
 		finish(resolve.StateFailed, reason, msg)
@@ -221,6 +237,18 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) 
 	}
 	finish(resolve.StateSucceeded, "", "")
 	return sr, &resolve.Result{State: resolve.StateSucceeded, Response: captured}
+}
+
+// usesAttachments reports whether any step references the e-mail.
+func usesAttachments(plan *compile.Plan) bool {
+	for _, st := range plan.Steps {
+		for _, r := range st.Refs() {
+			if r.Namespace == lang.Email {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isRefError(err error) bool {
@@ -341,9 +369,6 @@ func describeTransportError(run runState, stepCtx context.Context, err error, ti
 	}
 	if stepCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
 		return ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
-	}
-	if errors.Is(err, emit.ErrBodyChanged) {
-		return ReasonTransport, "aborted: " + innerError(err)
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):

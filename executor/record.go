@@ -37,6 +37,13 @@ type StepRecord struct {
 	DurationMS int64           `json:"duration_ms"`
 	Request    *emit.Record    `json:"request,omitempty"`
 	Response   *ResponseRecord `json:"response,omitempty"`
+	// PartialUpload says the request was cut off while its body was being
+	// sent, because an attachment could not be read mid-body (the e-mail was
+	// truncated, rewritten or became unreadable): the connection was closed
+	// before the announced Content-Length, so the receiver cannot have taken
+	// what it got for a complete request, but it may have received the
+	// headers and part of the body. Reason is ReasonUploadAborted.
+	PartialUpload bool `json:"partial_upload,omitempty"`
 }
 
 // Reasons a step did not succeed.
@@ -49,6 +56,7 @@ const (
 	ReasonTransport      = "transport"                // connection refused, reset, TLS…
 	ReasonStatus         = "unexpected-status"        // the response status is not a success
 	ReasonCancelled      = "cancelled"                // the run was cancelled or hit its deadline
+	ReasonUploadAborted  = "upload-aborted"           // an attachment could not be read mid-body; see PartialUpload
 )
 
 // ResponseRecord is the persisted copy of a response.

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"mime"
+	netmail "net/mail"
 	"strings"
 
+	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
+	"golang.org/x/net/html/charset"
 
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -38,25 +42,22 @@ func ParseEmail(raw []byte) (Email, error) {
 func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
 	var e Email
 	mr, err := mail.CreateReader(io.NewSectionReader(r, 0, size))
-	if err != nil {
+	if err != nil && !message.IsUnknownCharset(err) {
 		return e, fmt.Errorf("parsing e-mail: %w", err)
 	}
 	h := mr.Header
 	e.Headers = map[string]string{}
 	for _, k := range KeptHeaders {
 		if v := h.Get(k); v != "" {
-			if dec, err := h.Text(k); err == nil {
-				v = dec
-			}
-			e.Headers[k] = v
+			e.Headers[k] = decodeHeader(v)
 		}
 	}
-	if from, err := h.AddressList("From"); err == nil && len(from) > 0 {
-		e.From = from[0].Address
+	if from := addresses(h, "From"); len(from) > 0 {
+		e.From = from[0]
 	}
 	e.To = addresses(h, "To")
 	e.Cc = addresses(h, "Cc")
-	e.Subject, _ = h.Subject()
+	e.Subject = decodeHeader(h.Get("Subject"))
 	e.Date, _ = h.Date()
 	e.Date = e.Date.UTC()
 	e.MessageID, _ = h.MessageID()
@@ -65,32 +66,74 @@ func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
+		if err != nil && !(message.IsUnknownCharset(err) && part != nil) {
 			return e, fmt.Errorf("parsing e-mail body: %w", err)
 		}
 		if ih, ok := part.Header.(*mail.InlineHeader); ok && e.Text == "" {
-			ct, _, _ := ih.ContentType()
+			ct, params, _ := ih.ContentType()
 			if ct == "" || ct == "text/plain" {
-				b, _ := io.ReadAll(io.LimitReader(part.Body, maxTextBody))
+				body := io.Reader(part.Body)
+				// go-message decodes UTF-8 and ASCII only and leaves other
+				// charsets (ISO-8859-1, Windows-1252, …) as written: they
+				// are decoded here, as the WHATWG Encoding Standard names
+				// them.
+				if label := params["charset"]; label != "" {
+					if _, name := charset.Lookup(label); name != "" && name != "utf-8" {
+						if dec, err := charset.NewReaderLabel(label, body); err == nil {
+							body = dec
+						}
+					}
+				}
+				b, _ := io.ReadAll(io.LimitReader(body, maxTextBody))
 				e.Text = strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
 			}
 		}
 	}
-	msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(r, 0, size)), nil })
+	msg, err := eml.New(r, size)
 	if err != nil {
 		return e, fmt.Errorf("reading attachments: %w", err)
 	}
 	e.Attachments = []AttachmentInfo{}
 	for _, a := range msg.Attachments() {
-		e.Attachments = append(e.Attachments, AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size})
+		info := AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
+		for _, d := range a.Defects {
+			info.Defects = append(info.Defects, AttachmentDefect{Code: d.Code, Message: d.Message})
+		}
+		e.Attachments = append(e.Attachments, info)
 	}
 	e.SizeBytes = int(size)
 	return e, nil
 }
 
+// wordDecoder decodes RFC 2047 encoded words in any charset the WHATWG
+// Encoding Standard names (go-message's own decoder knows UTF-8 and ASCII
+// only, and mail in ISO-8859-1 or Windows-1252 is common).
+var wordDecoder = &mime.WordDecoder{CharsetReader: charset.NewReaderLabel}
+
+// decodeHeader decodes a header value's encoded words; a value that does
+// not decode is kept as written.
+func decodeHeader(v string) string {
+	if d, err := wordDecoder.DecodeHeader(v); err == nil {
+		return d
+	}
+	return v
+}
+
 func addresses(h mail.Header, key string) []string {
-	list, err := h.AddressList(key)
+	v := h.Get(key)
+	if v == "" {
+		return nil
+	}
+	list, err := (&netmail.AddressParser{WordDecoder: wordDecoder}).ParseList(v)
 	if err != nil {
+		// A display name the parser refuses (raw 8-bit bytes) does not hide
+		// a single address in angle brackets.
+		open, end := strings.LastIndexByte(v, '<'), strings.LastIndexByte(v, '>')
+		if open >= 0 && end > open && strings.Count(v, "@") == 1 {
+			if a, err := netmail.ParseAddress(v[open : end+1]); err == nil {
+				return []string{a.Address}
+			}
+		}
 		return nil
 	}
 	out := make([]string, 0, len(list))

@@ -145,6 +145,17 @@ type AttachmentInfo struct {
 	Filename    string `json:"filename"`
 	ContentType string `json:"content_type"`
 	Size        int64  `json:"size"`
+	// Defects are the repairs the reader made to read this attachment from
+	// a damaged message (missing base64 padding, an unknown transfer
+	// encoding passed through raw, …); none for a well-formed part.
+	Defects []AttachmentDefect `json:"defects,omitempty"`
+}
+
+// AttachmentDefect is one repair made while reading an attachment: a stable
+// code (see package resolve/eml) and a sentence for people.
+type AttachmentDefect struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // Results of a sender check (SPF, DKIM, DMARC), as RFC 8601

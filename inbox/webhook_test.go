@@ -155,3 +155,35 @@ func TestBlobMessagesDelete(t *testing.T) {
 		t.Fatalf("snapshot after delete: %d bytes, %v", len(b), err)
 	}
 }
+
+// A damaged attachment is read, and the repair is on the e-mail record
+// (issue 14 §6: defects visible in the attachment's metadata).
+func TestReadEmailRecordsAttachmentDefects(t *testing.T) {
+	raw := "From: a@example.com\r\nTo: ap@inbox.example\r\nSubject: nota\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nsegue\r\n" +
+		"--b\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n" +
+		"--b\r\nContent-Type: application/octet-stream; name=b.bin\r\nContent-Disposition: attachment; filename=b.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0\r\n" +
+		"--b--\r\n"
+	e, err := inbox.ParseEmail([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Attachments) != 2 {
+		t.Fatalf("attachments: %+v", e.Attachments)
+	}
+	if len(e.Attachments[0].Defects) != 0 {
+		t.Errorf("a well-formed part has defects: %+v", e.Attachments[0].Defects)
+	}
+	d := e.Attachments[1].Defects
+	if len(d) != 1 || d[0].Code != "base64-missing-padding" || d[0].Message == "" {
+		t.Errorf("defects of the unpadded part: %+v", d)
+	}
+	if e.Attachments[1].Size != 5 {
+		t.Errorf("size %d, want the 5 bytes decoded", e.Attachments[1].Size)
+	}
+	j, _ := json.Marshal(e.Attachments)
+	if !strings.Contains(string(j), `"defects":[{"code":"base64-missing-padding"`) || strings.Count(string(j), "defects") != 1 {
+		t.Errorf("record JSON: %s", j)
+	}
+}

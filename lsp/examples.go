@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kobana/workflow/internal/sidecar"
 )
 
 // Example responses let completion offer the paths of a step's response body
@@ -21,12 +23,9 @@ import (
 //	W.run.json         a run record as `kobana run -record` writes it
 //	                   ({"steps": [{"index": 0, "response": {…}}, …]})
 
-// exampleResponse is an example of one step's response.
-type exampleResponse struct {
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers"`
-	Body    json.RawMessage   `json:"body"`
-}
+// exampleResponse is an example of one step's response, as package plan
+// reads it too (internal/sidecar).
+type exampleResponse = sidecar.Response
 
 // examples are the example responses of one document, by step index.
 type examples struct {
@@ -44,61 +43,9 @@ func sidecarNames(path string) []string {
 	return []string{base + ".responses.json", base + ".run.json"}
 }
 
-// parseExamples reads an example responses file in either form.
+// parseExamples reads an example responses file in any of its forms.
 func parseExamples(data []byte) (map[int]*exampleResponse, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, fmt.Errorf("the file is empty")
-	}
-	out := map[int]*exampleResponse{}
-	switch data[0] {
-	case '[':
-		var list []*exampleResponse
-		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, err
-		}
-		for i, r := range list {
-			if r != nil {
-				out[i] = r
-			}
-		}
-		return out, nil
-	case '{':
-	default:
-		return nil, fmt.Errorf("expected a JSON object or array")
-	}
-	var probe struct {
-		Steps []struct {
-			Index    *int             `json:"index"`
-			Response *exampleResponse `json:"response"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(data, &probe); err == nil && probe.Steps != nil {
-		for i, s := range probe.Steps {
-			idx := i
-			if s.Index != nil {
-				idx = *s.Index
-			}
-			if s.Response != nil {
-				out[idx] = s.Response
-			}
-		}
-		return out, nil
-	}
-	var byIndex map[string]*exampleResponse
-	if err := json.Unmarshal(data, &byIndex); err != nil {
-		return nil, err
-	}
-	for k, r := range byIndex {
-		i, err := strconv.Atoi(k)
-		if err != nil || i < 0 || strconv.Itoa(i) != k {
-			return nil, fmt.Errorf("key %q is not a step index (0, 1, …)", k)
-		}
-		if r != nil {
-			out[i] = r
-		}
-	}
-	return out, nil
+	return sidecar.ParseResponses(data)
 }
 
 // fileCache keeps files read for documents (example responses, secret names)

@@ -9,8 +9,11 @@
 // null or missing path, a missing attachment, an unreadable e-mail).
 //
 // Every source is an interface (Secrets, Facts, Attachments) so services plug
-// in their own; SecretMap, FactMap and package resolve/eml are the ready-made
-// implementations.
+// in their own; SecretMap, FactMap and package resolve/eml (EMLFile,
+// EMLIndexed) are the ready-made implementations. The e-mail is opened once
+// per run and is one snapshot for the whole run; before a step sends an
+// attachment's bytes, Attachments.Check confirms they can still be read,
+// else the step fails before sending. Scope.Close releases the e-mail.
 //
 // # Response bodies
 //

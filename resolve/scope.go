@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -446,7 +447,9 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// Email returns the e-mail's attachments, opening them on first use.
+// Email returns the e-mail's attachments, opening them on first use (an
+// executor opens them when its run starts, so the whole run reads one
+// snapshot).
 func (s *Scope) Email() (Attachments, error) {
 	if !s.attsOpened {
 		s.attsOpened = true
@@ -454,7 +457,9 @@ func (s *Scope) Email() (Attachments, error) {
 			s.attsErr = fmt.Errorf("%w: the run has no e-mail", eml.ErrUnreadable)
 		} else {
 			s.atts, s.attsErr = s.Attachments()
-			if s.attsErr == nil && s.atts == nil {
+			if s.attsErr != nil {
+				s.atts = nil // a typed nil beside an error is no source
+			} else if s.atts == nil {
 				s.attsErr = fmt.Errorf("%w: the run has no e-mail", eml.ErrUnreadable)
 			}
 		}
@@ -482,8 +487,22 @@ func (s *Scope) attachment(r *lang.Ref) (Value, error) {
 		return Value{Kind: Text, Text: a.ContentType}, nil
 	case lang.AttachmentSize:
 		return Value{Kind: Text, Text: strconv.FormatInt(a.Size, 10)}, nil
-	case lang.AttachmentBase64:
+	}
+	// The bytes will be sent: make sure they can still be read first.
+	if err := atts.Check(r.Index); err != nil {
+		return Value{}, refErr(r, EmailUnreadable, err, "the e-mail can no longer be read as it was when the run started (%v), so attachment %d is not sent", err, r.Index)
+	}
+	if r.Attachment == lang.AttachmentBase64 {
 		return Value{Kind: Base64, Attachment: a}, nil
 	}
 	return Value{Kind: File, Attachment: a}, nil
+}
+
+// Close releases the e-mail the run opened, if its source is an io.Closer
+// (eml.Open's file). A Scope is closed once, when its run ends.
+func (s *Scope) Close() error {
+	if c, ok := s.atts.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

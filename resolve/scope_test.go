@@ -2,7 +2,10 @@ package resolve_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +162,39 @@ func TestEmailUnreadable(t *testing.T) {
 	var nilScope resolve.Scope
 	if _, err := nilScope.Resolve(ref(t, "email.attachments.0")); !errors.Is(err, eml.ErrUnreadable) {
 		t.Errorf("no e-mail: %v", err)
+	}
+	purged := &resolve.Scope{Attachments: resolve.EMLFile(filepath.Join(t.TempDir(), "purged.eml"))}
+	if _, err := purged.Resolve(ref(t, "email.attachments.0")); !errors.Is(err, eml.ErrUnreadable) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("purged e-mail: %v", err)
+	}
+	if err := purged.Close(); err != nil {
+		t.Errorf("Close of a scope whose e-mail could not be opened: %v", err)
+	}
+}
+
+// TestEmailGoneBeforeSending: once the run's snapshot of the e-mail can no
+// longer be read, references that would send its bytes fail before anything
+// is sent; its metadata, taken when the run started, still resolves.
+func TestEmailGoneBeforeSending(t *testing.T) {
+	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: []byte("%PDF")}}}
+	s := &resolve.Scope{Attachments: func() (resolve.Attachments, error) { return atts, nil }}
+	if _, err := s.Resolve(ref(t, "email.attachments.0")); err != nil {
+		t.Fatal(err)
+	}
+	atts.Gone = fmt.Errorf("%w: the file was truncated", eml.ErrChanged)
+	for _, r := range []string{"email.attachments.0", "email.attachments.0.base64"} {
+		_, err := s.Resolve(ref(t, r))
+		var re *resolve.RefError
+		if !errors.As(err, &re) || re.Reason != resolve.EmailUnreadable || !errors.Is(err, eml.ErrChanged) ||
+			!strings.Contains(err.Error(), "attachment 0 is not sent") {
+			t.Fatalf("%s: %v, want EmailUnreadable wrapping ErrChanged", r, err)
+		}
+	}
+	if v, err := s.Resolve(ref(t, "email.attachments.0.filename")); err != nil || v.Text != "nota.pdf" {
+		t.Fatalf("filename: %+v, %v", v, err)
+	}
+	if atts.Opens != 0 {
+		t.Errorf("%d streams opened", atts.Opens)
 	}
 }
 

@@ -48,22 +48,55 @@ func (m FactMap) Fact(key string) (string, bool) {
 	return v, ok && v != ""
 }
 
-// Attachments is the triggering e-mail's attachments; *eml.Message is one.
+// Attachments is the triggering e-mail's attachments, over one snapshot of
+// the e-mail held for the whole run; *eml.Message is one.
 type Attachments interface {
 	// Len returns how many attachments there are.
 	Len() int
 	// Attachment describes attachment i, or returns *eml.IndexError.
 	Attachment(i int) (eml.Attachment, error)
-	// Open streams the decoded bytes of attachment i: exactly its Size bytes.
+	// Check reports whether attachment i can still be read as described,
+	// cheaply; it is called right before a step that sends the attachment,
+	// and an error (eml.ErrUnreadable, eml.ErrChanged) fails the step
+	// before anything is sent.
+	Check(i int) error
+	// Open streams the decoded bytes of attachment i: exactly its Size
+	// bytes. If they cannot all be read, a Read fails before the last byte
+	// is returned.
 	Open(i int) (io.ReadCloser, error)
 }
 
-// AttachmentsFunc opens the e-mail's attachments on first use. Returning an
-// error wrapping eml.ErrUnreadable says the e-mail can no longer be read
-// (for example, purged by retention).
+// AttachmentsFunc opens the e-mail's attachments. The Scope calls it once
+// per run and keeps what it returns for the run's life; if that is an
+// io.Closer, Scope.Close closes it. Returning an error wrapping
+// eml.ErrUnreadable says the e-mail can no longer be read (for example,
+// purged by retention).
 type AttachmentsFunc func() (Attachments, error)
 
-// EMLFile returns an AttachmentsFunc reading the .eml file at path.
+// EMLFile returns an AttachmentsFunc reading the .eml file at path: the file
+// is opened once, and stays open until the Scope is closed, so a run reads
+// one snapshot of it.
 func EMLFile(path string) AttachmentsFunc {
-	return func() (Attachments, error) { return eml.Open(path) }
+	return func() (Attachments, error) {
+		m, err := eml.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// EMLIndexed returns an AttachmentsFunc over a stored message read by byte
+// ranges (size bytes at r: a file, a database large object read in one
+// transaction) with the index computed when it arrived (eml.ReadIndex), so
+// the run reads only the attachments it sends. r stays the caller's to
+// close.
+func EMLIndexed(r io.ReaderAt, size int64, ix *eml.Index) AttachmentsFunc {
+	return func() (Attachments, error) {
+		m, err := eml.NewIndexed(r, size, ix)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 }

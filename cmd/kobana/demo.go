@@ -126,9 +126,7 @@ func loadDemoInputs(doc []byte) (*demoInputs, error) {
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("the agent's answer does not compile: %v", diags.Err())
 	}
-	msg, err := eml.New(func() (io.ReadCloser, error) {
-		return io.NopCloser(strings.NewReader(examples.InvoiceEmail)), nil
-	})
+	msg, err := eml.New(strings.NewReader(examples.InvoiceEmail), int64(len(examples.InvoiceEmail)))
 	if err != nil {
 		return nil, fmt.Errorf("the embedded sample e-mail: %w", err)
 	}

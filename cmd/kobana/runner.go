@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/inbox"
@@ -28,7 +27,7 @@ func (w workflowRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput)
 	}
 	if m := in.Message; m != nil {
 		env.Attachments = func() (resolve.Attachments, error) {
-			msg, err := eml.New(func() (io.ReadCloser, error) { return io.NopCloser(inbox.MessageReader(m)), nil })
+			msg, err := eml.New(m, m.Size())
 			if err != nil {
 				return nil, fmt.Errorf("reading the e-mail: %w", err)
 			}

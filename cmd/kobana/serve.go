@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
@@ -25,11 +26,13 @@ func init() {
 	register("serve", "serve the MCP products over stdio or HTTP", runServe)
 }
 
-const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-db PATH|URL] [-demo] [-products inbox,billing] [flags]
+const serveUsage = `usage: kobana serve [-http ADDR] [-stdio] [-smtp ADDR] [-db PATH|URL] [-demo] [-products inbox,billing] [flags]
 
 Serves the Kobana MCP products on one endpoint for both protocol eras:
 Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
-stdio (token from KOBANA_TOKEN). -demo seeds a demo organization on first
+stdio (token from KOBANA_TOKEN). -smtp receives the inboxes' mail (and
+-intake-http raw messages posted over HTTP) into the store, see
+docs/pipeline.md. -demo seeds a demo organization on first
 use and prints a read-write and a read-only token. KOBANA_SECRET_KEY (64 hex
 digits) is the key that encrypts workspace secrets at rest; without it the
 store generates one and keeps it in its own file.
@@ -88,21 +91,31 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 			return fail("%v", err)
 		}
 	}
+	if f.services, err = selectServices(svcs); err != nil {
+		return fail("%v", err)
+	}
+	return f, exitOK, true
+}
+
+// selectServices reads the services' flags: the services they ask for, in
+// the registry's order; at least one.
+func selectServices(read []func() (serviceSetup, error)) ([]serviceSetup, error) {
+	var out []serviceSetup
 	var asked []string
 	for i, s := range services {
-		setup, err := svcs[i]()
+		setup, err := read[i]()
 		if err != nil {
-			return fail("%v", err)
+			return nil, err
 		}
 		if setup.service != nil {
-			f.services = append(f.services, setup)
+			out = append(out, setup)
 		}
 		asked = append(asked, s.enable)
 	}
-	if len(f.services) == 0 {
-		return fail("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
+	if len(out) == 0 {
+		return nil, fmt.Errorf("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
 	}
-	return f, exitOK, true
+	return out, nil
 }
 
 // selectProducts reads -products: names from the registry, comma-separated,
@@ -180,11 +193,18 @@ type assembly struct {
 	server *mcpserver.Server
 	// closers release what services bound, in reverse order.
 	closers []func()
+	// db is -db (the intake keeps raw messages beside the SQLite file);
+	// hasHTTP says -http is served.
+	db      string
+	hasHTTP bool
+	// messages, when set (by the intake), is where the Inbox product opens
+	// raw messages.
+	messages inbox.Messages
 }
 
 func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *assembly {
 	a := &assembly{cmd: c, ctx: ctx, store: st, guard: &guard.Guard{Allow: f.allow},
-		log: slog.New(slog.DiscardHandler), now: time.Now, info: c.Stdout, handlers: map[string]http.Handler{}}
+		log: slog.New(slog.DiscardHandler), now: time.Now, info: c.Stdout, handlers: map[string]http.Handler{}, db: f.db}
 	if f.verbose {
 		a.log = slog.New(slog.NewTextHandler(c.Stderr, nil))
 	}
@@ -192,6 +212,7 @@ func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *
 		if s.stdout {
 			a.info = c.Stderr
 		}
+		a.hasHTTP = a.hasHTTP || s.name == "http"
 	}
 	return a
 }

@@ -80,10 +80,12 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 			mp, p, err := inboxmcp.New(inboxmcp.Options{
 				Store:       a.store,
 				Lint:        agent.LintJSON,
+				Plan:        workflowPlanner(a.guard),
 				AgentRunner: agents,
 				Runner:      workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
 				HTTPClient:  a.guard.Client(),
 				PublicURL:   a.publicURL,
+				Messages:    a.messages,
 			})
 			if err != nil {
 				return nil, err

@@ -56,6 +56,7 @@ type service interface {
 var services = []serviceDef{
 	{name: "http", enable: "-http ADDR", setup: httpService},
 	{name: "stdio", enable: "-stdio", setup: stdioService},
+	{name: "smtp", enable: "-smtp ADDR", setup: intakeSetup},
 }
 
 // httpServer serves MCP over Streamable HTTP at /mcp, with the products'
@@ -96,6 +97,7 @@ func (h *httpServer) listen(a *assembly) error {
 	if a.publicURL == "" {
 		a.publicURL = "http://" + ln.Addr().String()
 	}
+	addPlayground(a.handlers)
 	return nil
 }
 
@@ -103,6 +105,7 @@ func (h *httpServer) addr() net.Addr { return h.ln.Addr() }
 
 func (h *httpServer) announce(w io.Writer) {
 	fmt.Fprintf(w, "serving MCP on http://%s/mcp\n", h.ln.Addr())
+	fmt.Fprintln(w, playgroundNote("http://"+h.ln.Addr().String()))
 	if tcp, ok := h.ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && len(h.hosts) == 0 {
 		fmt.Fprintln(w, "note: only loopback Host names are accepted; pass -allowed-host NAME for the names clients use to reach this address")
 	}

@@ -91,7 +91,7 @@ func TestServeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "nothing to serve: pass -http ADDR, -stdio (or several)"},
+		{nil, "nothing to serve: pass -http ADDR, -stdio, -smtp ADDR (or several)"},
 		{[]string{"-http", "127.0.0.1:0", "-products", "inbox,payroll"}, `unknown product "payroll" (available: inbox, billing)`},
 		{[]string{"-http", "127.0.0.1:0", "-products", ""}, `unknown product "" (available: inbox, billing)`},
 		{[]string{"-http", "127.0.0.1:0", "-allow", "not-a-cidr"}, `"not-a-cidr" is not a network in CIDR notation`},

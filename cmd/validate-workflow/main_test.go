@@ -220,9 +220,11 @@ func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 // TestHelpGoesToStandardOutput: asking for help is not an error.
 func TestHelpGoesToStandardOutput(t *testing.T) {
 	for _, h := range []string{"-h", "-help", "--help"} {
-		status, stdout, stderr := run(t, "", h)
-		if status != 0 || !strings.HasPrefix(stdout, "usage: validate-workflow ") || stderr != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, status, stdout, stderr)
+		for _, args := range [][]string{{h}, {"lsp", h}} {
+			status, stdout, stderr := run(t, "", args...)
+			if status != 0 || !strings.HasPrefix(stdout, "usage: validate-workflow ") || stderr != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, status, stdout, stderr)
+			}
 		}
 	}
 }

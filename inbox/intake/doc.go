@@ -1,8 +1,9 @@
 // Package intake receives the Inbox's mail: an SMTP server for the inboxes'
 // addresses and an HTTP endpoint where a service that already receives mail
-// posts raw messages. It answers 250 (or HTTP 2xx) only once the message is
+// posts raw messages. It answers 250 (or HTTP 202) only once the message is
 // stored durably and its records are committed; on any internal failure it
-// answers 4xx so the sender retries, and nothing is left half-stored.
+// answers 4xx (HTTP 503) so the sender retries, and nothing is left
+// half-stored.
 //
 // Entry points:
 //
@@ -11,18 +12,31 @@
 //     Directory knows (anything else: 550 5.1.1 — it never relays), limits
 //     message size (552, also while DATA streams), recipients per message,
 //     line length and time (idle and total, per command and during DATA),
-//     offers STARTTLS when given a certificate, and PIPELINING, 8BITMIME,
-//     BINARYMIME (CHUNKING) and SMTPUTF8.
+//     connections (421), offers STARTTLS when given a certificate, and
+//     PIPELINING, 8BITMIME, BINARYMIME (CHUNKING) and SMTPUTF8.
 //   - Handler is the HTTP endpoint: POST /inboxes/{inbox_id}/messages with a
 //     message/rfc822 body and a bearer token with the write scope in the
-//     inbox's workspace.
+//     inbox's workspace (Tokens; IdentityTokens adapts the store's lookup).
 //   - Both spool the message to a file (mailstore.Spool), check the sender
-//     (senderauth) and hand a Delivery to a Recorder, which stores the raw
-//     message, the e-mail record (accepted, or rejected with the reason and
-//     a system event) and the first job in one transaction.
-//   - Directory (address → inbox) and Recorder are interfaces; Recorder's
-//     outcome decides the reply: receipts → 250, a refusal of every recipient
-//     → 550 5.7.x, ErrTryLater or any other error → 451.
+//     (senderauth) and hand a Delivery to a Recorder.
+//   - StoreRecorder is the Recorder over the store: it builds each
+//     recipient's e-mail record (inbox.ReadEmail; the text of an HTML-only
+//     message; the sender checks), screens it (inbox.Screen, a paused inbox,
+//     the plan's monthly e-mails counted with store.Counters) and writes, in
+//     one store transaction, the raw message (RawStore: Files before the
+//     transaction, LargeObjects inside it), the e-mail record (accepted, or
+//     rejected with the reason), its system event (email.received or
+//     email.rejected), its part index (resolve/eml.ReadIndex, record kind
+//     KindEmailIndex, read back with LoadIndex) and, for an accepted e-mail,
+//     its agent job (queue.AgentArgs).
+//   - StoreDirectory finds inboxes by address (LOCAL@LABEL.in.kobana.email,
+//     LABEL the workspace's slug or id) and by id.
+//   - Files.Sweep removes what a crash leaves with files: spools of cut-off
+//     receipts and messages no record names.
+//
+// Replies: receipts → 250 (HTTP 202); every recipient refused for its
+// sender → 550 5.7.1 (recorded all the same); ErrTryLater → 451 4.7.0;
+// any other error → 451 4.3.0 (HTTP 503 with Retry-After).
 //
 // Sender authentication (docs/pipeline.md): over SMTP SPF, DKIM and DMARC
 // are checked and recorded; an inbox with allowed senders matches them

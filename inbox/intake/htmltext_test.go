@@ -3,6 +3,7 @@ package intake
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestHTMLText(t *testing.T) {
@@ -21,4 +22,27 @@ func TestHTMLBodyOnlyWithoutText(t *testing.T) {
 	if got := htmlBody(strings.NewReader(msg)); got != "Ação pendente" {
 		t.Fatalf("htmlBody = %q, want the decoded text", got)
 	}
+}
+
+// FuzzHTMLText: any HTML (an e-mail's body is the sender's) gives text of
+// bounded length, valid UTF-8 when the HTML was, without the contents of
+// scripts and styles.
+func FuzzHTMLText(f *testing.F) {
+	f.Add("<p>a</p><script>secret()</script><style>x{}</style>b<br>c")
+	f.Add("<div><p>&amp;&lt;&#x41;&nbsp;</div>")
+	f.Add("<script><script>nested</script>after")
+	f.Add(strings.Repeat("<p>word ", 3000))
+	f.Fuzz(func(t *testing.T, in string) {
+		out := htmlText(strings.NewReader(in))
+		if len(out) > maxText {
+			t.Fatalf("%d bytes of text, the cap is %d", len(out), maxText)
+		}
+		if utf8.ValidString(in) && !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of valid UTF-8 in: %q", out)
+		}
+		marked := htmlText(strings.NewReader("<script>MARKER" + strings.ReplaceAll(in, "<", "") + "</script>x"))
+		if strings.Contains(marked, "MARKER") {
+			t.Fatalf("a script's text reached the output: %q", marked)
+		}
+	})
 }

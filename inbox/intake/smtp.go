@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,7 @@ import (
 
 // Config configures the SMTP server. Zero fields take the defaults.
 type Config struct {
-	// Domain is the name the server greets with (default "localhost").
+	// Domain is the name the server greets with (default: the host's name).
 	Domain string
 	// MaxMessageBytes limits a message (default DefaultMaxMessageBytes);
 	// larger ones get 552, announced in EHLO's SIZE.
@@ -52,7 +53,10 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Domain == "" {
-		c.Domain = "localhost"
+		c.Domain, _ = os.Hostname()
+		if c.Domain == "" {
+			c.Domain = "localhost"
+		}
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kobana/workflow/inbox"
 )
 
 // Dir stores raw messages as files under a directory:
@@ -100,7 +102,7 @@ func (d *Dir) Open(ctx context.Context, workspace, id string) (Message, error) {
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("message %s/%s: %w", workspace, id, ErrNotFound)
+		return nil, gone(workspace + "/" + id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
@@ -111,6 +113,16 @@ func (d *Dir) Open(ctx context.Context, workspace, id string) (Message, error) {
 		return nil, fmt.Errorf("mailstore: reading message %s/%s: %w", workspace, id, err)
 	}
 	return &fileMessage{f: f, size: st.Size()}, nil
+}
+
+// OpenMessage implements inbox.Messages: the raw message of an e-mail.
+func (d *Dir) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
+	return d.Open(ctx, workspace, emailID)
+}
+
+// DeleteMessage implements inbox.Messages (Delete).
+func (d *Dir) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	return d.Delete(ctx, workspace, emailID)
 }
 
 // Delete removes a stored message (retention purge, or undoing a Keep whose

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/mailstore"
 )
 
@@ -230,5 +231,19 @@ func TestSpoolStartSyncThenKeep(t *testing.T) {
 	defer m.Close()
 	if got := readAll(t, m, 4); string(got) != "part one part two" {
 		t.Fatalf("stored %q", got)
+	}
+}
+
+// The stores are the domain's Messages; a missing message is inbox.ErrPurged.
+var (
+	_ inbox.Messages = (*mailstore.Dir)(nil)
+	_ inbox.Messages = (*mailstore.LargeObjects)(nil)
+)
+
+func TestOpenMessageOfAPurgedMessage(t *testing.T) {
+	d, _ := mailstore.OpenDir(t.TempDir())
+	_, err := d.OpenMessage(context.Background(), "ws", "eml_gone")
+	if !errors.Is(err, inbox.ErrPurged) || !errors.Is(err, mailstore.ErrNotFound) {
+		t.Fatalf("OpenMessage of a missing message: %v, want inbox.ErrPurged and mailstore.ErrNotFound", err)
 	}
 }

@@ -14,12 +14,16 @@
 //     sharing one database): KeepTx writes the object and its row inside the
 //     caller's transaction, so the message, the e-mail record and its first
 //     job commit or vanish together. Reads are ranged (lo_get), one query per
-//     range.
-//   - Message is what Open returns: io.ReaderAt plus Size and Close, one
-//     consistent snapshot (a stored message is never rewritten; a purge during
-//     a read makes the read fail, never return other bytes).
+//     range, inside a read-only REPEATABLE READ transaction that makes an open
+//     message one snapshot (a purge committed meanwhile does not reach it).
+//   - Message is what Open returns, the domain's inbox.Message: io.ReaderAt
+//     plus Size and Close, one consistent snapshot (a stored message is never
+//     rewritten, and a purge does not reach a message already open). Dir and
+//     LargeObjects are the domain's inbox.Messages (OpenMessage,
+//     DeleteMessage), for the executor and the MCP product.
 //
-// Errors: ErrNotFound when a message is absent (never stored, or purged);
+// Errors: ErrNotFound when a message is absent (never stored, or purged;
+// such errors match inbox.ErrPurged too);
 // ErrTooLarge when a spool passes its limit; *NameError for a workspace or id
 // that cannot name a stored message. Match them with errors.Is / errors.As.
 package mailstore

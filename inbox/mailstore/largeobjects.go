@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/inbox"
 )
 
 // LargeObjects stores raw messages as PostgreSQL large objects, with one row
@@ -102,8 +105,11 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 
 // Open returns a ranged reader over a stored message: each ReadAt fetches
 // the range it needs (lo_get), so nothing is held in memory but the caller's
-// buffer. Reads run under ctx: cancelling it fails them. A stored message is never rewritten; if it is purged while open,
-// reads fail with ErrNotFound.
+// buffer. The reader is one consistent snapshot: it reads inside a
+// read-only REPEATABLE READ transaction begun by Open, so a purge committed
+// meanwhile does not reach it (PostgreSQL keeps the bytes for the snapshot).
+// It holds one pooled connection until Close. Reads run under ctx:
+// cancelling it fails them.
 func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message, error) {
 	if err := checkName("workspace", workspace); err != nil {
 		return nil, err
@@ -111,15 +117,30 @@ func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message,
 	if err := checkName("message id", id); err != nil {
 		return nil, err
 	}
-	m := &largeMessage{ctx: ctx, pool: o.pool, name: workspace + "/" + id}
-	err := o.pool.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("message %s/%s: %w", workspace, id, ErrNotFound)
-	}
+	tx, err := o.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
 	}
+	m := &largeMessage{ctx: ctx, tx: tx, name: workspace + "/" + id}
+	err = tx.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
+	if err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, gone(workspace + "/" + id)
+		}
+		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
+	}
 	return m, nil
+}
+
+// OpenMessage implements inbox.Messages: the raw message of an e-mail.
+func (o *LargeObjects) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
+	return o.Open(ctx, workspace, emailID)
+}
+
+// DeleteMessage implements inbox.Messages (Delete).
+func (o *LargeObjects) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	return o.Delete(ctx, workspace, emailID)
 }
 
 // Delete removes a stored message and its large object in one transaction.
@@ -173,17 +194,32 @@ func (o *LargeObjects) ListStored(ctx context.Context, before time.Time, fn func
 	return nil
 }
 
-// largeMessage reads a large object in ranges.
+// largeMessage reads a large object in ranges inside its snapshot
+// transaction (one connection: reads take turns).
 type largeMessage struct {
 	ctx  context.Context
-	pool *pgxpool.Pool
+	mu   sync.Mutex
+	tx   pgx.Tx
 	oid  uint32
 	size int64
 	name string
 }
 
-func (m *largeMessage) Size() int64  { return m.size }
-func (m *largeMessage) Close() error { return nil }
+func (m *largeMessage) Size() int64 { return m.size }
+
+func (m *largeMessage) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tx == nil {
+		return nil
+	}
+	err := m.tx.Rollback(context.WithoutCancel(m.ctx))
+	m.tx = nil
+	if err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		return fmt.Errorf("mailstore: closing message %s: %w", m.name, err)
+	}
+	return nil
+}
 
 func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
@@ -192,15 +228,20 @@ func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
 	if off >= m.size {
 		return 0, io.EOF
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tx == nil {
+		return 0, fmt.Errorf("mailstore: reading %s after Close", m.name)
+	}
 	n := 0
 	for n < len(p) && off < m.size {
 		want := min(len(p)-n, readChunk, int(m.size-off))
 		var chunk []byte
-		err := m.pool.QueryRow(m.ctx, `SELECT lo_get($1, $2, $3)`, m.oid, off, want).Scan(&chunk)
+		err := m.tx.QueryRow(m.ctx, `SELECT lo_get($1, $2, $3)`, m.oid, off, want).Scan(&chunk)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object: purged
-				return n, fmt.Errorf("message %s: %w", m.name, ErrNotFound)
+				return n, gone(m.name)
 			}
 			return n, fmt.Errorf("mailstore: reading %s at %d: %w", m.name, off, err)
 		}

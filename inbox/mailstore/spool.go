@@ -8,22 +8,26 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/kobana/workflow/inbox"
 )
 
 // ErrNotFound reports that no message is stored under a workspace and id
-// (never stored, or purged by retention).
+// (never stored, or purged by retention). Errors that match it also match
+// the domain's inbox.ErrPurged.
 var ErrNotFound = errors.New("mailstore: message not found")
+
+// gone is the error for a message that is not (or no longer) stored.
+func gone(name string) error {
+	return fmt.Errorf("message %s: %w (%w)", name, ErrNotFound, inbox.ErrPurged)
+}
+
+// Message is one consistent, read-only snapshot of a stored raw message:
+// the domain's inbox.Message.
+type Message = inbox.Message
 
 // ErrTooLarge reports that a message passed the size limit of its spool.
 var ErrTooLarge = errors.New("mailstore: message exceeds the size limit")
-
-// Message is one consistent, read-only snapshot of a stored raw message.
-// ReadAt may be called concurrently; Close releases it.
-type Message interface {
-	io.ReaderAt
-	Size() int64
-	Close() error
-}
 
 // Spool is an incoming message being written to a temporary file. Write
 // appends (counting and hashing), ReadAt reads back what was written. Remove

@@ -22,14 +22,7 @@ type zone struct {
 func newZone(t *testing.T) *zone {
 	t.Helper()
 	z := &zone{txt: map[string][]string{}, a: map[string][]net.IP{}}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, ln := listenPair(t)
 	z.addr = pc.LocalAddr().String()
 	udp := &dns.Server{PacketConn: pc, Handler: z}
 	tcp := &dns.Server{Listener: ln, Handler: z}
@@ -37,6 +30,28 @@ func newZone(t *testing.T) *zone {
 	go tcp.ActivateAndServe()
 	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
 	return z
+}
+
+// listenPair binds UDP and TCP on one loopback port, as a DNS server does.
+// The kernel picks a free UDP port; its TCP twin may be taken by another
+// process, so a taken pair is given back and another port tried.
+func listenPair(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var last error
+	for range 50 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		pc.Close()
+		last = err
+	}
+	t.Fatalf("no loopback port free for both UDP and TCP: %v", last)
+	return nil, nil
 }
 
 func (z *zone) TXT(name string, values ...string) {

@@ -17,7 +17,7 @@
 //     Authenticated, Unauthenticated, or Unknown (a DNS failure: ask the
 //     sender to retry later).
 //
-// SPF is github.com/blitiri/spf (blitiri.com.ar/go/spf); DKIM and DMARC
+// SPF is blitiri.com.ar/go/spf; DKIM and DMARC
 // records are github.com/emersion/go-msgauth; the organizational domain for
 // relaxed alignment is golang.org/x/net/publicsuffix.
 package senderauth

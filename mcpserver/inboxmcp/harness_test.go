@@ -60,6 +60,7 @@ type harness struct {
 	tokens  map[string]string
 	recv    *receiver
 	runner  *fakeRunner
+	planner *fakePlanner
 }
 
 // fakeRunner stands in for the executor: it records its inputs and returns
@@ -96,7 +97,7 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, st: st, clock: clk, tokens: map[string]string{}, runner: &fakeRunner{}}
+	h := &harness{t: t, st: st, clock: clk, tokens: map[string]string{}, runner: &fakeRunner{}, planner: &fakePlanner{}}
 	h.tokens["owner"] = seeded[0].Token
 	h.tokens["viewer"] = seeded[1].Token
 	mint := func(name, person, ws string, scopes ...string) {
@@ -144,6 +145,7 @@ func newHarness(t testing.TB) *harness {
 		HTTPClient: h.recv.srv.Client(),
 		PublicURL:  hs.URL,
 		Now:        clk.Now,
+		Plan:       h.planner.plan,
 		Lint: func(doc []byte) (json.RawMessage, bool) {
 			if json.Valid(doc) {
 				return json.RawMessage(`[]`), true

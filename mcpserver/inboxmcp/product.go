@@ -18,6 +18,8 @@ type Options struct {
 	// Lint validates workflow documents for workflows_validate; nil leaves
 	// that tool out.
 	Lint LintFunc
+	// Plan makes dry runs for workflows_plan; nil leaves that tool out.
+	Plan PlanFunc
 	// Processor runs emails_reprocess once the user confirmed; nil means
 	// inbox.Inline over Store with Messages, AgentRunner and Runner: the
 	// stages run within the call.

@@ -43,6 +43,7 @@ const (
 	ToolSystemEventsList         = "system_events_list"
 	ToolSystemEventsGet          = "system_events_get"
 	ToolWorkflowsValidate        = "workflows_validate"
+	ToolWorkflowsPlan            = "workflows_plan"
 )
 
 // tools declares every tool: its spec beside its handler (and, for a
@@ -209,6 +210,13 @@ func (p *Product) tools() []mcpserver.Tool {
 			Description: "Checks an agent output document ({\"result\": …, \"workflow\": [steps]}) with the platform's workflow linter without running anything, and returns ok plus diagnostics with codes, messages, JSON pointers and line:column positions. Use it while writing an agent's system message or a workflow.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.workflowsValidate))
+	}
+	// workflows_plan needs a planner.
+	if p.opts.Plan != nil {
+		ts = append(ts, mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkflowsPlan, Title: "Plan workflow (dry run)",
+			Description: "Shows, without sending anything, the exact request each step of an agent output document ({\"result\": …, \"workflow\": [steps]}) would send — method, URL, headers, JSON/text body or multipart layout with sizes — and which steps would fail before sending or be skipped, and why (a secret the workspace lacks, a missing attachment, a forward reference, an address the SSRF guard refuses, a fact that would inject a header). Secrets appear as [redacted secrets.KEY]. Pass email_id to plan against a received e-mail (its attachments and the facts of a run of it), and responses (example responses by step index) to fill in steps.N.response references; without them those show as written. Use it after workflows_validate, before an agent's workflow runs.",
+			Access:      mcpserver.Read, Idempotent: true},
+			p.workflowsPlan))
 	}
 	return ts
 }

@@ -59,7 +59,7 @@ func BenchmarkOpen(b *testing.B) {
 		}
 		eml := buf.Bytes()
 		b.Run("memory/"+sizeName(size), func(b *testing.B) {
-			m, err := New(fromBytes(eml))
+			m, err := newBytes(eml)
 			if err != nil {
 				b.Fatal(err)
 			}

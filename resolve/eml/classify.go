@@ -15,10 +15,14 @@ const maxFilenameBytes = 255
 // partInfo is what a leaf's header says about it.
 type partInfo struct {
 	attachment  bool
+	body        bool   // a text body part: text/plain or text/html where the body goes
 	rfc822      bool   // an attached message, kept whole
 	filename    string // sanitized filename from the header, "" if none
+	declared    string // the declared media type, lower-cased, "" if none or invalid
 	contentType string // the declared media type if useful, else inferred
-	encoding    string // Content-Transfer-Encoding, lower-cased
+	charset     string
+	disposition string
+	encoding    string // Content-Transfer-Encoding, lower-cased and trimmed
 }
 
 // classify decides whether a leaf is an attachment and describes it. A leaf
@@ -27,29 +31,38 @@ type partInfo struct {
 // it has a filename and is not a text body part (text/plain or text/html
 // where the message body goes: the message itself, any part of a
 // multipart/alternative there, the first part of any other multipart there).
+// A multipart read as a leaf (no boundary, nesting too deep) is an
+// attachment only by its disposition or filename.
 func classify(l *leaf) partInfo {
-	declared, ctParams := parseHeaderValue(l.header.Get("Content-Type"))
+	declared, ctParams := parseHeaderValue(l.header.get("Content-Type"))
 	if !isMediaType(declared) {
 		declared = ""
 	}
-	disposition, dParams := parseHeaderValue(l.header.Get("Content-Disposition"))
+	if declared == "" && l.inDigest && !l.header.has("Content-Type") {
+		declared = "message/rfc822" // the default inside a multipart/digest
+	}
+	disposition, dParams := parseHeaderValue(l.header.get("Content-Disposition"))
 
 	name := dParams["filename"]
 	if name == "" {
 		name = ctParams["name"]
 	}
 	info := partInfo{
-		filename: sanitizeFilename(decodeWords(name)),
-		encoding: strings.ToLower(strings.TrimSpace(l.header.Get("Content-Transfer-Encoding"))),
-		rfc822:   !l.root && (declared == "message/rfc822" || declared == "message/global"),
+		filename:    sanitizeFilename(decodeWords(name)),
+		declared:    declared,
+		charset:     strings.ToLower(strings.TrimSpace(ctParams["charset"])),
+		disposition: disposition,
+		encoding:    strings.ToLower(strings.TrimSpace(l.header.get("Content-Transfer-Encoding"))),
+		rfc822:      !l.root && !l.multipart && (declared == "message/rfc822" || declared == "message/global"),
 	}
 
 	textType := declared
-	if textType == "" && l.header.Get("Content-Type") == "" {
+	if textType == "" && !l.header.has("Content-Type") {
 		textType = "text/plain" // RFC 2045 default
 	}
-	isBodyText := l.bodyPos && (textType == "text/plain" || textType == "text/html")
+	isBodyText := l.bodyPos && !l.multipart && (textType == "text/plain" || textType == "text/html")
 	info.attachment = disposition == "attachment" || info.rfc822 || (info.filename != "" && !isBodyText)
+	info.body = isBodyText && !info.attachment
 
 	switch {
 	case declared != "" && !uninformativeTypes[declared]:

@@ -191,7 +191,7 @@ func TestClassify(t *testing.T) {
 			[]string{"smime.p7s application/pkcs7-signature"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(fromBytes([]byte(tc.eml)))
+			m, err := newBytes([]byte(tc.eml))
 			if err != nil {
 				t.Fatal(err)
 			}

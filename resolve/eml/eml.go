@@ -1,17 +1,14 @@
 package eml
 
 import (
-	"bufio"
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
-
-	"github.com/emersion/go-message/textproto"
 )
 
 // Attachment describes one attachment of an e-mail, in message order.
@@ -25,26 +22,36 @@ type Attachment struct {
 	// (or "message.eml"), any other unnamed attachment "attachment" plus the
 	// extension of its type.
 	Filename string
-	// ContentType is the sender's media type without parameters, lower-cased;
-	// when the sender declared nothing useful (no type, an unparseable one,
-	// or a generic one such as application/octet-stream) it is InferType of
-	// the filename.
+	// ContentType is the sender's media type without parameters,
+	// lower-cased; when the sender declared nothing useful (no type, an
+	// unparseable one, or a generic one such as application/octet-stream) it
+	// is InferType of the filename.
 	ContentType string
 	// Size is the number of decoded bytes, which Message.Open yields exactly.
 	Size int64
+	// SHA256 is the hex SHA-256 of the decoded bytes when the message was
+	// indexed with digests (ReadIndex), else "".
+	SHA256 string
+	// Defects are the repairs made to read the attachment; nil when none.
+	Defects []Defect
 }
 
-// Message is an e-mail's attachments, read from an .eml that can be opened
-// more than once: New reads it once to list the attachments with their sizes,
-// and each Message.Open reads it again to stream one attachment's bytes.
-// Neither holds an attachment in memory. A Message is safe for concurrent
-// use.
+// Message is an e-mail's attachments over one consistent snapshot of its
+// .eml: a source read by byte ranges (a file handle kept open, a database
+// large object read in one transaction, bytes in memory) and an Index of
+// its parts. Making a Message reads the source once (or not at all, given a
+// stored Index); each Message.Open then reads only the bytes of one
+// attachment and decodes them as they are read, so memory never grows with
+// an attachment's size. A Message is safe for concurrent use.
 type Message struct {
-	name  string // the file's path, for errors; "" for New
-	open  func() (io.ReadCloser, error)
-	atts  []Attachment
-	names []string // each attachment's filename as its header gave it
+	r     io.ReaderAt
+	size  int64
+	name  string   // the file's path, for errors; "" for New
+	file  *os.File // the file Open opened, closed by Close
 	stamp *stamp   // the source's size and time, when it can tell them
+	ix    *Index
+	atts  []Attachment
+	parts []int // the index in ix.Parts of each attachment
 }
 
 // stamp identifies a version of a source that can be stat'ed.
@@ -57,7 +64,7 @@ type statter interface {
 	Stat() (fs.FileInfo, error)
 }
 
-func stampOf(r io.Reader) *stamp {
+func stampOf(r any) *stamp {
 	s, ok := r.(statter)
 	if !ok {
 		return nil
@@ -69,119 +76,165 @@ func stampOf(r io.Reader) *stamp {
 	return &stamp{fi.Size(), fi.ModTime()}
 }
 
-// Open reads the .eml file at path, as New does; its errors name the path.
-// The file must stay in place, unchanged, for as long as the Message is used.
+// Open opens the .eml file at path and reads it as New does; its errors name
+// the path. The Message keeps the file open, so the run reads one snapshot:
+// a file removed (purged) after Open is still read whole; one truncated or
+// rewritten in place is noticed (ErrChanged) before or while its bytes are
+// sent. Close the Message to release the file.
 func Open(path string) (*Message, error) {
-	return read(path, func() (io.ReadCloser, error) {
-		f, err := os.Open(path)
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return nil, pe.Err // the path is in every error already
-			}
-			return nil, err
-		}
-		return f, nil
-	})
-}
-
-// New reads an .eml from a source that open can open again and again (a
-// file, an object store, a database blob), each time from its first byte.
-// It lists the attachments and counts their decoded sizes, streaming.
-// Errors match ErrUnreadable when the source cannot be opened or read, and
-// ErrMalformed when it is not a MIME message that can be read safely.
-func New(open func() (io.ReadCloser, error)) (*Message, error) {
-	return read("", open)
-}
-
-func read(name string, open func() (io.ReadCloser, error)) (*Message, error) {
-	m := &Message{name: name, open: open, atts: []Attachment{}}
-	rc, err := open()
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s%w: %w", m.prefix(), ErrUnreadable, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is in every error already
+		}
+		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
 	}
-	defer rc.Close()
+	m, err := openFile(f, path, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
 
-	m.stamp = stampOf(rc)
-	w := newWalker(rc)
-	for {
-		l, err := w.next()
-		if err == io.EOF {
-			return m, nil
+// OpenIndexed is Open with an Index stored when the message arrived: the
+// file is not read until an attachment is opened.
+func OpenIndexed(path string, ix *Index) (*Message, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s%w", m.prefix(), err)
-		}
-		info := classify(l)
-		if !info.attachment {
+		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
+	}
+	m, err := openFile(f, path, ix)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func openFile(f *os.File, path string, ix *Index) (*Message, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("eml: %s: %w: not a regular file", path, ErrUnreadable)
+	}
+	var m *Message
+	if ix == nil {
+		m, err = newMessage(f, fi.Size(), path)
+	} else {
+		m, err = newIndexed(f, fi.Size(), ix, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.file = f
+	return m, nil
+}
+
+// New reads the message in r, size bytes long, once: it lists the
+// attachments and their decoded sizes without decoding base64 (the size
+// follows from the characters) and without keeping any body in memory.
+// r must keep returning the same bytes for as long as the Message is used
+// (one snapshot); if it does not, streams fail with ErrChanged rather than
+// yield other bytes. Errors match ErrUnreadable when r fails or is shorter
+// than size, and ErrMalformed beyond the limits MaxParts and MaxHeaderBytes;
+// anything else in a message is read leniently and its repairs recorded as
+// defects.
+func New(r io.ReaderAt, size int64) (*Message, error) {
+	return newMessage(r, size, "")
+}
+
+// NewIndexed is New with an Index made earlier of the same bytes (by
+// ReadIndex or Message.Index): nothing is read until an attachment is
+// opened. The index must describe a message of size bytes (ErrBadIndex
+// otherwise).
+func NewIndexed(r io.ReaderAt, size int64, ix *Index) (*Message, error) {
+	return newIndexed(r, size, ix, "")
+}
+
+func newMessage(r io.ReaderAt, size int64, name string) (*Message, error) {
+	m := &Message{r: r, size: size, name: name, stamp: stampOf(r)}
+	ix, err := buildIndex(r, size, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s%w", m.prefix(), err)
+	}
+	m.use(ix)
+	return m, nil
+}
+
+func newIndexed(r io.ReaderAt, size int64, ix *Index, name string) (*Message, error) {
+	m := &Message{r: r, size: size, name: name, stamp: stampOf(r)}
+	if err := ix.check(size); err != nil {
+		return nil, fmt.Errorf("%s%w", m.prefix(), err)
+	}
+	m.use(ix.clone())
+	return m, nil
+}
+
+// use makes ix the Message's index and lists its attachments.
+func (m *Message) use(ix *Index) {
+	m.ix = ix
+	m.atts = []Attachment{}
+	for i, p := range ix.Parts {
+		if p.Attachment == nil {
 			continue
 		}
-		a := Attachment{Index: len(m.atts), Filename: info.filename, ContentType: info.contentType}
-		size, subject, err := measure(w, l, info)
-		if err != nil {
-			return nil, fmt.Errorf("%s%s: %w", m.prefix(), describe(a, l), err)
+		m.atts = append(m.atts, Attachment{
+			Index:       p.Attachment.Index,
+			Filename:    p.Attachment.Filename,
+			ContentType: p.Attachment.ContentType,
+			Size:        p.Size,
+			SHA256:      p.SHA256,
+			Defects:     slices.Clone(p.Defects),
+		})
+		m.parts = append(m.parts, i)
+	}
+}
+
+// clone returns a deep copy of ix.
+func (ix *Index) clone() *Index {
+	c := *ix
+	c.Defects = slices.Clone(ix.Defects)
+	c.Parts = slices.Clone(ix.Parts)
+	for i := range c.Parts {
+		c.Parts[i].Defects = slices.Clone(c.Parts[i].Defects)
+		if a := c.Parts[i].Attachment; a != nil {
+			ac := *a
+			c.Parts[i].Attachment = &ac
 		}
-		a.Size = size
-		if a.Filename == "" {
-			switch {
-			case info.rfc822:
-				a.Filename = cmp.Or(subjectFilename(subject), "message.eml")
-			default:
-				a.Filename = "attachment" + extensionFor(a.ContentType)
-			}
-		}
-		m.atts = append(m.atts, a)
-		m.names = append(m.names, info.filename)
 	}
+	return &c
 }
 
-// subjectSniff is how much of an unnamed attached message is kept to find
-// its Subject.
-const subjectSniff = 64 << 10
+// Index returns the message's index, to store beside the message and give
+// to NewIndexed later. The Index is the caller's to keep.
+func (m *Message) Index() *Index { return m.ix.clone() }
 
-// measure decodes a leaf's body, counting its bytes and keeping none. For an
-// unnamed attached message it also returns the message's Subject.
-func measure(w *walker, l *leaf, info partInfo) (int64, string, error) {
-	dec, err := decodedBody(l, info.encoding)
-	if err != nil {
-		return 0, "", err
+// Close releases the file Open opened; for New and NewIndexed, whose source
+// is the caller's, it does nothing. A closed Message cannot open
+// attachments.
+func (m *Message) Close() error {
+	if m.file == nil {
+		return nil
 	}
-	var sink io.Writer = io.Discard
-	var head *headSniffer
-	if info.rfc822 && info.filename == "" {
-		head = &headSniffer{max: subjectSniff}
-		sink = head
-	}
-	n, err := io.Copy(sink, dec)
-	if err != nil {
-		return 0, "", w.bodyError(l, info.encoding, err)
-	}
-	subject := ""
-	if head != nil {
-		h, _ := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(head.buf)))
-		subject = h.Get("Subject")
-	}
-	return n, subject, nil
-}
-
-// headSniffer is a writer that keeps the first max bytes written to it.
-type headSniffer struct {
-	buf []byte
-	max int
-}
-
-func (p *headSniffer) Write(b []byte) (int, error) {
-	if room := p.max - len(p.buf); room > 0 {
-		p.buf = append(p.buf, b[:min(room, len(b))]...)
-	}
-	return len(b), nil
+	return m.file.Close()
 }
 
 // Attachments returns the attachments in message order. The slice is the
 // caller's to keep; it is empty, not nil, when there are none.
 func (m *Message) Attachments() []Attachment {
 	out := make([]Attachment, len(m.atts))
-	copy(out, m.atts)
+	for i, a := range m.atts {
+		a.Defects = slices.Clone(a.Defects)
+		out[i] = a
+	}
 	return out
 }
 
@@ -193,31 +246,98 @@ func (m *Message) Attachment(i int) (Attachment, error) {
 	if i < 0 || i >= len(m.atts) {
 		return Attachment{}, &IndexError{Index: i, Count: len(m.atts)}
 	}
-	return m.atts[i], nil
+	a := m.atts[i]
+	a.Defects = slices.Clone(a.Defects)
+	return a, nil
 }
 
-// Open streams the decoded bytes of attachment i from the .eml: exactly
-// Attachment.Size bytes, then io.EOF. It returns an *IndexError if there is
-// no attachment i. If the .eml changed since New read it, Open or a Read
-// fails with ErrChanged, and Read never yields more than Size bytes; a read
-// failure of the source is ErrUnreadable. The caller must Close the reader.
+// Check reports whether attachment i can still be read as it was first
+// described, cheaply (no decoding): the source is the same size (for a
+// file, by its size and modification time; otherwise by reading its last
+// byte and finding none after it), and the first and last bytes of the
+// attachment can be read. Call it right before sending an
+// attachment: an error means nothing should be sent. It returns an
+// *IndexError, or an error matching ErrChanged or ErrUnreadable.
+func (m *Message) Check(i int) error {
+	a, err := m.Attachment(i)
+	if err != nil {
+		return err
+	}
+	label := m.label(a)
+	if m.stamp != nil {
+		now := stampOf(m.r)
+		switch {
+		case now == nil:
+			return fmt.Errorf("%s: %w: the file can no longer be examined", label, ErrUnreadable)
+		case now.size != m.stamp.size:
+			return fmt.Errorf("%s: %w: the file is now %d bytes, it was %d", label, ErrChanged, now.size, m.stamp.size)
+		case !now.modTime.Equal(m.stamp.modTime):
+			return fmt.Errorf("%s: %w: the file was modified after it was first read", label, ErrChanged)
+		}
+	}
+	p := m.ix.Parts[m.parts[i]]
+	var b [1]byte
+	for _, off := range []int64{p.Offset, p.Offset + p.Length - 1, m.size - 1} {
+		if off < 0 || off >= m.size || (off == p.Offset && p.Length == 0) {
+			continue
+		}
+		if _, err := m.r.ReadAt(b[:], off); err != nil {
+			return m.readError(label, off, err)
+		}
+	}
+	if m.stamp == nil {
+		if n, _ := m.r.ReadAt(b[:], m.size); n > 0 {
+			return fmt.Errorf("%s: %w: the e-mail is longer than the %d bytes first read", label, ErrChanged, m.size)
+		}
+	}
+	return nil
+}
+
+// readError classifies a failed read at off: a source that ends early has
+// changed; anything else is unreadable.
+func (m *Message) readError(label string, off int64, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s: %w: the e-mail ends before byte %d; it was %d bytes when first read", label, ErrChanged, off+1, m.size)
+	}
+	if errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("%s: %w: the message was closed", label, ErrUnreadable)
+	}
+	return fmt.Errorf("%s: %w: %w", label, ErrUnreadable, err)
+}
+
+// Open streams the decoded bytes of attachment i: exactly Attachment.Size
+// bytes, then io.EOF. It reads only the attachment's own bytes of the
+// source, decoding as it goes. The stream also checks that those bytes are
+// the ones first read (their CRC-32C): if they changed or cannot be read,
+// Read fails with ErrChanged or ErrUnreadable and never yields the
+// attachment's last byte, so a consumer that counts bytes (an HTTP body
+// with a Content-Length) is never handed something complete-looking. A
+// stream of an attachment whose encoded body is 1 MiB or more decodes ahead in a goroutine
+// while its reader sends what came before; Close stops it. It returns an
+// *IndexError if there is no attachment i. The caller must Close the reader.
 func (m *Message) Open(i int) (io.ReadCloser, error) {
 	a, err := m.Attachment(i)
 	if err != nil {
 		return nil, err
 	}
-	label := fmt.Sprintf("%sattachment %d (%s)", m.prefix(), a.Index, a.Filename)
-	rc, err := m.open()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", label, ErrUnreadable, err)
+	p := m.ix.Parts[m.parts[i]]
+	r := &partReader{size: p.Size, d: &rangeDecoder{
+		m:     m,
+		p:     p,
+		label: m.label(a),
+		off:   p.Offset,
+		end:   p.Offset + p.Length,
+		dec:   newDecoder(p.Decoding),
+	}}
+	if p.Length >= prefetchMin {
+		r.startPrefetch()
 	}
-	r, err := m.find(rc, a)
-	if err != nil {
-		rc.Close()
-		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	r.label = label
 	return r, nil
+}
+
+// label names an attachment in errors: "eml: nota.eml: attachment 0 (nota.pdf)".
+func (m *Message) label(a Attachment) string {
+	return fmt.Sprintf("%sattachment %d (%s)", m.prefix(), a.Index, a.Filename)
 }
 
 // prefix starts every error: the package, and the file if there is one.
@@ -228,101 +348,184 @@ func (m *Message) prefix() string {
 	return "eml: " + m.name + ": "
 }
 
-// find walks the .eml again to attachment a and checks it is the same one.
-func (m *Message) find(rc io.ReadCloser, a Attachment) (*reader, error) {
-	if m.stamp != nil {
-		if now := stampOf(rc); now == nil || *now != *m.stamp {
-			return nil, fmt.Errorf("%w: the file's size or modification time differs", ErrChanged)
-		}
-	}
-	w := newWalker(rc)
-	seen := 0
-	for {
-		l, err := w.next()
-		if err == io.EOF {
-			return nil, fmt.Errorf("%w: the email now has %d attachments", ErrChanged, seen)
-		}
-		if err != nil {
-			if errors.Is(err, ErrUnreadable) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %w", ErrChanged, err)
-		}
-		info := classify(l)
-		if !info.attachment {
-			continue
-		}
-		if seen < a.Index {
-			seen++
-			continue
-		}
-		if info.filename != m.names[a.Index] || info.contentType != a.ContentType {
-			return nil, fmt.Errorf("%w: attachment %d is now %q (%s)", ErrChanged, a.Index, info.filename, info.contentType)
-		}
-		dec, err := decodedBody(l, info.encoding)
-		if err != nil {
-			return nil, err
-		}
-		return &reader{dec: dec, rc: rc, w: w, l: l, enc: info.encoding, want: a.Size}, nil
-	}
-}
-
-// describe names an attachment in an error.
-func describe(a Attachment, l *leaf) string {
-	if a.Filename != "" {
-		return fmt.Sprintf("attachment %d (%s, part %s)", a.Index, a.Filename, describePath(l.path))
-	}
-	return fmt.Sprintf("attachment %d (part %s)", a.Index, describePath(l.path))
-}
-
 // errClosed is returned by Read after Close.
 var errClosed = errors.New("eml: read after close")
 
-// reader streams one attachment and checks that it is exactly as long as
-// the first pass measured.
-type reader struct {
-	dec       io.Reader
-	rc        io.Closer
-	w         *walker
-	l         *leaf
-	enc       string
-	label     string // "eml: attachment 0 (nota.pdf)", for errors
-	want, got int64
-	err       error
+// rawChunk is how much of the encoded body a stream reads at a time.
+const rawChunk = 32 << 10
+
+// prefetchMin is the encoded size from which a stream decodes ahead, in a
+// goroutine, while its reader sends what was decoded before.
+const prefetchMin = 1 << 20
+
+// rangeDecoder reads a part's byte range a chunk at a time, decodes it, and
+// at the end confirms the range's CRC-32C and decoded size.
+type rangeDecoder struct {
+	m     *Message
+	p     Part
+	label string
+	off   int64 // next encoded byte to read
+	end   int64
+	crc   uint32
+	dec   decoder
+	raw   []byte
+	made  int64 // decoded bytes produced
 }
 
-func (r *reader) Read(p []byte) (int, error) {
-	if r.err != nil {
-		return 0, r.err
+// next appends the next chunk's decoded bytes to dst (non-nil). done says
+// the range was read, decoded and confirmed; an error matches ErrChanged or
+// ErrUnreadable.
+func (d *rangeDecoder) next(dst []byte) (out []byte, done bool, err error) {
+	if d.raw == nil {
+		d.raw = make([]byte, min(rawChunk, d.p.Length+1))
 	}
-	// Ask for at most one byte beyond the expected end, to notice growth.
-	if rem := r.want - r.got; rem < int64(len(p))-1 {
-		p = p[:rem+1]
+	before := len(dst)
+	finished := d.off == d.end
+	if !finished {
+		chunk := d.raw[:min(int64(len(d.raw)), d.end-d.off)]
+		n, err := d.m.r.ReadAt(chunk, d.off)
+		if n < len(chunk) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return dst, false, d.m.readError(d.label, d.off+int64(n), err)
+		}
+		d.off += int64(n)
+		d.crc = crc32.Update(d.crc, castagnoli, chunk)
+		dst = d.dec.decode(dst, chunk)
+	} else {
+		dst = d.dec.finish(dst)
 	}
-	n, err := r.dec.Read(p)
-	r.got += int64(n)
-	if r.got > r.want {
-		n -= int(r.got - r.want)
-		r.got = r.want
-		r.err = fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", r.label, ErrChanged, r.want)
-		return n, r.err
-	}
+	d.made += int64(len(dst) - before)
 	switch {
-	case err == io.EOF && r.got != r.want:
-		r.err = fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", r.label, ErrChanged, r.got, r.want)
-	case err == io.EOF:
-		r.err = io.EOF
-	case err != nil:
-		r.err = fmt.Errorf("%s: %w", r.label, r.w.bodyError(r.l, r.enc, err))
+	case d.made > d.p.Size:
+		return dst, false, fmt.Errorf("%s: %w: it is longer than the %d bytes first measured", d.label, ErrChanged, d.p.Size)
+	case d.off == d.end && d.crc != d.p.CRC32C:
+		return dst, false, fmt.Errorf("%s: %w: its bytes differ from those first read", d.label, ErrChanged)
+	case finished && d.made != d.p.Size:
+		return dst, false, fmt.Errorf("%s: %w: it ends after %d of the %d bytes first measured", d.label, ErrChanged, d.made, d.p.Size)
 	}
-	return n, r.err
+	return dst, finished, nil
 }
 
-// Close releases the source. Reading after Close fails.
-func (r *reader) Close() error {
-	if r.err == errClosed {
-		return nil
+// decoded is a chunk handed from the prefetching goroutine to the reader.
+type decoded struct {
+	buf  []byte
+	done bool
+	err  error
+}
+
+// partReader streams one part. It never returns the part's last byte
+// before the rangeDecoder has confirmed the whole range, so a change or a
+// read failure shows as an error before the stream is complete.
+type partReader struct {
+	d     *rangeDecoder
+	size  int64
+	out   []byte // decoded bytes not yet handed out start at pos
+	pos   int
+	given int64 // decoded bytes handed out
+	done  bool  // the range was read, decoded and confirmed
+	err   error
+
+	// Prefetching (large parts): a goroutine runs d and hands over
+	// chunks on ready; buffers come back on free; stop ends it.
+	ready chan decoded
+	free  chan []byte
+	stop  chan struct{}
+}
+
+func (r *partReader) startPrefetch() {
+	r.ready = make(chan decoded, 1)
+	r.free = make(chan []byte, 2)
+	r.stop = make(chan struct{})
+	capacity := rawChunk + 64 // a chunk's decoded bytes, and a few carried over
+	if r.d.p.Decoding == decodeBase64 {
+		capacity = rawChunk/4*3 + 64
+	}
+	for range 2 {
+		r.free <- make([]byte, 0, capacity)
+	}
+	go func() {
+		for {
+			var buf []byte
+			select {
+			case buf = <-r.free:
+			case <-r.stop:
+				return
+			}
+			out, done, err := r.d.next(buf[:0])
+			select {
+			case r.ready <- decoded{out, done, err}:
+			case <-r.stop:
+				return
+			}
+			if done || err != nil {
+				return
+			}
+		}
+	}()
+}
+
+func (r *partReader) Read(p []byte) (int, error) {
+	for {
+		if r.err != nil {
+			return 0, r.err
+		}
+		avail := int64(len(r.out) - r.pos)
+		if !r.done && avail > 0 && r.given+avail >= r.size {
+			avail = r.size - 1 - r.given // the last byte waits for the check
+		}
+		if avail > 0 && len(p) > 0 {
+			n := copy(p, r.out[r.pos:r.pos+int(min(avail, int64(len(p))))])
+			r.pos += n
+			r.given += int64(n)
+			return n, nil
+		}
+		if r.done {
+			return 0, io.EOF
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		r.more()
+	}
+}
+
+// more gets the next decoded chunk, keeping any byte held back.
+func (r *partReader) more() {
+	held := r.out[r.pos:]
+	if r.ready == nil {
+		if r.out == nil {
+			r.out = make([]byte, 0, min(rawChunk, r.d.p.Length+1))
+		}
+		r.out = r.out[:copy(r.out, held)]
+		r.pos = 0
+		r.out, r.done, r.err = r.d.next(r.out)
+		return
+	}
+	c := <-r.ready
+	if c.err != nil {
+		r.err = c.err
+		return
+	}
+	if len(held) > 0 {
+		c.buf = append(held[:len(held):len(held)], c.buf...)
+	}
+	if r.out != nil {
+		select {
+		case r.free <- r.out[:0]:
+		default:
+		}
+	}
+	r.out, r.pos, r.done = c.buf, 0, c.done
+}
+
+// Close ends the stream. Reading after Close fails.
+func (r *partReader) Close() error {
+	if r.err != errClosed && r.stop != nil {
+		close(r.stop)
 	}
 	r.err = errClosed
-	return r.rc.Close()
+	r.out = nil
+	return nil
 }

@@ -213,116 +213,192 @@ func TestUnreadable(t *testing.T) {
 	}
 
 	// A read failure part way through.
-	data, _ := os.ReadFile("testdata/nested.eml")
+	data := mustRead(t, "nested.eml")
 	boom := errors.New("connection reset")
-	_, err = New(func() (io.ReadCloser, error) {
-		return io.NopCloser(io.MultiReader(bytes.NewReader(data[:2000]), &failing{boom})), nil
-	})
+	_, err = New(&failingAt{r: bytes.NewReader(data), at: 2000, err: boom}, int64(len(data)))
 	if !errors.Is(err, ErrUnreadable) || !errors.Is(err, boom) {
 		t.Fatalf("New over a failing source: %v, want ErrUnreadable wrapping the cause", err)
 	}
 
-	// The file disappears after the first pass (purged by retention).
+	// A source shorter than the size it is given.
+	if _, err := New(bytes.NewReader(data[:100]), int64(len(data))); !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("New over a short source: %v, want ErrUnreadable", err)
+	}
+}
+
+// failingAt is a ReaderAt whose reads beyond at fail with err.
+type failingAt struct {
+	r   io.ReaderAt
+	at  int64
+	err error
+}
+
+func (f *failingAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) <= f.at {
+		return f.r.ReadAt(p, off)
+	}
+	if off >= f.at {
+		return 0, f.err
+	}
+	n, _ := f.r.ReadAt(p[:f.at-off], off)
+	return n, f.err
+}
+
+// TestSnapshotSurvivesRemoval: a file removed after Open (retention purging
+// it while a run is in progress) is still read whole through the open handle.
+func TestSnapshotSurvivesRemoval(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.eml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := os.WriteFile(path, mustRead(t, "nested.eml"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	m, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(path)
-	if _, err := m.Open(1); !errors.Is(err, ErrUnreadable) || !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("Open(1) after the file was removed: %v", err)
+	defer m.Close()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(1); err != nil {
+		t.Fatalf("Check after removal: %v", err)
+	}
+	if got := readAttachment(t, m, 1); !bytes.Equal(got, file(t, "nota.pdf")) {
+		t.Fatal("attachment read after removal differs")
+	}
+	m.Close()
+	if _, err := io.ReadAll(mustOpen(t, m, 1)); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("reading after Close: %v, want ErrUnreadable naming the file", err)
 	}
 }
 
-type failing struct{ err error }
+func mustOpen(t *testing.T, m *Message, i int) io.ReadCloser {
+	t.Helper()
+	r, err := m.Open(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
-func (f *failing) Read([]byte) (int, error) { return 0, f.err }
-
+// TestChangedFile changes the file under an open Message: Check notices
+// growth and truncation before anything is read, and a stream notices any
+// change to the attachment's bytes, never yielding its last byte then.
 func TestChangedFile(t *testing.T) {
-	data, err := os.ReadFile("testdata/nested.eml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "m.eml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(data, "\r\nmore"...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Open(0); !errors.Is(err, ErrChanged) {
-		t.Fatalf("Open after the file grew: %v, want ErrChanged", err)
+	data := mustRead(t, "nested.eml")
+	csv := file(t, "boletos.csv")
+	at := int64(bytes.Index(data, csv[:20]))
+	for _, tc := range []struct {
+		name    string
+		change  func(path string) error
+		checked bool // Check notices
+	}{
+		{"appended to", func(path string) error {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString("\r\nmore")
+			return err
+		}, true},
+		{"truncated", func(path string) error { return os.Truncate(path, at+10) }, true},
+		{"overwritten in place, same size and time", func(path string) error {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := f.WriteAt([]byte("9"), at+3); err != nil {
+				return err
+			}
+			f.Close()
+			return os.Chtimes(path, fi.ModTime(), fi.ModTime())
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.eml")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if err := tc.change(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Check(3); tc.checked != errors.Is(err, ErrChanged) {
+				t.Fatalf("Check = %v, want ErrChanged: %v", err, tc.checked)
+			}
+			got, err := io.ReadAll(mustOpen(t, m, 3))
+			if err == nil && bytes.Equal(got, csv) {
+				return // the attachment's own bytes are intact: they are the snapshot
+			}
+			if !errors.Is(err, ErrChanged) {
+				t.Fatalf("reading the changed attachment: %v, want ErrChanged", err)
+			}
+			if len(got) >= len(csv) {
+				t.Fatalf("read %d bytes, the whole attachment is %d", len(got), len(csv))
+			}
+		})
 	}
 }
 
-// TestChangedSource covers sources that cannot be stat'ed: the attachment's
-// own length is checked while streaming.
-func TestChangedSource(t *testing.T) {
-	orig, err := os.ReadFile("testdata/nested.eml")
-	if err != nil {
-		t.Fatal(err)
+// switchingAt reads from a until switched, then from b.
+type switchingAt struct {
+	a, b     []byte
+	switched bool
+}
+
+func (s *switchingAt) ReadAt(p []byte, off int64) (int, error) {
+	src := s.a
+	if s.switched {
+		src = s.b
 	}
+	return bytes.NewReader(src).ReadAt(p, off)
+}
+
+// TestChangedSource covers sources that cannot be stat'ed: the stream checks
+// the attachment's bytes and length.
+func TestChangedSource(t *testing.T) {
+	orig := mustRead(t, "nested.eml")
 	boletos := "00043;2026-12-15;87.90\r\n"
 	for _, tc := range []struct {
 		name    string
 		changed []byte
-		want    string // in the error
+		checked bool // Check notices
 	}{
-		{"longer", bytes.Replace(orig, []byte(boletos), []byte(boletos+"00044;2026-12-20;10.00\r\n"), 1), "longer than the 81 bytes"},
-		{"shorter", bytes.Replace(orig, []byte(boletos), nil, 1), "ends after 57 of the 81 bytes"},
+		{"longer", bytes.Replace(orig, []byte(boletos), []byte("00044;2026-12-20;10.00\r\n"+boletos), 1), true},
+		{"shorter", bytes.Replace(orig, []byte(boletos), nil, 1), true},
+		{"same size", bytes.Replace(orig, []byte(boletos), []byte(strings.Replace(boletos, "87", "78", 1)), 1), false},
+		{"truncated", orig[:len(orig)-60], true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			calls := 0
-			m, err := New(func() (io.ReadCloser, error) {
-				calls++
-				if calls == 1 {
-					return io.NopCloser(bytes.NewReader(orig)), nil
-				}
-				return io.NopCloser(bytes.NewReader(tc.changed)), nil
-			})
+			src := &switchingAt{a: orig, b: tc.changed}
+			m, err := New(src, int64(len(orig)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := m.Open(3)
-			if err != nil {
-				t.Fatal(err)
+			src.switched = true
+			if err := m.Check(3); tc.checked != errors.Is(err, ErrChanged) {
+				t.Fatalf("Check = %v, want ErrChanged: %v", err, tc.checked)
 			}
-			got, err := io.ReadAll(r)
-			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("reading a changed attachment: %v, want ErrChanged (%s)", err, tc.want)
+			got, err := io.ReadAll(mustOpen(t, m, 3))
+			if !errors.Is(err, ErrChanged) {
+				t.Fatalf("reading a changed attachment: %v, want ErrChanged", err)
 			}
-			if len(got) > 81 {
-				t.Fatalf("read %d bytes, more than the 81 announced", len(got))
+			if len(got) >= 81 {
+				t.Fatalf("read %d bytes, the attachment is 81", len(got))
+			}
+			if got := readAttachment(t, m, 0); !bytes.Equal(got, file(t, "logo.png")) {
+				t.Fatal("an unchanged attachment differs")
 			}
 		})
 	}
-
-	t.Run("renamed", func(t *testing.T) {
-		calls := 0
-		m, err := New(func() (io.ReadCloser, error) {
-			calls++
-			if calls == 1 {
-				return io.NopCloser(bytes.NewReader(orig)), nil
-			}
-			return io.NopCloser(bytes.NewReader(bytes.ReplaceAll(orig, []byte("boletos.csv"), []byte("boletos.txt")))), nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Open(3); !errors.Is(err, ErrChanged) {
-			t.Fatalf("Open of a renamed attachment: %v, want ErrChanged", err)
-		}
-		if _, err := m.Open(0); err != nil {
-			t.Fatalf("Open of an unchanged attachment: %v", err)
-		}
-	})
 }
 
 func TestCloseStopsReading(t *testing.T) {
@@ -385,10 +461,12 @@ func TestErrorNamesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(path)
-	_, err = m.Open(1)
-	want := "eml: " + path + ": attachment 1 (nota fiscalç.pdf): email cannot be read: no such file or directory"
-	if err == nil || err.Error() != want {
-		t.Fatalf("error %q, want %q", err, want)
+	if err := os.Truncate(path, 100); err != nil {
+		t.Fatal(err)
+	}
+	err = m.Check(1)
+	want := "eml: " + path + ": attachment 1 (nota fiscalç.pdf): email changed after it was first read: the file is now 100 bytes, it was"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %q, want %q…", err, want)
 	}
 }

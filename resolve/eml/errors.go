@@ -5,24 +5,27 @@ import (
 	"fmt"
 )
 
-// ErrUnreadable reports that the .eml could not be read at all: its source
-// failed to open or a read from it failed (for example because the message was
-// purged by retention). Match it with errors.Is; the underlying cause (such as
+// ErrUnreadable reports that the .eml could not be read: its source failed
+// to open, a read from it failed, or it ends before the size it was given
+// (for example because the message was purged by retention before the run
+// opened it). Match it with errors.Is; the underlying cause (such as
 // fs.ErrNotExist) is wrapped beside it.
 var ErrUnreadable = errors.New("email cannot be read")
 
-// ErrMalformed reports that the .eml is not a MIME message this package can
-// read safely: a truncated message (a multipart that ends without its closing
-// boundary counts as one, since its last part may be cut short), a broken
-// boundary, an attachment whose transfer encoding is invalid or unknown, or a
-// message beyond one of the limits MaxParts, MaxDepth and MaxHeaderBytes.
-// Text body parts are never decoded, so their encoding errors do not count.
+// ErrMalformed reports a message beyond one of the safety limits MaxParts
+// and MaxHeaderBytes. Anything else a message gets wrong is read leniently
+// and recorded as a Defect.
 var ErrMalformed = errors.New("malformed email")
 
-// ErrChanged reports that the .eml read by Message.Open is not the one that
-// was read when the Message was made: its size, its structure or the size of
-// the requested attachment differ.
+// ErrChanged reports that the .eml is not the one first read: it was
+// truncated, grew, or its bytes were rewritten (the attachment's bytes no
+// longer match their CRC-32C, or a file's size or modification time
+// differs).
 var ErrChanged = errors.New("email changed after it was first read")
+
+// ErrBadIndex reports an Index that cannot describe the message it was given
+// with: another version, another size, or parts that do not fit.
+var ErrBadIndex = errors.New("index does not fit the email")
 
 // IndexError reports a reference to an attachment the e-mail does not have.
 type IndexError struct {

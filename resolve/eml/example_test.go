@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,16 +52,28 @@ func ExampleMessage_Open() {
 	// 00043;2026-12-15;87.90
 }
 
-// A source other than a file: anything that can be opened again from its
-// first byte, such as an object in a store.
-func ExampleNew() {
+// A source other than a file: anything read by byte ranges, such as a
+// database large object or bytes in memory. The index a service computes
+// when the message arrives is stored as JSON; a later run reads only the
+// attachment it sends.
+func ExampleNewIndexed() {
 	stored, err := os.ReadFile("testdata/forwarded.eml")
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := eml.New(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(stored)), nil
-	})
+	// On arrival: one pass, digests included.
+	ix, err := eml.ReadIndex(bytes.NewReader(stored), int64(len(stored)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	saved, _ := json.Marshal(ix)
+
+	// In a run: the stored index, and the message read by ranges.
+	var loaded eml.Index
+	if err := json.Unmarshal(saved, &loaded); err != nil {
+		log.Fatal(err)
+	}
+	m, err := eml.NewIndexed(bytes.NewReader(stored), int64(len(stored)), &loaded)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,9 +88,9 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(a.Filename, a.ContentType, n == a.Size)
+	fmt.Println(a.Filename, a.ContentType, n == a.Size, fmt.Sprintf("%x", h.Sum(nil)) == a.SHA256)
 	// Output:
-	// NF 123_2026 - cobrança.eml message/rfc822 true
+	// NF 123_2026 - cobrança.eml message/rfc822 true true
 }
 
 func ExampleIndexError() {

@@ -5,12 +5,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // lineWriter breaks what it writes into CRLF-terminated lines of width bytes.
@@ -99,9 +104,9 @@ func TestLargeAttachment(t *testing.T) {
 		t.Fatal(err)
 	}
 	atts := m.Attachments()
-	if len(atts) != 2 || atts[0] != (Attachment{0, "backup.zip", "application/zip", size}) ||
-		atts[1] != (Attachment{1, "leia.txt", "text/plain", 3}) {
-		t.Fatalf("Attachments() = %+v", atts)
+	if diff := cmp.Diff([]Attachment{{Index: 0, Filename: "backup.zip", ContentType: "application/zip", Size: size},
+		{Index: 1, Filename: "leia.txt", ContentType: "text/plain", Size: 3}}, atts); diff != "" {
+		t.Fatalf("Attachments() (-want +got):\n%s", diff)
 	}
 	r, err := m.Open(0)
 	if err != nil {
@@ -118,5 +123,63 @@ func TestLargeAttachment(t *testing.T) {
 	}
 	if got := readAttachment(t, m, 1); string(got) != "fim" {
 		t.Fatalf("attachment after the large one = %q", got)
+	}
+}
+
+// TestLargeAttachmentRewritten: a large attachment rewritten in place while
+// it is streamed in big reads (decoded straight into the caller's buffer)
+// fails before its last byte.
+func TestLargeAttachmentRewritten(t *testing.T) {
+	size := int64(3<<20 + 1)
+	path, _ := writeLargeFile(t, size)
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := mustOpen(t, m, 0)
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Index().Parts[1]
+	if _, err := f.WriteAt([]byte("AAAA"), p.Offset+p.Length-200); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	n, err := io.CopyBuffer(io.Discard, r, buf)
+	if !errors.Is(err, ErrChanged) || int64(len(buf))+n >= size {
+		t.Fatalf("read %d more bytes (%v), want ErrChanged before the last of %d", n, err, size)
+	}
+}
+
+// TestCloseStopsPrefetch: closing a large attachment's stream part way ends
+// the goroutine that decodes ahead.
+func TestCloseStopsPrefetch(t *testing.T) {
+	path, _ := writeLargeFile(t, 4<<20)
+	m, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := runtime.NumGoroutine()
+	for range 20 {
+		r := mustOpen(t, m, 0)
+		if _, err := io.ReadFull(r, make([]byte, 100<<10)); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines, %d before the streams", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

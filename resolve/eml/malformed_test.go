@@ -8,11 +8,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-func fromBytes(b []byte) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-}
+// newBytes reads a message held in memory.
+func newBytes(b []byte) (*Message, error) { return New(bytes.NewReader(b), int64(len(b))) }
 
 func mustRead(t *testing.T, name string) []byte {
 	t.Helper()
@@ -31,11 +32,37 @@ func replaceOnce(t *testing.T, b []byte, old, new string) []byte {
 	return bytes.Replace(b, []byte(old), []byte(new), 1)
 }
 
-func TestMalformed(t *testing.T) {
+// summary describes a message's attachments for comparison: name, size and
+// defect codes of each, then the message's own defect codes.
+func summary(t *testing.T, m *Message) []string {
+	t.Helper()
+	var out []string
+	for _, a := range m.Attachments() {
+		codes := []string{}
+		for _, d := range a.Defects {
+			codes = append(codes, d.Code)
+		}
+		n, err := io.Copy(io.Discard, mustOpen(t, m, a.Index))
+		if err != nil || n != a.Size {
+			t.Fatalf("attachment %d: streamed %d bytes (%v), Size %d", a.Index, n, err, a.Size)
+		}
+		out = append(out, fmt.Sprintf("%s %d %v", a.Filename, a.Size, codes))
+	}
+	var codes []string
+	for _, d := range m.Index().Defects {
+		codes = append(codes, d.Code)
+	}
+	return append(out, fmt.Sprintf("message %v", codes))
+}
+
+// TestLenient reads broken messages the way mature readers do: what can be
+// read is read, each repair is a defect, and one bad part never loses the
+// others.
+func TestLenient(t *testing.T) {
 	nested := mustRead(t, "nested.eml")
 	pdfB64 := "JVBERi0xLjQKMSAwIG9iaiA8PCAvVHlwZSAvQ2F0YWxvZyAvUGFnZXMgMiAwIFIgPj4gZW5kb2Jq"
 	mixed := "------=_Part_1_mixed.1701339238"
-	cut := bytes.Index(nested, []byte(pdfB64)) + 40
+	cut := bytes.Index(nested, []byte(pdfB64)) + 42
 
 	deep := func(depth int) []byte {
 		var b strings.Builder
@@ -43,12 +70,65 @@ func TestMalformed(t *testing.T) {
 		for i := 1; i < depth; i++ {
 			fmt.Fprintf(&b, "--b%d\r\nContent-Type: multipart/mixed; boundary=b%d\r\n\r\n", i-1, i)
 		}
-		fmt.Fprintf(&b, "--b%d\r\nContent-Type: text/plain\r\n\r\nx\r\n", depth-1)
+		fmt.Fprintf(&b, "--b%d\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=deep.txt\r\n\r\nx\r\n", depth-1)
 		for i := depth - 1; i >= 0; i-- {
 			fmt.Fprintf(&b, "--b%d--\r\n", i)
 		}
 		return []byte(b.String())
 	}
+	all := []string{"logo.png 70 []", "nota fiscalç.pdf 329 []", "NFe35260512345678000190550010000000421000000428.xml 412 []", "boletos.csv 81 []"}
+
+	for _, tc := range []struct {
+		name string
+		eml  []byte
+		want []string
+	}{
+		{"intact", nested, append(all, "message []")},
+		{"mbox From line", append([]byte("From erp@example.com.br Mon Nov 30 10:00:00 2026\n"), nested...),
+			append(all, "message [mbox-from-line]")},
+		{"truncated in an attachment", nested[:cut],
+			[]string{"logo.png 70 []", "nota fiscalç.pdf 31 [base64-missing-padding missing-closing-boundary]", "message [missing-closing-boundary]"}},
+		{"truncated in a header", nested[:bytes.Index(nested, []byte("Content-Transfer-Encoding: base64"))],
+			// related, alternative and mixed all end unclosed
+			[]string{"logo.png 0 [missing-closing-boundary]", "message [missing-closing-boundary missing-closing-boundary missing-closing-boundary]"}},
+		{"missing closing boundary", bytes.TrimSuffix(nested, []byte(mixed+"--\r\n")),
+			[]string{all[0], all[1], all[2], "boletos.csv 81 [missing-closing-boundary]", "message [missing-closing-boundary]"}},
+		{"boundary in the header differs from the body", replaceOnce(t, nested, `boundary="----=_Part_1_mixed.1701339238"`, `boundary="----=_Part_9_mixed"`),
+			[]string{"message []"}},
+		{"invalid base64 character", replaceOnce(t, nested, pdfB64, strings.Replace(pdfB64, "JVBERi0x", "JVBE!Ri0x", 1)),
+			[]string{all[0], "nota fiscalç.pdf 329 [base64-invalid-characters]", all[2], all[3], "message []"}},
+		{"base64 cut mid-group", replaceOnce(t, nested, "iVBORw0KGgo", "iVBORw0KGg"),
+			// the shifted groups leave "=" where it cannot be padding, and one character over
+			[]string{"logo.png 69 [base64-invalid-characters base64-dangling-character]", all[1], all[2], all[3], "message []"}},
+		{"unknown transfer encoding", replaceOnce(t, nested, "Content-Transfer-Encoding: 7bit", "Content-Transfer-Encoding: x-uuencode"),
+			[]string{all[0], all[1], all[2], "boletos.csv 81 [unknown-transfer-encoding]", "message []"}},
+		{"multipart without boundary", []byte("Content-Type: multipart/mixed\r\nContent-Disposition: attachment; filename=all.bin\r\n\r\nhello\r\n"),
+			[]string{"all.bin 7 [multipart-without-boundary]", "message []"}},
+		{"preamble line of 5000 bytes", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n" + strings.Repeat("x", 5000) +
+			"\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"), []string{"a.txt 2 []", "message []"}},
+		{"nested too deep", deep(MaxDepth + 2), []string{"message []"}},
+		{"multipart header without its blank line", []byte("Content-Type: multipart/mixed; boundary=b\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"),
+			[]string{"a.txt 2 []", "message [missing-header-separator]"}},
+		{"header line without a colon", []byte("Subject: x\r\nnot a header\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nbody"),
+			[]string{"message []"}},
+		{"parts reusing the parent's boundary", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: multipart/alternative; boundary=b\r\n\r\n" +
+			"--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b\r\nContent-Type: application/pdf; name=a.pdf\r\n\r\n%PDF\r\n--b--\r\n"),
+			[]string{"a.pdf 4 []", "message []"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := newBytes(tc.eml)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, summary(t, m)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLimits: a message beyond MaxParts or MaxHeaderBytes is ErrMalformed.
+func TestLimits(t *testing.T) {
 	many := func(n int) []byte {
 		var b strings.Builder
 		b.WriteString("Content-Type: multipart/mixed; boundary=b\r\n\r\n")
@@ -58,49 +138,23 @@ func TestMalformed(t *testing.T) {
 		b.WriteString("--b--\r\n")
 		return []byte(b.String())
 	}
-
 	for _, tc := range []struct {
 		name string
 		eml  []byte
-		want []string // in the error, besides ErrMalformed
+		want string
 	}{
-		{"truncated in an attachment", nested[:cut],
-			[]string{"attachment 1 (nota fiscalç.pdf, part 2)", "truncated"}},
-		{"truncated in a header", nested[:bytes.Index(nested, []byte("Content-Transfer-Encoding: base64"))],
-			[]string{"truncated"}},
-		{"missing closing boundary", bytes.TrimSuffix(nested, []byte(mixed+"--\r\n")),
-			[]string{"attachment 3 (boletos.csv, part 4)", "truncated"}},
-		{"boundary in the header differs from the body", replaceOnce(t, nested, `boundary="----=_Part_1_mixed.1701339238"`, `boundary="----=_Part_9_mixed"`),
-			[]string{"multipart (message) ends without its closing boundary"}},
-		{"invalid base64", replaceOnce(t, nested, pdfB64, strings.Replace(pdfB64, "JVBERi0x", "JVBE!i0x", 1)),
-			[]string{"attachment 1 (nota fiscalç.pdf", "invalid base64 at character"}},
-		{"base64 cut mid-group", replaceOnce(t, nested, "iVBORw0KGgo", "iVBORw0KGg"),
-			[]string{"attachment 0 (logo.png", "base64"}},
-		{"unknown transfer encoding", replaceOnce(t, nested, "Content-Transfer-Encoding: 7bit", "Content-Transfer-Encoding: x-uuencode"),
-			[]string{"attachment 3 (boletos.csv", `unknown Content-Transfer-Encoding "x-uuencode"`}},
-		{"multipart without boundary", []byte("Content-Type: multipart/mixed\r\n\r\nhello\r\n"),
-			[]string{"multipart without a boundary"}},
-		{"preamble line too long", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n" + strings.Repeat("x", 5000) +
-			"\r\n--b\r\nContent-Disposition: attachment; filename=a.txt\r\n\r\nhi\r\n--b--\r\n"), []string{"a line of more than 4 KiB"}},
-		{"nested too deep", deep(MaxDepth + 1), []string{"nested more than 32 deep"}},
-		{"too many parts", many(MaxParts + 1), []string{"more than 10000 MIME parts"}},
+		{"too many parts", many(MaxParts + 1), "more than 10000 MIME parts"},
 		{"part header too large", []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nX-Big: " +
-			strings.Repeat("a", 2*MaxHeaderBytes) + "\r\n\r\nbody\r\n--b--\r\n"), []string{"header or preamble larger than 1024 KiB"}},
-		{"message header too large", []byte("Subject: " + strings.Repeat("a ", MaxHeaderBytes) + "\r\n\r\nbody"), []string{"larger than"}},
-		{"header line without a colon", []byte("From a@b\r\nSubject: x\r\n\r\nbody"), []string{"message header"}},
+			strings.Repeat("a", 2*MaxHeaderBytes) + "\r\n\r\nbody\r\n--b--\r\n"), "a header block larger than 1024 KiB"},
+		{"message header too large", []byte("Subject: " + strings.Repeat("a ", MaxHeaderBytes) + "\r\n\r\nbody"), "larger than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(fromBytes(tc.eml))
+			m, err := newBytes(tc.eml)
 			if err == nil {
 				t.Fatalf("New succeeded with %d attachments, want an error", m.Len())
 			}
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("error %q is not ErrMalformed", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q, want ErrMalformed saying %q", err, tc.want)
 			}
 		})
 	}
@@ -117,7 +171,7 @@ func TestLimitsAccept(t *testing.T) {
 	for i := MaxDepth - 1; i >= 0; i-- {
 		fmt.Fprintf(&b, "--b%d--\r\n", i)
 	}
-	m, err := New(fromBytes([]byte(b.String())))
+	m, err := newBytes([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +187,7 @@ func TestBodyPartsNotDecoded(t *testing.T) {
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!not base64!!\r\n" +
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: x-unknown\r\n\r\nbody\r\n" +
 		"--b\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERg==\r\n--b--\r\n"
-	m, err := New(fromBytes([]byte(eml)))
+	m, err := newBytes([]byte(eml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +207,7 @@ func TestEveryTruncation(t *testing.T) {
 			step = 7
 		}
 		for n := 0; n < len(data); n += step {
-			m, err := New(fromBytes(data[:n]))
+			m, err := newBytes(data[:n])
 			if err != nil {
 				if !errors.Is(err, ErrMalformed) {
 					t.Fatalf("%s cut at %d: %v is not ErrMalformed", name, n, err)

@@ -219,11 +219,28 @@ func decodeCharset(charset string, b []byte) string {
 	return string(out)
 }
 
-// fixUTF8 returns s unchanged if it is valid UTF-8 and otherwise reads its
-// bytes as Windows-1252 (raw 8-bit header bytes are nearly always Latin).
+// fixUTF8 returns s unchanged if it is valid UTF-8. Text that is mostly
+// UTF-8 (more well-formed multi-byte characters than invalid bytes, as in a
+// name a mailer cut in the middle of a character) keeps its UTF-8 and loses
+// the invalid bytes; anything else is read as Windows-1252 (raw 8-bit
+// header bytes are otherwise nearly always Latin).
 func fixUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
+	}
+	multi, invalid := 0, 0
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			invalid++
+		case n > 1:
+			multi++
+		}
+		i += n
+	}
+	if multi > invalid {
+		return strings.ToValidUTF8(s, "")
 	}
 	out, err := charmap.Windows1252.NewDecoder().String(s)
 	if err != nil {

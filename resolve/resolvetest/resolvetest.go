@@ -16,13 +16,27 @@ type File struct {
 	Filename    string
 	ContentType string
 	Data        []byte
+	// Err, when set, fails the stream after FailAt bytes, the way a
+	// message that goes away while it is being sent does.
+	Err    error
+	FailAt int64
 }
 
 // Attachments is a resolve.Attachments over files in memory. Opens counts
-// the streams opened, so tests can prove nothing was read.
+// the streams opened, so tests can prove nothing was read. Gone, when set,
+// makes Check and Open fail with it (a purged message).
 type Attachments struct {
 	Files []File
 	Opens int
+	Gone  error
+}
+
+// Check implements resolve.Attachments.
+func (a *Attachments) Check(i int) error {
+	if i < 0 || i >= len(a.Files) {
+		return &eml.IndexError{Index: i, Count: len(a.Files)}
+	}
+	return a.Gone
 }
 
 // Len implements resolve.Attachments.
@@ -42,9 +56,20 @@ func (a *Attachments) Open(i int) (io.ReadCloser, error) {
 	if i < 0 || i >= len(a.Files) {
 		return nil, &eml.IndexError{Index: i, Count: len(a.Files)}
 	}
+	if a.Gone != nil {
+		return nil, a.Gone
+	}
 	a.Opens++
-	return io.NopCloser(bytes.NewReader(a.Files[i].Data)), nil
+	f := a.Files[i]
+	if f.Err != nil {
+		return io.NopCloser(io.MultiReader(bytes.NewReader(f.Data[:f.FailAt]), failing{f.Err})), nil
+	}
+	return io.NopCloser(bytes.NewReader(f.Data)), nil
 }
+
+type failing struct{ err error }
+
+func (f failing) Read([]byte) (int, error) { return 0, f.err }
 
 // FailingSecrets is a secret source whose every lookup fails with Err.
 type FailingSecrets struct{ Err error }

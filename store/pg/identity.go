@@ -44,6 +44,39 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 	return nil
 }
 
+// WorkspaceBySlug returns the workspace with a slug (the label of its
+// inboxes' mail addresses); ErrNotFound when none has it, ErrConflict when
+// more than one does (mail cannot be routed to either).
+func (s *Store) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error) {
+	var found []store.Workspace
+	err := retry(ctx, true, func() error {
+		found = found[:0]
+		rows, err := s.pool.Query(ctx, `SELECT id, organization_id, name FROM workspaces WHERE slug = $1 AND slug <> '' ORDER BY id LIMIT 2`, slug)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			w := store.Workspace{Slug: slug}
+			if err := rows.Scan(&w.ID, &w.Organization, &w.Name); err != nil {
+				return err
+			}
+			found = append(found, w)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return store.Workspace{}, fmt.Errorf("pg: workspace by slug %q: %w", slug, err)
+	}
+	switch len(found) {
+	case 0:
+		return store.Workspace{}, store.ErrNotFound
+	case 1:
+		return found[0], nil
+	}
+	return store.Workspace{}, fmt.Errorf("pg: workspaces %s and %s share the slug %q: %w", found[0].ID, found[1].ID, slug, store.ErrConflict)
+}
+
 // GetWorkspace implements store.Identity.
 func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
 	w := store.Workspace{ID: id}

@@ -63,7 +63,10 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		q.Set("_txlock", "immediate")
 		return "file:" + path + "?" + q.Encode()
 	}
-	write, err := sql.Open("sqlite", dsn("journal_mode(WAL)", "synchronous(NORMAL)"))
+	// synchronous(FULL): a commit is on disk when it returns (WAL mode with
+	// NORMAL survives a crashed process but not a power cut), because a
+	// commit is what the mail intake's "250 OK" promises.
+	write, err := sql.Open("sqlite", dsn("journal_mode(WAL)", "synchronous(FULL)"))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -188,6 +191,35 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 		return fmt.Errorf("sqlite: put workspace %s: %w", w.ID, err)
 	}
 	return nil
+}
+
+// WorkspaceBySlug returns the workspace with a slug (the label of its
+// inboxes' mail addresses); ErrNotFound when none has it, ErrConflict when
+// more than one does (mail cannot be routed to either).
+func (s *Store) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, organization_id, name FROM workspaces WHERE slug = $1 AND slug <> '' ORDER BY id LIMIT 2`, slug)
+	if err != nil {
+		return store.Workspace{}, fmt.Errorf("sqlite: workspace by slug %q: %w", slug, err)
+	}
+	defer rows.Close()
+	var found []store.Workspace
+	for rows.Next() {
+		w := store.Workspace{Slug: slug}
+		if err := rows.Scan(&w.ID, &w.Organization, &w.Name); err != nil {
+			return store.Workspace{}, fmt.Errorf("sqlite: workspace by slug %q: %w", slug, err)
+		}
+		found = append(found, w)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Workspace{}, fmt.Errorf("sqlite: workspace by slug %q: %w", slug, err)
+	}
+	switch len(found) {
+	case 0:
+		return store.Workspace{}, store.ErrNotFound
+	case 1:
+		return found[0], nil
+	}
+	return store.Workspace{}, fmt.Errorf("sqlite: workspaces %s and %s share the slug %q: %w", found[0].ID, found[1].ID, slug, store.ErrConflict)
 }
 
 // GetWorkspace implements Identity.

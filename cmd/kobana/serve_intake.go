@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/inbox/senderauth"
+)
+
+// intakeService receives the Inbox's mail: SMTP on -smtp ADDR and, with
+// -intake-http, POST /intake/inboxes/{id}/messages on the HTTP listener.
+// Messages are kept as files under -messages (the embedded store) or as
+// large objects (PostgreSQL), with their records and their agent job
+// committed together before the sender is answered (docs/pipeline.md).
+type intakeService struct {
+	smtpAddr   string
+	httpOn     bool
+	domain     string
+	hostname   string
+	certFile   string
+	keyFile    string
+	maxBytes   int64
+	messages   string
+	dnsServer  string
+	ln         net.Listener
+	smtp       *intake.Server
+	queue      *queue.Queue
+	tlsConfig  *tls.Config
+	sweepAfter time.Duration
+}
+
+func intakeSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
+	s := &intakeService{sweepAfter: time.Hour}
+	fs.StringVar(&s.smtpAddr, "smtp", "", "receive the inboxes' mail over SMTP on this address, e.g. 0.0.0.0:25")
+	fs.BoolVar(&s.httpOn, "intake-http", false, "receive raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener (needs -http)")
+	fs.StringVar(&s.domain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN")
+	fs.StringVar(&s.hostname, "smtp-hostname", "", "the name the SMTP server greets with (default: this host's name)")
+	fs.StringVar(&s.certFile, "smtp-tls-cert", "", "PEM certificate offered with STARTTLS (with -smtp-tls-key)")
+	fs.StringVar(&s.keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
+	fs.Int64Var(&s.maxBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
+	fs.StringVar(&s.messages, "messages", "", "directory for raw messages with the embedded store (default: kobana-messages beside the database file); with PostgreSQL, where incoming messages are spooled")
+	fs.StringVar(&s.dnsServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
+	return func() (serviceSetup, error) {
+		if s.smtpAddr == "" && !s.httpOn {
+			if s.certFile != "" || s.keyFile != "" {
+				return serviceSetup{}, errors.New("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")
+			}
+			return serviceSetup{}, nil
+		}
+		if (s.certFile == "") != (s.keyFile == "") {
+			return serviceSetup{}, errors.New("-smtp-tls-cert and -smtp-tls-key go together")
+		}
+		if s.certFile != "" {
+			cert, err := tls.LoadX509KeyPair(s.certFile, s.keyFile)
+			if err != nil {
+				return serviceSetup{}, fmt.Errorf("-smtp-tls-cert/-smtp-tls-key: %v", err)
+			}
+			s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		}
+		if s.maxBytes <= 0 {
+			return serviceSetup{}, fmt.Errorf("-max-message-bytes must be positive, got %d", s.maxBytes)
+		}
+		if strings.Trim(s.domain, ".") == "" {
+			return serviceSetup{}, errors.New("-mail-domain must name a domain")
+		}
+		return serviceSetup{name: "smtp", service: s}, nil
+	}
+}
+
+// listen opens the queue and the message storage on the store, builds the
+// intake and binds the SMTP listener.
+func (s *intakeService) listen(a *assembly) error {
+	if s.httpOn && !a.hasHTTP {
+		return usageError{errors.New("-intake-http needs -http ADDR")}
+	}
+	var (
+		raw     intake.RawStore
+		spooler intake.Spooler
+		msgs    inbox.Messages
+		err     error
+	)
+	qcfg := queue.Config{Workers: map[string]int{}, Logger: a.log}
+	switch st := a.store.(type) {
+	case interface{ SQLDB() *sql.DB }:
+		dir := s.messages
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(a.db), "kobana-messages")
+		}
+		d, err := mailstore.OpenDir(dir)
+		if err != nil {
+			return err
+		}
+		files := intake.Files{Dir: d}
+		now := time.Now()
+		if n, err := files.Sweep(a.ctx, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
+			return fmt.Errorf("sweeping %s: %w", dir, err)
+		} else if n > 0 {
+			a.log.Info("intake: removed what an earlier crash left", "files", n)
+		}
+		raw, spooler, msgs = files, d, d
+		if s.queue, err = queue.OpenSQLite(a.ctx, st.SQLDB(), qcfg); err != nil {
+			return err
+		}
+	case interface{ PgxPool() *pgxpool.Pool }:
+		lo := mailstore.NewLargeObjects(st.PgxPool(), s.messages)
+		if err := lo.Migrate(a.ctx); err != nil {
+			return err
+		}
+		raw, spooler, msgs = intake.LargeObjects{Objects: lo}, lo, lo
+		if s.queue, err = queue.OpenPostgres(a.ctx, st.PgxPool(), qcfg); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("the intake needs the embedded or the PostgreSQL store, not %T", a.store)
+	}
+	// The MCP product reads received messages here, and the demo's seeded
+	// ones from the store's blobs.
+	a.messages = fallbackMessages{msgs, inbox.BlobMessages{Blobs: a.store}}
+	checker := &senderauth.Checker{}
+	if s.dnsServer != "" {
+		checker.Resolver = senderauth.NewResolver(s.dnsServer)
+	}
+	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
+	rec := &intake.StoreRecorder{Store: a.store, Raw: raw, Queue: s.queue, Logger: a.log}
+	if s.httpOn {
+		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.maxBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, spooler, checker)
+		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
+	}
+	if s.smtpAddr == "" {
+		return nil
+	}
+	s.smtp = intake.NewServer(intake.Config{Domain: s.hostname, MaxMessageBytes: s.maxBytes, TLS: s.tlsConfig, Logger: a.log}, dir, rec, spooler, checker)
+	if s.ln, err = net.Listen("tcp", s.smtpAddr); err != nil {
+		return err
+	}
+	a.closers = append(a.closers, func() { s.ln.Close() })
+	return nil
+}
+
+func (s *intakeService) addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *intakeService) announce(w io.Writer) {
+	if s.ln != nil {
+		tls := ""
+		if s.tlsConfig != nil {
+			tls = " (STARTTLS offered)"
+		}
+		fmt.Fprintf(w, "receiving mail for *.%s over SMTP on %s%s\n", s.domain, s.ln.Addr(), tls)
+	}
+	if s.httpOn {
+		fmt.Fprintln(w, "receiving raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener")
+	}
+}
+
+func (s *intakeService) serve(ctx context.Context, a *assembly) error {
+	if s.smtp == nil {
+		<-ctx.Done()
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.smtp.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// A message being received is finished and answered; then the
+	// connections close.
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.smtp.Shutdown(shut); err != nil {
+		s.smtp.Close()
+	}
+	<-errc
+	return nil
+}
+
+// fallbackMessages opens a message from the first of its sources that has
+// it, and deletes it from all.
+type fallbackMessages []inbox.Messages
+
+func (f fallbackMessages) DeleteMessage(ctx context.Context, workspace, emailID string) error {
+	for _, m := range f {
+		if err := m.DeleteMessage(ctx, workspace, emailID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f fallbackMessages) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
+	var err error
+	for _, m := range f {
+		var msg inbox.Message
+		if msg, err = m.OpenMessage(ctx, workspace, emailID); err == nil || !errors.Is(err, inbox.ErrPurged) {
+			return msg, err
+		}
+	}
+	return nil, err
+}

@@ -1,0 +1,127 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/store"
+)
+
+// DefaultMailDomain is the domain under which inboxes receive:
+// LOCAL@WORKSPACE.in.kobana.email.
+const DefaultMailDomain = "in.kobana.email"
+
+// Workspaces finds a workspace by the label its inboxes' addresses carry:
+// its slug, or its id when it has none.
+type Workspaces interface {
+	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
+}
+
+// WorkspacesBySlug is implemented by identity stores that can find a
+// workspace by its slug (store/sqlite and store/pg do); without it only
+// id-labelled addresses resolve.
+type WorkspacesBySlug interface {
+	WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error)
+}
+
+// StoreDirectory finds inboxes in the store. An inbox's address is
+// LOCAL@LABEL.DOMAIN (as inboxes_create makes it), LABEL being its
+// workspace's slug or id; the inbox is the one of that workspace whose
+// address is the whole address.
+type StoreDirectory struct {
+	Records    store.Records
+	Workspaces Workspaces
+	// Domain is the mail domain (default DefaultMailDomain).
+	Domain string
+}
+
+// ByAddress implements Directory.
+func (d StoreDirectory) ByAddress(ctx context.Context, address string) (Recipient, error) {
+	addr := strings.ToLower(strings.TrimSpace(address))
+	_, host, ok := strings.Cut(addr, "@")
+	domain := d.Domain
+	if domain == "" {
+		domain = DefaultMailDomain
+	}
+	label, ok2 := strings.CutSuffix(host, "."+strings.ToLower(domain))
+	if !ok || !ok2 || label == "" || strings.Contains(label, ".") {
+		return Recipient{}, ErrUnknownAddress
+	}
+	ws, err := d.workspace(ctx, label)
+	if err != nil {
+		return Recipient{}, err
+	}
+	list, err := inbox.NewRepo(d.Records).Inboxes.All(ctx, ws, store.Query{})
+	if err != nil {
+		return Recipient{}, fmt.Errorf("intake: listing the inboxes of %s: %w", ws, err)
+	}
+	for _, ib := range list {
+		if strings.EqualFold(ib.Address, addr) {
+			return Recipient{Workspace: ws, InboxID: ib.ID, Address: ib.Address}, nil
+		}
+	}
+	return Recipient{}, ErrUnknownAddress
+}
+
+// workspace resolves an address label to a workspace id.
+func (d StoreDirectory) workspace(ctx context.Context, label string) (string, error) {
+	if bs, ok := d.Workspaces.(WorkspacesBySlug); ok {
+		w, err := bs.WorkspaceBySlug(ctx, label)
+		if err == nil {
+			return w.ID, nil
+		}
+		if errors.Is(err, store.ErrConflict) {
+			// Two workspaces share the slug: mail cannot be routed to either.
+			return "", ErrUnknownAddress
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", fmt.Errorf("intake: finding workspace %q: %w", label, err)
+		}
+	}
+	w, err := d.Workspaces.GetWorkspace(ctx, label)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrUnknownAddress
+	}
+	if err != nil {
+		return "", fmt.Errorf("intake: finding workspace %q: %w", label, err)
+	}
+	if w.Slug != "" && !strings.EqualFold(w.Slug, label) {
+		// A workspace with a slug receives at its slug only.
+		return "", ErrUnknownAddress
+	}
+	return w.ID, nil
+}
+
+// ByID implements Directory.
+func (d StoreDirectory) ByID(ctx context.Context, workspace, inboxID string) (Recipient, error) {
+	ib, err := inbox.NewRepo(d.Records).Inboxes.Get(ctx, workspace, inboxID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Recipient{}, ErrUnknownAddress
+	}
+	if err != nil {
+		return Recipient{}, fmt.Errorf("intake: reading inbox %s: %w", inboxID, err)
+	}
+	return Recipient{Workspace: workspace, InboxID: ib.ID, Address: ib.Address}, nil
+}
+
+// IdentityTokens adapts the store's token lookup to Tokens.
+type IdentityTokens struct {
+	Identity interface {
+		Authenticate(ctx context.Context, token string) (store.Principal, error)
+	}
+}
+
+// Authenticate implements Tokens.
+func (t IdentityTokens) Authenticate(ctx context.Context, token string) (Principal, error) {
+	p, err := t.Identity.Authenticate(ctx, token)
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, ErrUnknownToken
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{TokenID: p.TokenID, Workspace: p.Workspace, Role: string(p.Role), Scopes: p.Scopes}, nil
+}

@@ -1,0 +1,368 @@
+package intake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/store"
+)
+
+// RawStore keeps raw messages for the recorder: mailstore.Dir through
+// Files, mailstore.LargeObjects through LargeObjects.
+type RawStore interface {
+	// Prepare runs before the records' transaction: it may store the
+	// message durably under (workspace, emailID) and returns how to undo
+	// that if the transaction does not commit (nil: nothing to undo).
+	Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (undo func(context.Context) error, err error)
+	// KeepTx runs inside the records' transaction: it may store the message
+	// as part of it.
+	KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error
+}
+
+// Files keeps raw messages as files: durably before the transaction
+// (synced, linked into place, directory synced), deleted again if the
+// transaction fails.
+type Files struct{ Dir *mailstore.Dir }
+
+// Prepare implements RawStore.
+func (f Files) Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (func(context.Context) error, error) {
+	if err := f.Dir.Keep(ctx, sp, workspace, emailID); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return f.Dir.Delete(ctx, workspace, emailID) }, nil
+}
+
+// KeepTx implements RawStore: the file is already durable.
+func (Files) KeepTx(context.Context, store.Tx, *mailstore.Spool, string, string) error { return nil }
+
+// LargeObjects keeps raw messages as PostgreSQL large objects written in the
+// records' transaction (a store/pg transaction).
+type LargeObjects struct{ Objects *mailstore.LargeObjects }
+
+// Prepare implements RawStore: nothing happens before the transaction.
+func (LargeObjects) Prepare(context.Context, *mailstore.Spool, string, string) (func(context.Context) error, error) {
+	return nil, nil
+}
+
+// KeepTx implements RawStore.
+func (l LargeObjects) KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error {
+	ptx, ok := tx.(interface{ PgxTx() pgx.Tx })
+	if !ok {
+		return fmt.Errorf("intake: large objects need a PostgreSQL transaction, got %T", tx)
+	}
+	return l.Objects.KeepTx(ctx, ptx.PgxTx(), sp, workspace, emailID)
+}
+
+// StoreRecorder is the Recorder over the store: for each recipient it builds the
+// e-mail record (headers, body, attachments, sender checks), screens it with
+// the inbox's rules (inbox.Screen), and writes — in one transaction — the
+// raw message, the e-mail record, its system event (email.received or
+// email.rejected) and, for an accepted e-mail, its agent job.
+type StoreRecorder struct {
+	Store store.Transactor
+	Raw   RawStore
+	Queue *queue.Queue
+	// Logger receives messages that could only be partly read (default:
+	// discard).
+	Logger *slog.Logger
+}
+
+// Reasons the intake rejects an e-mail besides the inbox's rules.
+const (
+	// RejectInboxPaused: the inbox is paused; its mail is recorded, not
+	// processed.
+	RejectInboxPaused = "inbox_paused"
+	// RejectUnreadable: the message could not be read as an e-mail.
+	RejectUnreadable = "message_unreadable"
+	// RejectQuota: the workspace has received the e-mails its plan allows
+	// this month (Limits.EmailsPerMonth).
+	RejectQuota = "quota_exceeded"
+)
+
+// quotaCounter names the counter of a workspace's accepted e-mails in the
+// month of t (store.Counters: atomic across replicas, and in the records'
+// transaction, so an e-mail that does not commit is not counted).
+func quotaCounter(t time.Time) string { return "inbox.emails." + t.UTC().Format("2006-01") }
+
+// KindEmailIndex is the kind of the record holding an e-mail's part index
+// (resolve/eml's Index, JSON), under the e-mail's id, written with the
+// e-mail: the message is read once, when it arrives, and every later run
+// reads only the byte ranges it sends (resolve.EMLIndexed).
+const KindEmailIndex = "email_index"
+
+// LoadIndex returns the part index stored with an e-mail; an error
+// matching store.ErrNotFound when it has none (an e-mail that did not come
+// through the intake, or whose message could not be indexed): then read the
+// message without one (resolve.EML).
+func LoadIndex(ctx context.Context, records store.Records, workspace, emailID string) (*eml.Index, error) {
+	rec, err := records.GetRecord(ctx, workspace, KindEmailIndex, emailID)
+	if err != nil {
+		return nil, fmt.Errorf("index of e-mail %s: %w", emailID, err)
+	}
+	var ix eml.Index
+	if err := json.Unmarshal(rec.Data, &ix); err != nil {
+		return nil, fmt.Errorf("decoding the index of e-mail %s: %w", emailID, err)
+	}
+	return &ix, nil
+}
+
+// Record implements intake.Recorder.
+func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, error) {
+	base, readErr := r.read(d)
+	index := r.index(d)
+	type pending struct {
+		rcpt   Recipient
+		email  inbox.Email
+		reason string
+		undo   func(context.Context) error
+	}
+	items := make([]*pending, len(d.Recipients))
+	for i, rc := range d.Recipients {
+		e := base
+		e.Headers = copyMap(base.Headers)
+		e.ID = inbox.NewID("eml")
+		e.InboxID = rc.InboxID
+		e.ReceivedAt = d.ReceivedAt
+		e.Status = inbox.EmailPending
+		items[i] = &pending{rcpt: rc, email: e}
+	}
+	undoAll := func() {
+		for _, it := range items {
+			if it.undo != nil {
+				if err := it.undo(context.WithoutCancel(ctx)); err != nil && r.Logger != nil {
+					r.Logger.Error("intake: removing a message whose records did not commit", "email", it.email.ID, "err", err)
+				}
+			}
+		}
+	}
+	for _, it := range items {
+		undo, err := r.Raw.Prepare(ctx, d.Message, it.rcpt.Workspace, it.email.ID)
+		if err != nil {
+			undoAll()
+			return nil, fmt.Errorf("intake: storing the message for %s: %w", it.rcpt.Address, err)
+		}
+		it.undo = undo
+	}
+	err := r.Store.WithTx(ctx, func(tx store.Tx) error {
+		repo := inbox.NewRepo(tx)
+		for _, it := range items {
+			ib, err := repo.Inboxes.Get(ctx, it.rcpt.Workspace, it.rcpt.InboxID)
+			if err != nil {
+				return fmt.Errorf("intake: reading inbox %s: %w", it.rcpt.InboxID, err)
+			}
+			var limits inbox.Limits
+			ws, err := repo.Workspaces.Get(ctx, it.rcpt.Workspace, it.rcpt.Workspace)
+			if err == nil {
+				limits = ws.Limits
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("intake: reading workspace %s: %w", it.rcpt.Workspace, err)
+			}
+			if len(ib.Recipients) > 0 && d.Auth.Trust() == senderauth.Unknown {
+				return ErrTryLater
+			}
+			e := &it.email
+			switch {
+			case readErr != nil:
+				e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
+			case ib.Status == inbox.StatusPaused:
+				e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
+			default:
+				if rej := inbox.Screen(ib, limits, *e); rej != nil {
+					e.Reject(rej)
+					it.reason = rej.Reason
+				} else if limits.EmailsPerMonth > 0 {
+					n, err := tx.NextNumber(ctx, it.rcpt.Workspace, quotaCounter(d.ReceivedAt), 1)
+					if err != nil {
+						return fmt.Errorf("intake: counting the workspace's e-mails: %w", err)
+					}
+					if n > int64(limits.EmailsPerMonth) {
+						e.Reject(&inbox.Rejection{Reason: RejectQuota, Detail: fmt.Sprintf("the workspace's plan allows %d e-mails a month and %s has had them", limits.EmailsPerMonth, d.ReceivedAt.UTC().Format("January 2006"))})
+					}
+				}
+			}
+			if e.Status == inbox.EmailRejected && it.reason == "" {
+				it.reason, _, _ = strings.Cut(e.StatusDetail, ":")
+			}
+			if err := r.Raw.KeepTx(ctx, tx, d.Message, it.rcpt.Workspace, e.ID); err != nil {
+				return err
+			}
+			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
+				return err
+			}
+			if index != nil {
+				if err := tx.CreateRecord(ctx, store.Record{Workspace: it.rcpt.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
+					Created: e.ReceivedAt, Data: index}); err != nil {
+					return fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
+				}
+			}
+			typ := inbox.EventEmailReceived
+			payload := map[string]string{"email_id": e.ID, "inbox_id": ib.ID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
+			if e.Status == inbox.EmailRejected {
+				typ = inbox.EventEmailRejected
+				payload["reason"] = e.StatusDetail
+			}
+			ev, err := inbox.NewEvent(typ, inbox.ActorSystem, e.ID, payload, d.ReceivedAt)
+			if err != nil {
+				return err
+			}
+			if err := repo.Events.Create(ctx, it.rcpt.Workspace, ev); err != nil {
+				return err
+			}
+			if e.Status != inbox.EmailRejected {
+				if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: it.rcpt.Workspace, EmailID: e.ID}, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		undoAll()
+		return nil, err
+	}
+	out := make([]Receipt, 0, len(items))
+	for _, it := range items {
+		rc := Receipt{Recipient: it.rcpt, EmailID: it.email.ID}
+		if it.email.Status == inbox.EmailRejected {
+			rc.Rejected = true
+			rc.Reason = it.email.StatusDetail
+			rc.SenderRefused = it.reason == inbox.RejectSender
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// index reads the message's part index once (offsets, decoded sizes,
+// digests); nil when the message cannot be indexed (the e-mail is recorded
+// all the same, and runs read it without an index).
+func (r *StoreRecorder) index(d *Delivery) json.RawMessage {
+	ix, err := eml.ReadIndex(d.Message, d.Message.Size())
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(ix); err == nil {
+			return b
+		}
+	}
+	if r.Logger != nil {
+		r.Logger.Warn("intake: a message could not be indexed; its runs will read it whole", "err", err)
+	}
+	return nil
+}
+
+// read builds the fields every recipient's e-mail record shares. A message
+// that cannot be read as an e-mail still gets a record (rejected, with the
+// reason), with what the sender checks found.
+func (r *StoreRecorder) read(d *Delivery) (inbox.Email, error) {
+	sp := d.Message
+	e, err := inbox.ReadEmail(sp, sp.Size())
+	if err != nil {
+		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(sp.Size())}
+	}
+	if e.Text == "" {
+		e.Text = htmlBody(io.NewSectionReader(sp, 0, sp.Size()))
+	}
+	e.Auth = senderAuth(d)
+	return e, err
+}
+
+// senderAuth is the e-mail record's view of the sender checks.
+func senderAuth(d *Delivery) *inbox.SenderAuth {
+	a := d.Auth
+	out := &inbox.SenderAuth{
+		EnvelopeFrom:      d.Envelope.MailFrom,
+		SPF:               inbox.AuthCheck{Result: a.SPF.Result, Domain: a.SPF.Domain, Detail: a.SPF.Error},
+		DKIM:              []inbox.AuthCheck{},
+		DMARC:             inbox.AuthCheck{Result: a.DMARC.Result, Domain: a.DMARC.Domain, Detail: dmarcDetail(a.DMARC)},
+		AuthenticatedFrom: strings.ToLower(a.Authenticated),
+	}
+	if d.Envelope.RemoteIP != nil {
+		out.Client = d.Envelope.RemoteIP.String()
+	}
+	for _, k := range a.DKIM {
+		out.DKIM = append(out.DKIM, inbox.AuthCheck{Result: k.Result, Domain: k.Domain, Selector: k.Selector, Detail: k.Error})
+	}
+	return out
+}
+
+// dmarcDetail says what DMARC found, for people.
+func dmarcDetail(r senderauth.DMARCResult) string {
+	var parts []string
+	if r.Policy != "" {
+		parts = append(parts, "policy "+r.Policy)
+	} else if r.Result != senderauth.TempError && r.Result != senderauth.PermError {
+		parts = append(parts, "no DMARC record")
+	}
+	switch {
+	case r.SPFAligned && r.DKIMAligned:
+		parts = append(parts, "SPF and DKIM aligned")
+	case r.SPFAligned:
+		parts = append(parts, "SPF aligned")
+	case r.DKIMAligned:
+		parts = append(parts, "DKIM aligned")
+	case r.Result != senderauth.TempError && r.Result != senderauth.PermError:
+		parts = append(parts, "no aligned SPF or DKIM pass")
+	}
+	if r.Error != "" {
+		parts = append(parts, r.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Sweep removes what a crash can leave behind with files, last touched
+// between two times (give before a margin: a message being received now is
+// kept before its records commit; after bounds the walk to recent files, so
+// a start does not look up every message ever kept — zero means no bound):
+// spool files of receipts that were cut off, and stored messages no e-mail
+// record names (the crash came between keeping the file and committing its
+// records; the sender was never told 250 and retries). It returns how many
+// files it removed.
+func (f Files) Sweep(ctx context.Context, records store.Records, after, before time.Time) (int, error) {
+	n, err := f.Dir.SweepSpool(before)
+	if err != nil {
+		return n, err
+	}
+	var orphans []mailstore.Stored
+	err = f.Dir.Walk(ctx, func(s mailstore.Stored) error {
+		if !s.Modified.Before(before) || s.Modified.Before(after) {
+			return nil
+		}
+		_, err := records.GetRecord(ctx, s.Workspace, inbox.KindEmail, s.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			orphans = append(orphans, s)
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("intake: looking for orphan messages: %w", err)
+	}
+	for _, s := range orphans {
+		if err := f.Dir.Delete(ctx, s.Workspace, s.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,108 @@
+package intake_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/internal/pgtest"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/pg"
+)
+
+// TestRecorderOnPostgres: the message is a large object written in the
+// records' transaction: committed with the record and job, gone with a
+// failed commit.
+func TestRecorderOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := pgtest.SchemaDSN(t, "intake", "intake-test")
+	st, err := pg.Open(ctx, dsn, pg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	objects := mailstore.NewLargeObjects(st.PgxPool(), t.TempDir())
+	if err := objects.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.OpenPostgres(ctx, st.PgxPool(), queue.Config{Workers: map[string]int{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"})
+	st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme"})
+	inbox.NewRepo(st).Inboxes.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
+
+	var failCommit bool
+	tx := transactorFunc(func(ctx context.Context, fn func(store.Tx) error) error {
+		return st.WithTx(ctx, func(tx store.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			if failCommit {
+				return errors.New("commit failed")
+			}
+			return nil
+		})
+	})
+	rec := &intake.StoreRecorder{Store: tx, Raw: intake.LargeObjects{Objects: objects}, Queue: q}
+	dir := directory{"invoices@in.kobana.test": {Workspace: wsID, InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"}}
+	srv := intake.NewServer(intake.Config{}, dir, rec, objects, &senderauth.Checker{Resolver: noDNS{}})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	send := func(msg string) error {
+		c, err := smtp.Dial(ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.SendMail("billing@supplier.test", []string{"invoices@in.kobana.test"}, strings.NewReader(msg))
+	}
+	count := func(query string) int {
+		var n int
+		if err := st.PgxPool().QueryRow(ctx, query).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	objectsBefore := count("SELECT count(*) FROM pg_largeobject_metadata")
+
+	failCommit = true
+	var se *smtp.SMTPError
+	if err := send(message("pg-fail", 2000)); !errors.As(err, &se) || se.Code != 451 {
+		t.Fatalf("failing commit: %v, want 451", err)
+	}
+	if n := count("SELECT count(*) FROM pg_largeobject_metadata"); n != objectsBefore || count("SELECT count(*) FROM inbox_messages") != 0 || count("SELECT count(*) FROM river_job") != 0 {
+		t.Fatalf("after a failed commit: %d large objects (was %d): want nothing left", n, objectsBefore)
+	}
+
+	failCommit = false
+	msg := message("pg-ok", 200<<10)
+	if err := send(msg); err != nil {
+		t.Fatal(err)
+	}
+	list, err := inbox.NewRepo(st).Emails.All(ctx, wsID, store.Query{})
+	if err != nil || len(list) != 1 || count("SELECT count(*) FROM river_job WHERE kind = 'inbox.agent'") != 1 {
+		t.Fatalf("e-mails %d (%v), jobs %d", len(list), err, count("SELECT count(*) FROM river_job"))
+	}
+	m, err := objects.Open(ctx, wsID, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close() // a snapshot holds a connection until closed
+	buf := make([]byte, m.Size())
+	if _, err := m.ReadAt(buf, 0); err != nil || string(buf) != msg {
+		t.Fatalf("the stored large object differs from the message sent (%v)", err)
+	}
+}

@@ -1,0 +1,37 @@
+package plan_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/plan"
+)
+
+// BenchmarkMakeSeedExample plans the seed's complete example with every
+// input (the playground does this after each edit); Compile, the
+// compiler alone on the same document, is the baseline.
+func BenchmarkMakeSeedExample(b *testing.B) {
+	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := inputs(b, "seed-full")
+	b.Run("Make", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if p := plan.Make(context.Background(), doc, in); p.Summary.Send != 3 {
+				b.Fatalf("summary %+v", p.Summary)
+			}
+		}
+	})
+	b.Run("Compile", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if p, _ := compile.Compile(doc); p == nil {
+				b.Fatal("no plan")
+			}
+		}
+	})
+}
