@@ -49,7 +49,7 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 // more than one does (mail cannot be routed to either).
 func (s *Store) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error) {
 	var found []store.Workspace
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		found = found[:0]
 		rows, err := s.pool.Query(ctx, `SELECT id, organization_id, name FROM workspaces WHERE slug = $1 AND slug <> '' ORDER BY id LIMIT 2`, slug)
 		if err != nil {
