@@ -45,13 +45,16 @@ type replicas struct {
 	hits   atomic.Int64
 }
 
-// newReplicas starts n replicas whose stores bound each confirmation step
-// by ledgerTimeout (pg.Options.LedgerTimeout; 0 is the product's default,
-// the framework's whole ConfirmationWait). Only a test about outages should
-// shorten it: under a burst of confirmations on a busy machine, a short
-// budget is spent queueing for the replica's pooled connections, and the
-// product rightly answers confirmation_unavailable.
-func newReplicas(t *testing.T, n int, ledgerTimeout time.Duration) *replicas {
+// newReplicas starts n replicas. With outage, their stores give up on the
+// database quickly (a 1 s connect_timeout, a 500 ms LedgerTimeout), so that
+// a test can cut the database and see the answers within seconds; without
+// it they run with the product's defaults (5 s, and the framework's whole
+// ConfirmationWait). Only a test about outages should shorten them: on a
+// busy machine a 500 ms ledger budget is spent queueing a burst of
+// confirmations for the replica's pooled connections (the product then
+// rightly answers confirmation_unavailable), and a new PostgreSQL backend
+// can take over a second to start.
+func newReplicas(t *testing.T, n int, outage bool) *replicas {
 	t.Helper()
 	ctx := context.Background()
 	directDSN, schema := pgtest.SchemaDSN(t, "rep", "replicas-direct")
@@ -89,7 +92,11 @@ func newReplicas(t *testing.T, n int, ledgerTimeout time.Duration) *replicas {
 		}
 	}
 	for range n {
-		st := openPG(t, r.px.DSN(schema, r.app)+" connect_timeout=1", pg.Options{Options: key, LedgerTimeout: ledgerTimeout})
+		dsn, opts := r.px.DSN(schema, r.app), pg.Options{Options: key}
+		if outage {
+			dsn, opts.LedgerTimeout = dsn+" connect_timeout=1", 500*time.Millisecond
+		}
+		st := openPG(t, dsn, opts)
 		mux := http.NewServeMux()
 		hs := httptest.NewServer(mux)
 		t.Cleanup(hs.Close)
@@ -232,7 +239,7 @@ func (r *replicas) terminate() int {
 }
 
 func TestReplicasShareConfirmationsAndKeys(t *testing.T) {
-	r := newReplicas(t, 3, 0)
+	r := newReplicas(t, 3, false)
 	ctx := context.Background()
 	args := map[string]any{"id": "whk_chat"}
 	before := r.deliveries()
@@ -291,7 +298,7 @@ func TestReplicasShareConfirmationsAndKeys(t *testing.T) {
 }
 
 func TestReplicasRunAConfirmedCallOnce(t *testing.T) {
-	r := newReplicas(t, 3, 0)
+	r := newReplicas(t, 3, false)
 	args := map[string]any{"id": "whk_erp"}
 	before := r.deliveries()
 	state := r.ask(0, "webhooks_test", args)
@@ -348,7 +355,7 @@ func TestReplicasRunAConfirmedCallOnce(t *testing.T) {
 // TestReplicasServeBilling: Billing's records live in the same database,
 // and its confirmed refund runs once across the replicas.
 func TestReplicasServeBilling(t *testing.T) {
-	r := newReplicas(t, 3, 0)
+	r := newReplicas(t, 3, false)
 	ctx := context.Background()
 	for i := range 3 {
 		if p := r.call(i, "billing_invoices_get", map[string]any{"id": "inv_1008"}, ""); !p.ok() {
@@ -388,9 +395,9 @@ func TestReplicasServeBilling(t *testing.T) {
 }
 
 func TestReplicasThroughADatabaseOutage(t *testing.T) {
-	// A short ledger budget: an outage is noticed well within the
-	// framework's wait (the burst below accepts confirmation_unavailable).
-	r := newReplicas(t, 3, 500*time.Millisecond)
+	// Quick to give up: an outage is noticed well within the framework's
+	// wait (the burst below accepts confirmation_unavailable).
+	r := newReplicas(t, 3, true)
 	ctx := context.Background()
 	warm := func() {
 		for i := range 3 {
@@ -548,7 +555,7 @@ func TestReplicasThroughADatabaseOutage(t *testing.T) {
 // TestReplicasNumberInvoicesOnce: invoices created at once on three
 // replicas get every number from the demo's next one on, each once.
 func TestReplicasNumberInvoicesOnce(t *testing.T) {
-	r := newReplicas(t, 3, 0)
+	r := newReplicas(t, 3, false)
 	const n = 30
 	// The replicas run on the real clock: a due date a month ahead.
 	due := time.Now().AddDate(0, 1, 0).Format("2006-01-02")
