@@ -588,6 +588,16 @@ func TestConfirmationSingleUseAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What is checked is that a confirmation runs once, not how fast the
+	// store is: with the framework's 2 s wait, a loaded machine that stalled
+	// the store for a few seconds (every SQLite commit is synced to disk)
+	// turned 9 of the 50 into confirmation_unavailable.
+	// (Each is set before the server that serves it starts.)
+	for _, s := range []*mcpserver.Server{e.srv, srv2} {
+		mcpserver.SetConfirmWait(s, time.Minute)
+	}
+	hs1 := httptest.NewServer(e.srv.HTTPHandler(mcpserver.HTTPOptions{}))
+	defer hs1.Close()
 	hs2 := httptest.NewServer(srv2.HTTPHandler(mcpserver.HTTPOptions{}))
 	defer hs2.Close()
 	session := func(url string) *mcp.ClientSession {
@@ -602,7 +612,7 @@ func TestConfirmationSingleUseAcrossReplicas(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	replicas := []*mcp.ClientSession{session(e.url), session(hs2.URL + "/mcp")}
+	replicas := []*mcp.ClientSession{session(hs1.URL + "/mcp"), session(hs2.URL + "/mcp")}
 	// Asked by one replica, answered to both.
 	first, err := replicas[1].CallTool(ctx, &mcp.CallToolParams{Name: "notes_delete", Arguments: map[string]any{"id": "n3"}})
 	if err != nil || first.RequestState == "" {

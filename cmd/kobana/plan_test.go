@@ -180,6 +180,9 @@ func TestServeWorkflowsPlan(t *testing.T) {
 		t.Fatalf("no read-only token: %s", stdout.String())
 	}
 	cs := mcptest.Connect(t, mcptest.HTTP(mcpURL(t, addrs), token), mcptest.Legacy, nil)
+	// Closed before the server stops (defers run last first): an open
+	// legacy session holds the server's shutdown for its whole grace period.
+	defer cs.Close()
 	doc := `{"result":{},"workflow":[
 	 {"type":"request","url":"https://erp.example.com/api/payables","headers":{"Authorization":"Bearer ${{secrets.ERP_TOKEN}}"},
 	  "body":{"email":"${{kobana.email_id}}","run":"${{kobana.workflow_run_id}}"},"expected_status":201},

@@ -1,6 +1,7 @@
 package intake_test
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -337,7 +338,13 @@ func TestSMTPSlowClient(t *testing.T) {
 	if d := time.Since(start); d > 4*time.Second {
 		t.Fatalf("idle connection closed after %v", d)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server finish the dropped session
+	// Shutdown returns once every session's handler has returned: only
+	// then is it settled that the dropped sessions kept nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("the server did not finish the dropped sessions: %v", err)
+	}
 	if len(e.rec.deliveries()) != 0 || e.storedMessages() != 0 || len(e.spoolFiles()) != 0 {
 		t.Fatalf("recorded %d, stored %d, spool %v: want nothing", len(e.rec.deliveries()), e.storedMessages(), e.spoolFiles())
 	}

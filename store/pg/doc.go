@@ -43,6 +43,11 @@
 //     key is created race-free by whichever replica gets there first;
 //     RotateKey retires it (it still verifies until PruneKeys) under an
 //     advisory lock.
+//   - A statement whose connection turns out dead (backends terminated, a
+//     server restart) is sent again when that cannot apply it twice, on a
+//     connection that is not dead: once a death is seen, every connection
+//     idle since before it is pinged before its next use, and retries are
+//     bounded by the pool's size plus one.
 //   - While the database is unreachable, tokens authenticated shortly before
 //     are still recognised (Options.AuthGrace), so that callers get the
 //     answer that matters instead of an authentication failure.

@@ -49,7 +49,7 @@ func (s *Store) PutWorkspace(ctx context.Context, w store.Workspace) error {
 // more than one does (mail cannot be routed to either).
 func (s *Store) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspace, error) {
 	var found []store.Workspace
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		found = found[:0]
 		rows, err := s.pool.Query(ctx, `SELECT id, organization_id, name FROM workspaces WHERE slug = $1 AND slug <> '' ORDER BY id LIMIT 2`, slug)
 		if err != nil {
@@ -80,7 +80,7 @@ func (s *Store) WorkspaceBySlug(ctx context.Context, slug string) (store.Workspa
 // GetWorkspace implements store.Identity.
 func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
 	w := store.Workspace{ID: id}
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT organization_id, name, slug FROM workspaces WHERE id = $1`, id).
 			Scan(&w.Organization, &w.Name, &w.Slug)
 	})
@@ -96,7 +96,7 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (store.Workspace, e
 // GetPerson implements store.Identity.
 func (s *Store) GetPerson(ctx context.Context, id string) (store.Person, error) {
 	p := store.Person{ID: id}
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT organization_id, name, email FROM people WHERE id = $1`, id).
 			Scan(&p.Organization, &p.Name, &p.Email)
 	})
@@ -129,7 +129,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.NewToken) (string, erro
 		return "", fmt.Errorf("pg: create token: %w", err)
 	}
 	var role string
-	err = retry(ctx, true, func() error {
+	err = s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT role FROM memberships WHERE workspace_id = $1 AND person_id = $2`, t.Workspace, t.Person).Scan(&role)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -157,7 +157,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (store.Principal
 	var p store.Principal
 	var scopes string
 	var expires, revoked int64
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT t.id, t.person_id, p.name, w.organization_id, t.workspace_id, m.role, t.scopes, t.expires_at, t.revoked_at
 			FROM tokens t
 			JOIN people p ON p.id = t.person_id
@@ -257,7 +257,7 @@ func (s *Store) SetSecret(ctx context.Context, workspace, name, value string) er
 // ListSecrets implements store.Secrets: names in bytewise order, no values.
 func (s *Store) ListSecrets(ctx context.Context, workspace string) ([]store.SecretInfo, error) {
 	var out []store.SecretInfo
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		out = nil
 		rows, err := s.pool.Query(ctx, `SELECT name, updated_at FROM secrets WHERE workspace_id = $1 ORDER BY name`, workspace)
 		if err != nil {
@@ -293,7 +293,7 @@ func (s *Store) DeleteSecret(ctx context.Context, workspace, name string) error 
 // RevealSecrets implements store.Secrets.
 func (s *Store) RevealSecrets(ctx context.Context, workspace string) (map[string]string, error) {
 	sealed := map[string][]byte{}
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		clear(sealed)
 		rows, err := s.pool.Query(ctx, `SELECT name, sealed FROM secrets WHERE workspace_id = $1`, workspace)
 		if err != nil {

@@ -43,7 +43,7 @@ func (s *Store) SigningKey(ctx context.Context, purpose string) (store.Key, erro
 func (s *Store) activeKey(ctx context.Context, purpose string) (store.Key, error) {
 	k := store.Key{Purpose: purpose}
 	var created int64
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0`, purpose).
 			Scan(&k.ID, &k.Secret, &created)
 	})
@@ -63,7 +63,7 @@ func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key
 	defer cancel()
 	k := store.Key{ID: id, Purpose: purpose}
 	var created, retired int64
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
 			Scan(&k.Secret, &created, &retired)
 	})
@@ -82,7 +82,7 @@ func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key
 // and a new one inserted.
 func (s *Store) RotateKey(ctx context.Context, purpose string) (store.Key, error) {
 	k := store.NewKey(purpose, s.now())
-	err := retry(ctx, false, func() error { return s.rotate(ctx, purpose, k) })
+	err := s.retry(ctx, false, func() error { return s.rotate(ctx, purpose, k) })
 	if err != nil {
 		return store.Key{}, fmt.Errorf("pg: rotate key %s: %w", purpose, err)
 	}
@@ -135,26 +135,25 @@ const dbNowMS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 // leaves the outcome unknown (reported as an error: nothing runs).
 //
 // An attempt that failed because its connection had died (a restarted
-// server, terminated backends) is made once more on a fresh connection. That
-// can never run a confirmed call twice: if the first attempt did commit
-// before its answer was lost, the second finds the row and reports
-// ErrReplayed, and nothing runs.
+// server, terminated backends) is made again on another connection, never a
+// dead one (see conns). That can never run a confirmed call twice: if an
+// earlier attempt did commit before its answer was lost, the next finds the
+// row and reports ErrReplayed, and nothing runs.
 func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) error {
 	ctx, cancel := s.quick(ctx)
 	defer cancel()
-	for attempt := 1; ; attempt++ {
-		inserted, err := s.consume(ctx, nonce, expires)
-		if err == nil {
-			if !inserted {
-				return store.ErrReplayed
-			}
-			return nil
-		}
-		if attempt == 1 && ctx.Err() == nil && retryable(err) {
-			continue
-		}
+	var inserted bool
+	err := s.conns.retryWhen(ctx, retryable, func() (err error) {
+		inserted, err = s.consume(ctx, nonce, expires)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("pg: ledger: %w", err)
 	}
+	if !inserted {
+		return store.ErrReplayed
+	}
+	return nil
 }
 
 // commitGrace is how long the answer to a ledger COMMIT already sent is
@@ -164,7 +163,7 @@ const commitGrace = time.Second
 func (s *Store) consume(ctx context.Context, nonce string, expires time.Time) (bool, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return false, err
+		return false, uncommitted{err}
 	}
 	defer func() {
 		// A no-op after COMMIT; bounded, for a connection that hangs.
@@ -175,10 +174,10 @@ func (s *Store) consume(ctx context.Context, nonce string, expires time.Time) (b
 	tag, err := tx.Exec(ctx, `INSERT INTO confirmation_ledger (nonce, consumed_at, expires_at) VALUES ($1, `+dbNowMS+`, $2)
 		ON CONFLICT (nonce) DO NOTHING`, nonce, store.Millis(expires))
 	if err != nil {
-		return false, err
+		return false, uncommitted{err}
 	}
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return false, uncommitted{err}
 	}
 	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitGrace)
 	defer cancel()
@@ -188,20 +187,33 @@ func (s *Store) consume(ctx context.Context, nonce string, expires time.Time) (b
 	return tag.RowsAffected() == 1, nil
 }
 
-// retryable reports a statement that died with its connection: never sent,
-// or answered by a server shutting the connection down.
+// uncommitted is a ledger attempt that failed before its COMMIT was sent:
+// whatever it did was rolled back, on the server or with the connection.
+type uncommitted struct{ err error }
+
+func (e uncommitted) Error() string { return e.err.Error() }
+func (e uncommitted) Unwrap() error { return e.err }
+
+// retryable reports a ledger attempt that died with its connection (a
+// failure to connect or a timeout is not: see died): before COMMIT, any
+// connection loss (nothing was recorded); at COMMIT, only when it was never
+// sent or the server answered that it was shutting the session down.
 func retryable(err error) bool {
-	if pgconn.SafeToRetry(err) {
-		return true
+	if errors.As(err, new(uncommitted)) {
+		return died(err, true)
+	}
+	if unreachable(err) {
+		return false
 	}
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03")
+	return pgconn.SafeToRetry(err) ||
+		errors.As(err, &pgErr) && (pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03")
 }
 
 // ConsumedNonce implements store.Ledger.
 func (s *Store) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
 	var used bool
-	err := retry(ctx, true, func() error {
+	err := s.retry(ctx, true, func() error {
 		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM confirmation_ledger WHERE nonce = $1)`, nonce).Scan(&used)
 	})
 	if err != nil {
@@ -222,7 +234,7 @@ func (s *Store) PurgeLedger(ctx context.Context) (int64, error) {
 	var total int64
 	for {
 		var tag pgconn.CommandTag
-		err := retry(ctx, true, func() (err error) {
+		err := s.retry(ctx, true, func() (err error) {
 			tag, err = s.pool.Exec(ctx, `DELETE FROM confirmation_ledger WHERE nonce IN (
 			SELECT nonce FROM confirmation_ledger WHERE consumed_at < `+dbNowMS+` - $1
 			ORDER BY consumed_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, s.opts.LedgerRetention.Milliseconds(), purgeBatch)

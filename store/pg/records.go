@@ -27,18 +27,19 @@ type dbtx interface {
 type ops struct {
 	db      dbtx
 	inTx    bool
+	conns   *conns
 	now     func() time.Time
 	dialect dialect
 }
 
-// retry is the package's retry on the pool (see retry); inside a
-// transaction a statement is never sent again, since the transaction died
-// with its connection.
+// retry is the pool's retry (see conns.retry); inside a transaction a
+// statement is never sent again, since the transaction died with its
+// connection.
 func (o *ops) retry(ctx context.Context, idempotent bool, f func() error) error {
 	if o.inTx {
 		return f()
 	}
-	return retry(ctx, idempotent, f)
+	return o.conns.retry(ctx, idempotent, f)
 }
 
 // exec runs a statement that returns no rows (see retry for idempotent).
@@ -335,10 +336,16 @@ var (
 )
 
 // WithTx implements store.Transactor: fn runs in one transaction (READ
-// COMMITTED, the database's default) on one pooled connection. It is never
-// retried; a transaction whose connection dies fails with the error.
+// COMMITTED, the database's default) on one pooled connection. Only its
+// BEGIN is sent again when the connection turns out dead, as a read would
+// be; once fn has run nothing is retried, and a transaction whose connection
+// dies fails with the error.
 func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
-	pgTx, err := s.pool.Begin(ctx)
+	var pgTx pgx.Tx
+	err := s.retry(ctx, true, func() (err error) {
+		pgTx, err = s.pool.Begin(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("pg: begin: %w", err)
 	}
@@ -352,7 +359,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			cancel()
 		}
 	}()
-	if err := fn(&Tx{ops: ops{db: pgTx, inTx: true, now: s.now, dialect: s.ops.dialect}, tx: pgTx}); err != nil {
+	if err := fn(&Tx{ops: ops{db: pgTx, inTx: true, conns: s.conns, now: s.now, dialect: s.ops.dialect}, tx: pgTx}); err != nil {
 		return err
 	}
 	if err := pgTx.Commit(ctx); err != nil {
