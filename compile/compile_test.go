@@ -203,6 +203,8 @@ func TestDiagnostics(t *testing.T) {
 		{"url with angle brackets after a placeholder", step(`{"type": "request", "url": "https://a.example/${{kobana.inbox_id}}?id=<x>&y=<z>"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `<`, "(the url has 3 more such characters)", ""},
 		{"url with non-ASCII", step(`{"type": "request", "url": "https://a.example/ção"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ç`, "%C3%A7", ""},
 		{"url with an international host", step(`{"type": "request", "url": "https://bücher.example/x"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "xn--bcher-kva.example", ""},
+		{"url with an international host and a placeholder", step(`{"type": "request", "url": "https://bücher.example/${{kobana.inbox_id}}"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "it is sent as xn--bcher-kva.example, its international (punycode) form", ""},
+		{"url with an international host around a placeholder", step(`{"type": "request", "url": "https://${{kobana.inbox_id}}.bücher.example/x"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "is not ASCII: it is sent in its international (punycode) form", ""},
 		{"url without a host", step(`{"type": "request", "url": "https:a.example/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:a.example/x"`, "no host", ""},
 		{"url with an empty host", step(`{"type": "request", "url": "https:///x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///x"`, "no host", ""},
 		{"url with a port and no host", step(`{"type": "request", "url": "https://:8080/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https://:8080/x"`, "no host", ""},

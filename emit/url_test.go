@@ -52,3 +52,33 @@ func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
 		}
 	}
 }
+
+// TestLinterNamesTheHostSent: for a non-ASCII host in a url with
+// placeholders, the linter's warning names the host emit sends, in its
+// punycode form, never a percent-encoding of it.
+func TestLinterNamesTheHostSent(t *testing.T) {
+	for _, url := range []string{
+		"https://bücher.example/${{kobana.inbox_id}}",
+		"https://fatura.açaí.example:8443/v1/${{kobana.inbox_id}}?q=ç",
+		"https://${{kobana.inbox_id}}.bücher.example/x",
+	} {
+		doc := `{"result":1,"workflow":[{"type":"request","url":"` + url + `"}]}`
+		p, ds := compile.Compile([]byte(doc))
+		if p == nil || len(ds) != 1 || ds[0].Code != compile.CodeURLUnencoded {
+			t.Fatalf("%s: %v", url, ds)
+		}
+		s := &resolve.Scope{Facts: resolve.FactMap{"inbox_id": "ibx1"}}
+		s.Begin(0, time.Unix(0, 0))
+		r, err := emit.Render(p.Steps[0], s)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		msg := ds[0].Message
+		if strings.Contains(msg, "percent-encoded") || !strings.Contains(msg, "punycode") {
+			t.Errorf("%s: sent to host %s, the linter says %q", url, r.URL.Host, msg)
+		}
+		if !strings.Contains(url, "${{kobana.inbox_id}}.") && !strings.Contains(msg, "sent as "+r.URL.Host) {
+			t.Errorf("%s: sent to host %s, the linter says %q", url, r.URL.Host, msg)
+		}
+	}
+}
