@@ -30,8 +30,8 @@ type Options struct {
 	// publishes at once, before the next message is read.
 	Debounce time.Duration
 	// SecretNames are secret names to offer in completion, such as the
-	// KOBANA_SECRETS an editor passes (see ParseSecretNames). Names only:
-	// the server never sees a value.
+	// KOBANA_SECRETS an editor passes (in the format of SecretNamesFile).
+	// Names only: the server never sees a value.
 	SecretNames []string
 	// SecretNamesFile, when set, is the file of secret names for every
 	// document; otherwise a SecretNamesFile is looked for next to each.
@@ -278,7 +278,7 @@ func (s *Server) initialize(raw json.RawMessage) (any, *jsonrpc.Error) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions: %v; expected {\"secrets\": [names], \"secretNamesFile\": path}", err)
 		}
 		for _, n := range settings.Secrets {
-			if !isSecretName(n) {
+			if !lang.IsName(n) {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions.secrets: %q is not a secret name (letters, digits, _ or -)", n)
 			}
 		}

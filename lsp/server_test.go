@@ -384,3 +384,28 @@ func FuzzHandlers(f *testing.F) {
 		}
 	})
 }
+
+// TestSecretNamesFileFormat: the names file has the one format of package
+// secretnames, which kobana plan -secrets-names and the playground read too:
+// names separated by commas or spaces, or a JSON object's keys.
+func TestSecretNamesFileFormat(t *testing.T) {
+	for _, content := range []string{
+		"FINANCE_TOKEN, SLACK_WEBHOOK_URL\n",
+		`{"SLACK_WEBHOOK_URL": "https://hooks.example/s3cr3t", "FINANCE_TOKEN": "s3cr3t"}`,
+	} {
+		root := t.TempDir()
+		os.WriteFile(filepath.Join(root, SecretNamesFile), []byte(content), 0o644)
+		c, _ := startServer(t, Options{})
+		if err := c.call("initialize", map[string]any{"rootUri": "file://" + filepath.ToSlash(root), "capabilities": map[string]any{}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		uri := "file://" + filepath.ToSlash(filepath.Join(root, "w.json"))
+		text, off := cursorDoc(t, `{"workflow": [{"type": "request", "url": "${{secrets.|"}]}`)
+		c.open(uri, text)
+		var list CompletionList
+		c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(text, off, UTF16)}, &list)
+		if got := labels(list); !slices.Equal(got, []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}) {
+			t.Errorf("%s: secret names offered: %v", content, got)
+		}
+	}
+}

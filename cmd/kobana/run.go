@@ -162,7 +162,7 @@ func loadSecrets(path string) (resolve.SecretMap, error) {
 		return nil, err
 	}
 	for k, v := range m {
-		if !isSegment(k) {
+		if !lang.IsName(k) {
 			return nil, fmt.Errorf("secrets file %s: key %q cannot be referenced: a secret key is letters, digits, '_' and '-'", path, k)
 		}
 		secrets[k] = v
@@ -304,19 +304,6 @@ func isBaseURL(s string) bool {
 func isAddress(s string) bool {
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Name == "" && a.Address == s
-}
-
-// isSegment reports whether k is a reference segment: [A-Za-z0-9_-]+.
-func isSegment(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // progressLine describes one finished step on one line, e.g.
