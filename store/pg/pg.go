@@ -119,11 +119,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.ops = ops{db: pool, now: s.now}
-	if s.ops.dialect.lower, err = lowerCollation(ctx, pool); err != nil {
+	lower, err := lowerCollation(ctx, pool)
+	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pg: reading collations: %w", err)
 	}
+	s.ops = newOps(pool, false, s.now, dialect{lower: lower})
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {
 		pool.Close()
