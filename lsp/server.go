@@ -14,6 +14,7 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/internal/sidecar"
 	"github.com/kobana/workflow/internal/suggest"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
@@ -603,7 +604,7 @@ func (s *Server) examplesFor(uri string) *examples {
 		return nil
 	}
 	for _, name := range sidecarNames(path) {
-		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return parseExamples(b) })
+		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
 		if !found {
 			continue
 		}

@@ -13,38 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kobana/workflow/compile"
+	exampledocs "github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
 )
 
-const seed = `{
-  "result": { "supplier": "ACME", "amount": 1250.5 },
-  "workflow": [
-    {
-      "type": "request",
-      "label": "crea la cuenta a pagar",
-      "method": "POST",
-      "url": "https://erp.example.com/payables",
-      "headers": { "Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}" },
-      "body": { "supplier": "ACME", "amount": 1250.5, "source_email_id": "${{kobana.email_id}}" },
-      "expected_status": 201
-    },
-    {
-      "type": "request",
-      "label": "adjunta el documento original",
-      "method": "POST",
-      "url": "https://erp.example.com/payables/${{steps.0.response.body.data.id}}/attachments",
-      "headers": { "Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}" },
-      "form": { "file": "${{email.attachments.0}}", "kobana_email_id": "${{kobana.email_id}}" }
-    },
-    {
-      "type": "request",
-      "label": "notifica al canal de finanzas",
-      "method": "POST",
-      "url": "${{secrets.SLACK_WEBHOOK_URL}}",
-      "body": { "text": "Cuenta ${{steps.0.response.body.data.id}} creada el ${{kobana.now}}" }
-    }
-  ]
-}`
+// seed is the seed's complete example.
+var seed = exampledocs.SeedComplete
 
 func TestLifecycle(t *testing.T) {
 	c, _ := startServer(t, Options{})
