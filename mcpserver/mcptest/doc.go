@@ -12,5 +12,6 @@
 //   - Snapshot compares what a session lists (tools, resources, templates,
 //     prompts) with a golden file; -update rewrites it.
 //   - CallConcurrently, TextOf, ErrorCode, RPCCode, ResultCode help
-//     assertions.
+//     assertions; Tag and WantAnchored check a tool argument's schema tags
+//     (enums, id patterns) against the product's values.
 package mcptest
