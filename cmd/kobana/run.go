@@ -59,31 +59,25 @@ flags:
 
 // runFlags are the parsed flags of kobana run.
 type runFlags struct {
-	workflow, eml, secrets, facts, record string
-	allow                                 allowFlag
-	timeout                               time.Duration
+	workflowFlags
+	secrets, record string
+	timeout         time.Duration
 }
 
 func runCommand(c *Command, args []string) int {
 	var f runFlags
 	fs := flag.NewFlagSet("kobana run", flag.ContinueOnError)
-	fs.StringVar(&f.workflow, "workflow", "", "the workflow document to run (required; - reads standard input)")
-	fs.StringVar(&f.eml, "eml", "", "the triggering e-mail (.eml) whose attachments steps may send")
+	f.register(fs, "run")
 	fs.StringVar(&f.secrets, "secrets", "", "a JSON file of secrets: {\"KEY\": \"value\", …}")
-	fs.StringVar(&f.facts, "facts", "", "a JSON file of run facts without the kobana. prefix: {\"email_id\": \"em_42\", …}")
 	fs.StringVar(&f.record, "record", "", "write the run record to this file instead of standard output")
 	fs.DurationVar(&f.timeout, "timeout", executor.DefaultRunTimeout, "deadline of the whole run")
-	fs.Var(&f.allow, "allow", allowHelp)
 	if code, ok := c.parseFlags(fs, runUsage, args); !ok {
 		return code
 	}
+	if !f.check(c, fs) {
+		return exitUsage
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(c.Stderr, "kobana run: unexpected argument %q (the workflow is given with -workflow FILE)\n", fs.Arg(0))
-		return exitUsage
-	case f.workflow == "":
-		fmt.Fprintln(c.Stderr, "kobana run: -workflow FILE is required (kobana run -h describes every flag)")
-		return exitUsage
 	case f.timeout <= 0:
 		fmt.Fprintf(c.Stderr, "kobana run: -timeout must be positive, not %s\n", f.timeout)
 		return exitUsage
@@ -129,16 +123,8 @@ func (f *runFlags) load(c *Command) (*runInputs, error) {
 		}
 		in.attachments = func() (resolve.Attachments, error) { return msg, nil }
 	}
-	switch {
-	case f.workflow != "-":
-		in.report = lint.ReadFile(f.workflow)
-	case c.Stdin == nil:
-		return in, errors.New("-workflow -: there is no standard input to read")
-	default:
-		in.report = lint.Read("<stdin>", c.Stdin)
-	}
-	if in.report.Err != nil {
-		return in, in.report.Err
+	if in.report, err = f.readWorkflow(c); err != nil {
+		return in, err
 	}
 	if f.record != "" {
 		file, err := os.OpenFile(f.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
