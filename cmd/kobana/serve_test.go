@@ -24,6 +24,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
@@ -443,10 +444,7 @@ func TestServeStoreSelection(t *testing.T) {
 		t.Errorf("bad secret key: %d %q", code, stderr.String())
 	}
 	// With a PostgreSQL server (source .ci/postgres), the demo runs on it.
-	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("KOBANA_TEST_POSTGRES is not set; the PostgreSQL half of this test needs a server")
-	}
+	dsn := pgtest.SchemaURL(t, "serve", "kobana-serve-test")
 	var out, errOut serveBuffer
 	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &errOut}, &errOut, "-demo", "-http", "127.0.0.1:0", "-db", dsn)
 	if code := stop(); code != exitOK || strings.Count(out.String(), "token for") != 2 {
