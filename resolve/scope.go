@@ -352,7 +352,8 @@ func lastMember(o *fastjson.Object, key string) *fastjson.Value {
 
 // marshalJS encodes v as JavaScript's JSON.stringify(JSON.parse(text))
 // would: an object keeps each key once, at its first position, with its
-// last value.
+// last value; strings are escaped as JSON.stringify escapes them. Numbers
+// keep the digits the response wrote.
 func marshalJS(dst []byte, v *fastjson.Value) []byte {
 	switch v.Type() {
 	case fastjson.TypeObject:
@@ -370,9 +371,8 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, '"')
-			dst = appendJSONContent(dst, k)
-			dst = append(dst, '"', ':')
+			dst = appendJSString(dst, k)
+			dst = append(dst, ':')
 			dst = marshalJS(dst, last[k])
 		}
 		return append(dst, '}')
@@ -386,8 +386,42 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 			dst = marshalJS(dst, e)
 		}
 		return append(dst, ']')
+	case fastjson.TypeString:
+		// Not v.MarshalTo: fastjson quotes as Go source does (\x01, \a),
+		// which is not JSON.
+		return appendJSString(dst, string(v.GetStringBytes()))
 	}
-	return v.MarshalTo(dst)
+	return v.MarshalTo(dst) // numbers as written, true, false
+}
+
+// appendJSString appends s as a JSON string the way JSON.stringify writes
+// it: '"' and '\\' escaped, control characters as \b, \t, \n, \f, \r or
+// \u00XX, everything else as it is.
+func appendJSString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			if c < 0x20 {
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			} else {
+				dst = append(dst, c)
+			}
+		}
+	}
+	return append(dst, '"')
 }
 
 func arrayIndex(seg string) (int, bool) {

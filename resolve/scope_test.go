@@ -1,6 +1,7 @@
 package resolve_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -252,5 +253,25 @@ func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 	}
 	if _, err := s.Resolve(ref(t, "steps.0.response.body.o.x")); err == nil {
 		t.Error("o.x resolved, but the last o is 5")
+	}
+}
+
+// TestEncodedObjectsAreJavaScriptJSON: an object or array referenced whole
+// is the text JSON.stringify gives it — valid JSON, control characters
+// escaped (\t, \n… or \u00XX), everything else as it is — but for its
+// numbers, which keep the response's digits.
+func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
+	s := &resolve.Scope{}
+	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
+		`{"o":{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"},"a":["\u000b",1.50,true,null]}`)})
+	s.Begin(1, time.Now())
+	for in, want := range map[string]string{
+		"steps.0.response.body.o": `{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"` + "\u2028" + `é<>&"}`,
+		"steps.0.response.body.a": `["\u000b",1.50,true,null]`,
+	} {
+		v, err := s.Resolve(ref(t, in))
+		if err != nil || v.Text != want || !json.Valid([]byte(v.Text)) {
+			t.Errorf("%s = %s, %v; want %s", in, v.Text, err, want)
+		}
 	}
 }
