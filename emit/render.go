@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/internal/jsonstr"
 	"github.com/kobana/workflow/internal/sendurl"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
@@ -285,7 +286,7 @@ func redactJSON(red *resolve.Redactor, doc json.RawMessage) json.RawMessage {
 }
 
 func mustJSONString(s string) json.RawMessage {
-	out := append([]byte{'"'}, appendJSONString(nil, s)...)
+	out := append([]byte{'"'}, jsonstr.Append(nil, s)...)
 	return append(out, '"')
 }
 
@@ -524,13 +525,13 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 		return append(rec, v.Literal...), nil
 	case compile.ValueString:
 		b.buf = append(b.buf, '"')
-		text, err := rd.stream(b, v.Text, "body", appendJSONString)
+		text, err := rd.stream(b, v.Text, "body", jsonstr.Append)
 		if err != nil {
 			return nil, err
 		}
 		b.buf = append(b.buf, '"')
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, text)
+		rec = jsonstr.Append(rec, text)
 		return append(rec, '"'), nil
 	case compile.ValueObject:
 		b.buf = append(b.buf, '{')
@@ -541,10 +542,10 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 				rec = append(rec, ',')
 			}
 			b.buf = append(b.buf, '"')
-			b.buf = appendJSONString(b.buf, m.Key)
+			b.buf = jsonstr.Append(b.buf, m.Key)
 			b.buf = append(b.buf, '"', ':')
 			rec = append(rec, '"')
-			rec = appendJSONString(rec, m.Key)
+			rec = jsonstr.Append(rec, m.Key)
 			rec = append(rec, '"', ':')
 			var err error
 			if rec, err = rd.jsonValue(b, m.Value, rec); err != nil {
@@ -630,7 +631,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, ',')
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, f.Name)
+		rec = jsonstr.Append(rec, f.Name)
 		rec = append(rec, '"', ':')
 		if f.File != nil {
 			v, err := rd.resolve(f.File)
@@ -654,9 +655,9 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, `{"attachment":`...)
 			rec = strconv.AppendInt(rec, int64(a.Index), 10)
 			rec = append(rec, `,"filename":"`...)
-			rec = appendJSONString(rec, a.Filename)
+			rec = jsonstr.Append(rec, a.Filename)
 			rec = append(rec, `","content_type":"`...)
-			rec = appendJSONString(rec, a.ContentType)
+			rec = jsonstr.Append(rec, a.ContentType)
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
 			if len(a.Defects) > 0 {
@@ -666,9 +667,9 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 						rec = append(rec, ',')
 					}
 					rec = append(rec, `{"code":"`...)
-					rec = appendJSONString(rec, d.Code)
+					rec = jsonstr.Append(rec, d.Code)
 					rec = append(rec, `","message":"`...)
-					rec = appendJSONString(rec, d.Message)
+					rec = jsonstr.Append(rec, d.Message)
 					rec = append(rec, `"}`...)
 				}
 				rec = append(rec, ']')
@@ -685,7 +686,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			return nil, "", err
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, text)
+		rec = jsonstr.Append(rec, text)
 		rec = append(rec, '"')
 	}
 	if err := mw.Close(); err != nil {

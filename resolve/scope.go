@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/kobana/workflow/internal/jsonstr"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -352,8 +353,9 @@ func lastMember(o *fastjson.Object, key string) *fastjson.Value {
 
 // marshalJS encodes v as JavaScript's JSON.stringify(JSON.parse(text))
 // would: an object keeps each key once, at its first position, with its
-// last value; strings are escaped as JSON.stringify escapes them. Numbers
-// keep the digits the response wrote.
+// last value; strings are escaped as encoding/json escapes them, less the
+// HTML escapes (JSON.parse reads them back the same). Numbers keep the
+// digits the response wrote.
 func marshalJS(dst []byte, v *fastjson.Value) []byte {
 	switch v.Type() {
 	case fastjson.TypeObject:
@@ -371,8 +373,9 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSString(dst, k)
-			dst = append(dst, ':')
+			dst = append(dst, '"')
+			dst = jsonstr.Append(dst, k)
+			dst = append(dst, '"', ':')
 			dst = marshalJS(dst, last[k])
 		}
 		return append(dst, '}')
@@ -389,39 +392,11 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 	case fastjson.TypeString:
 		// Not v.MarshalTo: fastjson quotes as Go source does (\x01, \a),
 		// which is not JSON.
-		return appendJSString(dst, string(v.GetStringBytes()))
+		dst = append(dst, '"')
+		dst = jsonstr.Append(dst, string(v.GetStringBytes()))
+		return append(dst, '"')
 	}
 	return v.MarshalTo(dst) // numbers as written, true, false
-}
-
-// appendJSString appends s as a JSON string the way JSON.stringify writes
-// it: '"' and '\\' escaped, control characters as \b, \t, \n, \f, \r or
-// \u00XX, everything else as it is.
-func appendJSString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 func arrayIndex(seg string) (int, bool) {

@@ -257,16 +257,16 @@ func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 }
 
 // TestEncodedObjectsAreJavaScriptJSON: an object or array referenced whole
-// is the text JSON.stringify gives it — valid JSON, control characters
-// escaped (\t, \n… or \u00XX), everything else as it is — but for its
-// numbers, which keep the response's digits.
+// is JSON that JSON.parse reads back as the response's value — control
+// characters escaped (\t, \n… or \u00XX), U+2028 and U+2029 too, < > &
+// as they are — with the numbers the response wrote.
 func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
 	s := &resolve.Scope{}
 	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
 		`{"o":{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"},"a":["\u000b",1.50,true,null]}`)})
 	s.Begin(1, time.Now())
 	for in, want := range map[string]string{
-		"steps.0.response.body.o": `{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"` + "\u2028" + `é<>&"}`,
+		"steps.0.response.body.o": `{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"}`,
 		"steps.0.response.body.a": `["\u000b",1.50,true,null]`,
 	} {
 		v, err := s.Resolve(ref(t, in))
