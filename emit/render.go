@@ -390,7 +390,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 	}
 	live, record, err := sendurl.Build(raw, pieces)
 	if err != nil {
-		shown := recordText(raw, pieces)
+		shown := sendurl.ReplacePieces(raw, pieces)
 		var ce *sendurl.ControlError
 		if errors.As(err, &ce) {
 			return nil, "", &Error{Field: "url", Msg: fmt.Sprintf("the url contains %s after substitution, which no URL may hold: %q", sendurl.ControlName(ce.Char), shown), Err: err}
@@ -408,20 +408,6 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 		return nil, "", &Error{Field: "url", Msg: "the url has no host after substitution: " + record}
 	}
 	return u, record, nil
-}
-
-// recordText is text with each piece replaced by its record form, as
-// written (for messages about text that could not be made a URL).
-func recordText(text string, pieces []sendurl.Piece) string {
-	var b strings.Builder
-	at := 0
-	for _, p := range pieces {
-		b.WriteString(text[at:p.Start])
-		b.WriteString(p.Record)
-		at = p.End
-	}
-	b.WriteString(text[at:])
-	return b.String()
 }
 
 // inline renders a template that must be built in memory (a header value).

@@ -25,21 +25,12 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/pgtest"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
 // serveBuffer is a goroutine-safe output for a running serve.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *serveBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *serveBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type serveBuffer = syncbuf.Buffer
 
 // startServe runs `kobana serve args…` with c in the background and returns
 // once it serves (c.Ready was called), with the addresses it reported and a

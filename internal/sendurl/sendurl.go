@@ -187,13 +187,15 @@ func Build(s string, pieces []Piece) (live, record string, err error) {
 	case len(pieces) == 0:
 		return live, live, nil
 	case asWritten:
-		return live, replacePieces(s, pieces), nil
+		return live, ReplacePieces(s, pieces), nil
 	}
 	return live, u.record(pieces), nil
 }
 
-// replacePieces returns s with each piece replaced by its Record.
-func replacePieces(s string, pieces []Piece) string {
+// ReplacePieces returns s with each of pieces (sorted, not overlapping)
+// replaced by its Record, as written: how the record shows text that could
+// not be made a URL.
+func ReplacePieces(s string, pieces []Piece) string {
 	n := len(s)
 	for _, p := range pieces {
 		n += len(p.Record) - (p.End - p.Start)
