@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emersion/go-smtp"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/inbox"
@@ -178,22 +179,7 @@ func (s *intakeService) serve(ctx context.Context, a *assembly) error {
 		<-ctx.Done()
 		return nil
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.smtp.Serve(s.ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// A message being received is finished and answered; then the
-	// connections close.
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.smtp.Shutdown(shut); err != nil {
-		s.smtp.Close()
-	}
-	<-errc
-	return nil
+	return serveUntilDone(ctx, s.smtp, s.ln, 10*time.Second, smtp.ErrServerClosed)
 }
 
 // fallbackMessages opens a message from the first of its sources that has
