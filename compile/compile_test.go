@@ -358,3 +358,22 @@ func TestURLsWhoseHostComesLater(t *testing.T) {
 		}
 	}
 }
+
+func TestStepSucceeds(t *testing.T) {
+	any2xx, exact := &Step{}, &Step{ExpectedStatus: 201}
+	for _, tc := range []struct {
+		step   *Step
+		status int
+		want   bool
+	}{
+		{any2xx, 200, true}, {any2xx, 299, true}, {any2xx, 199, false}, {any2xx, 300, false},
+		{exact, 201, true}, {exact, 200, false},
+	} {
+		if got := tc.step.Succeeds(tc.status); got != tc.want {
+			t.Errorf("ExpectedStatus %d, status %d: Succeeds = %v", tc.step.ExpectedStatus, tc.status, got)
+		}
+	}
+	if any2xx.Expects() != "a 2xx status" || exact.Expects() != "status 201" {
+		t.Errorf("Expects: %q, %q", any2xx.Expects(), exact.Expects())
+	}
+}
