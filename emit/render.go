@@ -38,6 +38,11 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Field + ": " + e.Msg }
 
+// ErrHeaderValue is wrapped by the Error of a header whose value, after
+// substitution, holds a character a header may not (CR, LF, NUL, another
+// control character): sending it could inject headers.
+var ErrHeaderValue = errors.New("a header value that could inject headers")
+
 func (e *Error) Unwrap() error { return e.Err }
 
 // MaxScrubbedAttachment is the largest attachment whose bytes (raw and
@@ -192,7 +197,7 @@ func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Reques
 			if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
 				bad = sendurl.ControlName(live[i])
 			}
-			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
+			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad), Err: ErrHeaderValue}
 		}
 		// net/http sends a value without its leading and trailing spaces
 		// and tabs; so is it recorded.

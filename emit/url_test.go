@@ -1,6 +1,7 @@
 package emit_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,22 @@ func TestLinterNamesTheHostSent(t *testing.T) {
 		if !strings.Contains(url, "${{kobana.inbox_id}}.") && !strings.Contains(msg, "sent as "+r.URL.Host) {
 			t.Errorf("%s: sent to host %s, the linter says %q", url, r.URL.Host, msg)
 		}
+	}
+}
+
+// TestHeaderInjectionIsTyped: a header value that would inject headers
+// fails with an *Error wrapping ErrHeaderValue, which callers branch on
+// (the dry run names the reason header-injection).
+func TestHeaderInjectionIsTyped(t *testing.T) {
+	p, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"X-Note":"${{kobana.email_message_id}}"}}]}`))
+	if p == nil {
+		t.Fatal(ds)
+	}
+	s := &resolve.Scope{Facts: resolve.FactMap{"email_message_id": "hi\r\nX-Evil: 1"}}
+	s.Begin(0, time.Unix(0, 0))
+	_, err := emit.Render(p.Steps[0], s)
+	var ee *emit.Error
+	if !errors.Is(err, emit.ErrHeaderValue) || !errors.As(err, &ee) || ee.Field != "header X-Note" {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -121,11 +121,10 @@ func (pl *planner) fail(s *Step, err error) {
 	}
 	s.Outcome, s.Message = Fail, "not sent: "+pl.scope.Redactor.String(err.Error())
 	var re *resolve.RefError
-	var ee *emit.Error
 	switch {
 	case errors.As(err, &re):
 		s.Reason = refReason(re.Reason)
-	case errors.As(err, &ee) && strings.HasPrefix(ee.Field, "header ") && strings.Contains(ee.Msg, "inject"):
+	case errors.Is(err, emit.ErrHeaderValue):
 		s.Reason = ReasonHeaderInjection
 	default:
 		s.Reason = ReasonInvalidRequest
