@@ -38,6 +38,24 @@ const (
 	RunFailed    = "failed"
 )
 
+// Statuses only a workflow run has.
+const (
+	// RunRunning: the run is sending its steps. Its record is kept up to
+	// date before and after each request (InFlight names the step being
+	// sent), so a server that stops meanwhile leaves a record that says how
+	// far it got.
+	RunRunning = "running"
+	// RunInterrupted: the server stopped while the run was sending. The
+	// step that may have been in flight is recorded with state StepUnknown,
+	// the steps after it were not run, and nothing is sent again on its own
+	// (the user can reprocess the e-mail).
+	RunInterrupted = "interrupted"
+)
+
+// StepUnknown is the state of a step that was being sent when its run was
+// interrupted: the receiver may or may not have got it.
+const StepUnknown = "unknown"
+
 // Statuses of inboxes and agents.
 const (
 	StatusActive = "active"
@@ -53,8 +71,12 @@ const (
 
 // Statuses of a delivery.
 const (
+	// DeliveryPending: recorded with its event, not yet attempted.
+	DeliveryPending   = "pending"
 	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
+	// DeliveryFailed: the latest attempt failed; NextAttemptAt says when the
+	// next one is due, or is zero when no more are made.
+	DeliveryFailed = "failed"
 )
 
 // Key is where a record lives in the store: its kind and id, and the two
@@ -227,8 +249,9 @@ type Email struct {
 	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
 	ReceivedAt    time.Time `json:"received_at"`
 	// Purged is set when retention deleted the raw message: the record stays,
-	// its attachments can no longer be read.
-	Purged bool `json:"purged,omitempty"`
+	// its attachments can no longer be read. PurgedAt says when.
+	Purged   bool      `json:"purged,omitempty"`
+	PurgedAt time.Time `json:"purged_at,omitzero"`
 }
 
 // Key implements Document: e-mails are listed by inbox and status.
@@ -411,8 +434,11 @@ type WorkflowRun struct {
 	// Diagnostics (compile's JSON) say where.
 	Error       string          `json:"error,omitempty"`
 	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
-	StartedAt   time.Time       `json:"started_at"`
-	FinishedAt  time.Time       `json:"finished_at"`
+	// InFlight is the index of the step being sent while the run is
+	// RunRunning; nil between requests and once the run has ended.
+	InFlight   *int      `json:"in_flight,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
 
 // Key implements Document: workflow runs are listed by agent run and status.
@@ -439,7 +465,11 @@ func (w Webhook) Key() Key {
 	return Key{Kind: KindWebhook, ID: w.ID, Status: w.Status, Created: w.CreatedAt}
 }
 
-// Delivery is one attempt to deliver an event to a webhook.
+// Delivery is the delivery of one event to one webhook. Its top-level
+// outcome (Status, HTTPStatus, Error, ResponseBody, DurationMS,
+// AttemptedAt) is its latest attempt's; a delivery the pipeline retries
+// keeps every attempt in Attempts. Its ID is sent with every attempt
+// (HeaderDelivery), so receivers can deduplicate.
 type Delivery struct {
 	ID           string          `json:"id"`
 	WebhookID    string          `json:"webhook_id"`
@@ -451,12 +481,38 @@ type Delivery struct {
 	ResponseBody string          `json:"response_body,omitempty"`
 	DurationMS   int64           `json:"duration_ms"`
 	ReplayOf     string          `json:"replay_of,omitempty"`
-	AttemptedAt  time.Time       `json:"attempted_at"`
+	AttemptedAt  time.Time       `json:"attempted_at,omitzero"`
+	// CreatedAt is when the event was recorded, for deliveries the
+	// pipeline makes (zero for a single attempt made on request, whose
+	// AttemptedAt is its creation).
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	// Attempts are the attempts made so far, oldest first.
+	Attempts []DeliveryAttempt `json:"attempts,omitempty"`
+	// NextAttemptAt is when the next automatic attempt is due; zero when
+	// none is scheduled (delivered, or given up).
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
 }
 
-// Key implements Document: deliveries are listed by webhook and status.
+// DeliveryAttempt is one attempt of a Delivery.
+type DeliveryAttempt struct {
+	// Attempt counts from 1.
+	Attempt      int       `json:"attempt"`
+	AttemptedAt  time.Time `json:"attempted_at"`
+	Status       string    `json:"status"`
+	HTTPStatus   int       `json:"http_status,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	ResponseBody string    `json:"response_body,omitempty"`
+	DurationMS   int64     `json:"duration_ms"`
+}
+
+// Key implements Document: deliveries are listed by webhook and status, in
+// the order their events happened.
 func (d Delivery) Key() Key {
-	return Key{Kind: KindDelivery, ID: d.ID, Parent: d.WebhookID, Status: d.Status, Created: d.AttemptedAt}
+	created := d.CreatedAt
+	if created.IsZero() {
+		created = d.AttemptedAt
+	}
+	return Key{Kind: KindDelivery, ID: d.ID, Parent: d.WebhookID, Status: d.Status, Created: created}
 }
 
 // SystemEvent is one entry of the workspace's event log.

@@ -19,17 +19,18 @@ type ModelUsage struct {
 
 // Usage is what a workspace processed and spent in a period [From, To).
 type Usage struct {
-	WorkspaceID        string    `json:"workspace_id"`
-	From               time.Time `json:"from"`
-	To                 time.Time `json:"to"`
-	EmailsReceived     int       `json:"emails_received"`
-	EmailsProcessed    int       `json:"emails_processed"`
-	AgentRuns          int       `json:"agent_runs"`
-	AgentRunsFailed    int       `json:"agent_runs_failed"`
-	WorkflowRuns       int       `json:"workflow_runs"`
-	WorkflowRunsFailed int       `json:"workflow_runs_failed"`
-	Tokens             Tokens    `json:"tokens"`
-	CostUSD            float64   `json:"cost_usd"`
+	WorkspaceID     string    `json:"workspace_id"`
+	From            time.Time `json:"from"`
+	To              time.Time `json:"to"`
+	EmailsReceived  int       `json:"emails_received"`
+	EmailsProcessed int       `json:"emails_processed"`
+	AgentRuns       int       `json:"agent_runs"`
+	AgentRunsFailed int       `json:"agent_runs_failed"`
+	WorkflowRuns    int       `json:"workflow_runs"`
+	// WorkflowRunsFailed counts the failed and the interrupted runs.
+	WorkflowRunsFailed int     `json:"workflow_runs_failed"`
+	Tokens             Tokens  `json:"tokens"`
+	CostUSD            float64 `json:"cost_usd"`
 	// ByModel splits the agent runs by model, most expensive first.
 	ByModel []ModelUsage `json:"by_model"`
 	// EmailsLimit is the plan's e-mails per month (0: no limit).
@@ -81,7 +82,7 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 	}
 	err = r.WorkflowRuns.Each(ctx, ws, q, func(run WorkflowRun) error {
 		u.WorkflowRuns++
-		if run.Status == RunFailed {
+		if run.Status == RunFailed || run.Status == RunInterrupted {
 			u.WorkflowRunsFailed++
 		}
 		return nil

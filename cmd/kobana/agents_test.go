@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
@@ -75,17 +78,41 @@ func TestServeAgentCallsTheModel(t *testing.T) {
 	}
 	cs := mcptest.Connect(t, mcptest.HTTP(mcpURL(t, addrs), owner), "2026-07-28", mcptest.Yes)
 	ctx := t.Context()
+	call := func(tool string, args map[string]any, out any) {
+		t.Helper()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || r.IsError {
+			t.Fatalf("%s %v: %v %s", tool, args, err, mcptest.TextOf(r))
+		}
+		b, _ := json.Marshal(r.StructuredContent)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %v: %s (%v)", tool, args, b, err)
+		}
+	}
+	// emails_reprocess enqueues the stages; the new agent run appears on
+	// the e-mail once the pipeline has run it.
 	reprocess := func(id string) inbox.Reprocessed {
 		t.Helper()
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "emails_reprocess", Arguments: map[string]any{"id": id}})
-		if err != nil || r.IsError {
-			t.Fatalf("emails_reprocess %s: %v %s", id, err, mcptest.TextOf(r))
-		}
+		var before, after inbox.Email
+		call("emails_get", map[string]any{"id": id}, &before)
 		var out inbox.Reprocessed
-		b, _ := json.Marshal(r.StructuredContent)
-		if err := json.Unmarshal(b, &out); err != nil || out.AgentRun == nil {
-			t.Fatalf("emails_reprocess %s: %s (%v)", id, b, err)
+		call("emails_reprocess", map[string]any{"id": id}, &out)
+		if out.Status != inbox.ReprocessQueued {
+			t.Fatalf("emails_reprocess %s: %+v, want queued", id, out)
 		}
+		err := testwait.Until(30*time.Second, func() error {
+			call("emails_get", map[string]any{"id": id}, &after)
+			if after.AgentRunID == before.AgentRunID || after.Status == inbox.EmailPending {
+				return fmt.Errorf("e-mail %s: %s, agent run %s", id, after.Status, after.AgentRunID)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run inbox.AgentRun
+		call("agent_runs_get", map[string]any{"id": after.AgentRunID}, &run)
+		out.AgentRun = &run
 		return out
 	}
 
@@ -218,7 +245,7 @@ func TestServeWithoutModelReplays(t *testing.T) {
 	var stdout, stderr serveBuffer
 	_, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, "-http", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "r.db"))
 	stop()
-	if !strings.Contains(stderr.String(), "agents: no model endpoint (-model-base-url or -agents-config): reprocessing replays each agent's recorded answer") {
+	if !strings.Contains(stderr.String(), "agents: no model endpoint (-model-base-url or -agents-config): an agent run replays the agent's recorded answer, so new mail fails with no_recorded_output until a model is configured") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -22,7 +21,6 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -32,11 +30,8 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/agent"
-	"github.com/kobana/workflow/compile"
-	"github.com/kobana/workflow/examples"
-	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve/eml"
 )
 
@@ -55,26 +50,24 @@ const (
 // demoHosts are the names in the seed's URLs that the receiver plays.
 var demoHosts = []string{"erp.example.com", "hooks.example.com"}
 
-var demoFacts = resolve.FactMap{
-	"env":             "sandbox",
-	"workspace_id":    "ws_demo",
-	"email_id":        "em_demo_4521",
-	"workflow_run_id": "wr_demo_0001",
-}
-
 const demoUsage = `usage: kobana demo [-model-base-url URL [-model-api-key-env NAME]] [-agents-config FILE]
 
 Runs the seed's complete example (create a payable, attach the e-mail's
 first attachment as a file, notify a chat webhook) end to end on this
-machine. An invoice agent reads the sample e-mail: its model is asked
-through the real client, prompt and linter, by default of a model stand-in
-on 127.0.0.1 that answers with the seed's example, or of the endpoint the
-model flags name (the same flags as kobana serve; see docs/agents.md). The
-demo prints what the model answered, then runs that workflow: a receiver on
-127.0.0.1 plays the ERP and the chat webhook, the workflow runs behind the
-SSRF guard with 127.0.0.1/32 as its only exception, and the demo prints what
-the receiver got for each step, then the redacted run record. Without the
-model flags nothing leaves the machine and no setup is needed.
+machine, the whole way an e-mail goes: a kobana serve on 127.0.0.1 (a fresh
+store with the demo organization, SMTP, MCP over HTTP, the pipeline) takes
+the sample e-mail over SMTP at the demo inbox, authenticates its sender (a
+DNS server on 127.0.0.1 publishes the sender domain's SPF and DMARC), and
+its invoice agent answers: the model is asked through the real client,
+prompt and linter, by default of a model stand-in on 127.0.0.1 that answers
+with the seed's example, or of the endpoint the model flags name (the same
+flags as kobana serve; see docs/agents.md). The pipeline runs the workflow:
+a receiver on 127.0.0.1 plays the ERP and the chat webhook, reached behind
+the SSRF guard with 127.0.0.1/32 as its only exception. The demo then reads
+the e-mail, the agent run and the workflow run back through the MCP server
+with an MCP client, and prints them with what the receiver got for each
+step. Everything stops and is removed at the end. Without the model flags
+nothing leaves the machine and no setup is needed.
 
 Exit status: 0 the run succeeded and the receiver got the e-mail's
 attachment byte for byte, 1 otherwise, 2 usage.
@@ -111,135 +104,6 @@ func demoCommand(c *Command, args []string) int {
 	return exitOK
 }
 
-// demoInputs are the demo's workflow and e-mail, embedded in the binary.
-type demoInputs struct {
-	plan *compile.Plan
-	msg  *eml.Message
-	// wantHash is the sha256 of attachment 0, the file step 1 uploads.
-	wantHash string
-}
-
-// loadDemoInputs compiles the agent's answer doc and reads the sample
-// e-mail. The plan is nil when the answer asks for no action.
-func loadDemoInputs(doc []byte) (*demoInputs, error) {
-	plan, diags := compile.Compile(doc)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("the agent's answer does not compile: %v", diags.Err())
-	}
-	msg, err := eml.New(strings.NewReader(examples.InvoiceEmail), int64(len(examples.InvoiceEmail)))
-	if err != nil {
-		return nil, fmt.Errorf("the embedded sample e-mail: %w", err)
-	}
-	hash, err := attachmentSHA256(msg, 0)
-	if err != nil {
-		return nil, fmt.Errorf("the embedded sample e-mail: %w", err)
-	}
-	return &demoInputs{plan: plan, msg: msg, wantHash: hash}, nil
-}
-
-// runDemo runs the demo, printing to w: the agent's model (cfg, or the
-// stand-in when cfg has no endpoint) answers the sample e-mail, and its
-// workflow runs. It reports whether the run succeeded and the uploaded file
-// matched the e-mail's attachment.
-func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
-	fmt.Fprintln(w)
-	doc, err := askDemoAgent(ctx, w, cfg)
-	if err != nil || doc == nil {
-		return false, err
-	}
-	in, err := loadDemoInputs(doc)
-	if err != nil {
-		return false, err
-	}
-	if in.plan == nil || len(in.plan.Steps) == 0 {
-		fmt.Fprintln(w, "\nThe agent asked for no action: there is no workflow to run.")
-		return false, nil
-	}
-	rv, err := startDemoReceiver()
-	if err != nil {
-		return false, err
-	}
-	defer rv.close()
-	in.printIntro(w, rv)
-
-	secrets := resolve.SecretMap{"FINANCE_TOKEN": demoFinanceToken, "SLACK_WEBHOOK_URL": demoWebhookURL}
-	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-	red := resolve.NewRedactor(secrets)
-	var printed int
-	ex := executor.New(executor.Options{
-		Guard:       g,
-		Transport:   rv.transport(g),
-		StepTimeout: 10 * time.Second,
-		RunTimeout:  30 * time.Second,
-		OnStep: func(s executor.StepRecord) {
-			fmt.Fprintf(w, "\n%s\n", red.String(progressLine(s)))
-			for _, got := range rv.since(printed) {
-				got.print(w, in.wantHash)
-				printed++
-			}
-		},
-	})
-	rec := ex.Run(ctx, in.plan, executor.Env{
-		Secrets:     secrets,
-		Facts:       demoFacts,
-		Attachments: func() (resolve.Attachments, error) { return in.msg, nil },
-	})
-
-	fmt.Fprintln(w, "\nThe run record, as Kobana keeps it (secrets redacted, the attachment described, never its bytes):")
-	if err := writeRecord(w, rec); err != nil {
-		return false, err
-	}
-	return in.printOutcome(w, rec, rv.uploadedHash()), nil
-}
-
-// printIntro says what the demo runs, with what, against what.
-func (in *demoInputs) printIntro(w io.Writer, rv *demoReceiver) {
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  workflow  the agent's answer: %d steps\n", len(in.plan.Steps))
-	fmt.Fprintf(w, "  e-mail    examples/emails/%s: %d attachments\n", examples.InvoiceEmailName, in.msg.Len())
-	for _, a := range in.msg.Attachments() {
-		fmt.Fprintf(w, "              %d  %s  %s  %d bytes\n", a.Index, a.Filename, a.ContentType, a.Size)
-	}
-	fmt.Fprintln(w, "  secrets   FINANCE_TOKEN, SLACK_WEBHOOK_URL (demo values; the record must show them redacted)")
-	fmt.Fprintf(w, "  facts     %s\n", formatFacts(demoFacts))
-	fmt.Fprintf(w, "  receiver  https://%s playing %s (the ERP) and %s (the chat webhook);\n", rv.addr, demoHosts[0], demoHosts[1])
-	fmt.Fprintln(w, "            the SSRF guard denies loopback, so 127.0.0.1/32 is allowed explicitly, the only exception")
-}
-
-// printOutcome closes the demo: it succeeded when every step did and the
-// ERP got the attachment's bytes (uploaded is the hash of what it got).
-func (in *demoInputs) printOutcome(w io.Writer, rec *executor.RunRecord, uploaded string) bool {
-	switch {
-	case rec.Status != executor.RunSucceeded:
-		fmt.Fprintf(w, "\ndemo failed: %s\n", runSummary(rec))
-		return false
-	case uploaded != in.wantHash:
-		fmt.Fprintf(w, "\ndemo failed: the receiver got a file whose sha256 is %q, not the attachment's %s\n", uploaded, in.wantHash)
-		return false
-	}
-	fmt.Fprintf(w, "\ndemo succeeded: %d steps succeeded; the ERP received attachment 0 of the e-mail byte for byte (sha256 %s…).\n", len(rec.Steps), in.wantHash[:16])
-	fmt.Fprintln(w, "Next: run your own workflow with `kobana run -h`, or check one with `kobana validate FILE`.")
-	return true
-}
-
-// formatFacts lists the facts as key=value, sorted by key.
-func formatFacts(f resolve.FactMap) string {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s=%s", k, f[k])
-	}
-	return b.String()
-}
-
 // attachmentSHA256 returns the hex sha256 of attachment i's decoded bytes.
 func attachmentSHA256(m *eml.Message, i int) (string, error) {
 	r, err := m.Open(i)
@@ -265,6 +129,10 @@ type demoReceiver struct {
 	mu       sync.Mutex
 	got      []*demoReceived
 	uploaded string // sha256 of the last file part received
+	// hookSecret signs the deliveries of the workspace's ERP webhook;
+	// hookOK says one arrived with a signature that verifies.
+	hookSecret string
+	hookOK     bool
 }
 
 // demoReceived is the receiver's view of one request.
@@ -370,6 +238,8 @@ func (rv *demoReceiver) answer(r *http.Request, got *demoReceived) (int, string)
 		return rv.attachToPayable(r, got, strings.TrimSuffix(strings.TrimPrefix(path, "/payables/"), "/attachments"))
 	case host == demoHosts[1] && strings.HasPrefix(path, "/services/"):
 		return rv.notify(r, got)
+	case host == demoHosts[0] && path == demoHookPath:
+		return rv.webhook(r, got)
 	}
 	return http.StatusNotFound, `{"error":"not found"}`
 }
@@ -422,6 +292,48 @@ func (rv *demoReceiver) attachToPayable(r *http.Request, got *demoReceived, id s
 	rv.uploaded = file.SHA256
 	rv.mu.Unlock()
 	return http.StatusCreated, `{"data":{"id":"att_91Kd","payable_id":"` + id + `","filename":` + quoteJSON(file.Filename) + `,"size":` + fmt.Sprint(file.Size) + `}}`
+}
+
+// demoHookPath is where the ERP takes Kobana's webhook deliveries.
+const demoHookPath = "/hooks/kobana"
+
+// webhook answers a Kobana webhook delivery like the ERP would: it
+// checks the signature against the webhook's secret.
+func (rv *demoReceiver) webhook(r *http.Request, got *demoReceived) (int, string) {
+	var err error
+	got.Body, err = io.ReadAll(r.Body)
+	if err != nil {
+		return http.StatusBadRequest, `{"error":"unreadable body"}`
+	}
+	if err := inbox.VerifySignature(rv.hookSecret, r.Header.Get(inbox.HeaderSignature), got.Body, time.Now(), 5*time.Minute); err != nil {
+		return http.StatusUnauthorized, `{"error":` + quoteJSON(err.Error()) + `}`
+	}
+	rv.mu.Lock()
+	rv.hookOK = true
+	rv.mu.Unlock()
+	return http.StatusOK, `{"ok":true}`
+}
+
+// hookVerified says a webhook delivery arrived with a signature that
+// verifies.
+func (rv *demoReceiver) hookVerified() bool {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.hookOK
+}
+
+// workflowRequests are the requests the workflow sent (not the webhook
+// deliveries), in the order they arrived.
+func (rv *demoReceiver) workflowRequests() []*demoReceived {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	var out []*demoReceived
+	for _, g := range rv.got {
+		if !strings.HasPrefix(g.Path, demoHookPath) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // notify answers the chat webhook: a JSON body with a text.

@@ -38,8 +38,17 @@ func TestDemo(t *testing.T) {
 		"POST https://erp.example.com/payables/pay_7Hq2Xb/attachments (",
 		"POST https://hooks.example.com/services/T0DEMO/B0DEMO/",
 		`file "DANFE-4521.pdf", application/pdf, 1168 bytes, starts with "%PDF-"`,
-		`kobana_email_id  field "em_demo_4521"`,
+		`kobana_email_id  field "eml_`,
 		"(the same bytes)",
+		// The whole path: SMTP in, the sender authenticated, the runs read
+		// back through the MCP server, the webhook delivered and signed.
+		"RCPT TO:<financeiro@finance.in.kobana.email> DATA … 250 2.0.0 OK: stored as eml_",
+		`status processed; subject "Nota fiscal eletrônica 4521 - ACME Distribuidora"; 2 attachments`,
+		`SPF pass, DMARC pass; authenticated as "faturamento@acme.example.com.br"`,
+		"3. The agent run, read back through the MCP server (kobana://inbox/agent-runs/arun_",
+		"5. The workflow run, read back through the MCP server (kobana://inbox/workflow-runs/wrun_",
+		"got email.processed (delivery dlv_",
+		"delivered, HTTP 200; the signature verified at the receiver: true",
 		"demo succeeded: 3 steps succeeded",
 	} {
 		if !strings.Contains(text, want) {
@@ -125,7 +134,7 @@ func TestDemoCancelled(t *testing.T) {
 	if status := c.Main([]string{"demo"}); status != exitFailure {
 		t.Errorf("exit %d", status)
 	}
-	// Stopped while its agent is asked: nothing runs.
+	// Stopped before its server serves: nothing is sent or run.
 	if time.Since(start) > 5*time.Second || !strings.Contains(errb.String(), "context canceled") || strings.Contains(out.String(), "step 0") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
@@ -209,7 +218,6 @@ func TestDemoAsksTheConfiguredModel(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, response format json_schema)",
-		"its model is asked through the model endpoint.",
 		"agent run: succeeded after 2 requests, 1 repair round,",
 		"The model answered (validated by the platform's linter before anything runs):",
 		`      "label": "crea la cuenta a pagar",`,
@@ -236,7 +244,7 @@ func TestDemoStandInAnswersTheSample(t *testing.T) {
 		t.Fatalf("exit %d: %s", status, errb.String())
 	}
 	for _, want := range []string{
-		"its model is asked through the demo's model stand-in",
+		"model     the demo's model stand-in: a local OpenAI-compatible server",
 		"agent run: succeeded after 1 request, 0 repair rounds,",
 		"(prompt " + prompt.Version + ")",
 	} {

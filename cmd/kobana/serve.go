@@ -17,6 +17,7 @@ import (
 
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
@@ -43,6 +44,7 @@ flags:
 // serveFlags are the parsed flags of kobana serve.
 type serveFlags struct {
 	db       string
+	messages string
 	demo     bool
 	allow    allowFlag
 	verbose  bool
@@ -56,6 +58,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	f = &serveFlags{}
 	fs := flag.NewFlagSet("kobana serve", flag.ContinueOnError)
 	fs.StringVar(&f.db, "db", "kobana.db", "the store: a SQLite file (created if missing), or a postgres:// URL shared by replicas")
+	fs.StringVar(&f.messages, "messages", "", "directory for the Inbox's raw messages with the embedded store (default: kobana-messages beside the database file); with PostgreSQL, where incoming messages are spooled")
 	fs.BoolVar(&f.demo, "demo", false, "seed the demo organization if missing and print demo tokens")
 	fs.Var(&f.allow, "allow", allowHelp)
 	fs.BoolVar(&f.verbose, "v", false, "log server activity to standard error")
@@ -102,6 +105,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 func selectServices(read []func() (serviceSetup, error)) ([]serviceSetup, error) {
 	var out []serviceSetup
 	var asked []string
+	served := 0
 	for i, s := range services {
 		setup, err := read[i]()
 		if err != nil {
@@ -109,10 +113,15 @@ func selectServices(read []func() (serviceSetup, error)) ([]serviceSetup, error)
 		}
 		if setup.service != nil {
 			out = append(out, setup)
+			if !s.companion {
+				served++
+			}
 		}
-		asked = append(asked, s.enable)
+		if !s.companion {
+			asked = append(asked, s.enable)
+		}
 	}
-	if len(out) == 0 {
+	if served == 0 {
 		return nil, fmt.Errorf("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
 	}
 	return out, nil
@@ -140,7 +149,12 @@ func selectProducts(list string, setups map[string]productSetup) ([]productSetup
 
 // runServe is kobana serve: parse the flags, open the store, assemble the
 // products, serve until interrupted.
-func runServe(c *Command, args []string) int {
+func runServe(c *Command, args []string) int { return serveWith(c, args, nil) }
+
+// serveWith is kobana serve with configure, when not nil, called on the
+// assembly before it is assembled (the demo points the agents and the
+// outgoing requests at its own stand-ins there).
+func serveWith(c *Command, args []string, configure func(*assembly)) int {
 	f, code, ok := parseServe(c, args)
 	if !ok {
 		return code
@@ -154,6 +168,9 @@ func runServe(c *Command, args []string) int {
 	defer st.Close()
 	a := f.assembly(c, ctx, st)
 	defer a.close()
+	if configure != nil {
+		configure(a)
+	}
 	if err := a.assemble(f); err != nil {
 		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 		if errors.As(err, new(usageError)) {
@@ -197,14 +214,27 @@ type assembly struct {
 	// hasHTTP says -http is served.
 	db      string
 	hasHTTP bool
-	// messages, when set (by the intake), is where the Inbox product opens
-	// raw messages.
-	messages inbox.Messages
+	// messagesDir is -messages; process says this process works the
+	// Inbox's queue (-process).
+	messagesDir string
+	process     bool
+	// inbox is the Inbox's queue and raw messages, once opened
+	// (openInboxStorage); pipeline its processing stages, once the Inbox
+	// product is built.
+	inbox    *inboxStorage
+	pipeline *pipeline.Pipeline
+	// outbound, when set, carries the workflows' requests and the webhook
+	// deliveries instead of the guard's own transport; it must dial through
+	// the guard (the demo sends them to its local receiver this way).
+	outbound http.RoundTripper
+	// agents, when set, runs the Inbox's agents instead of the runner the
+	// model flags configure (the demo's).
+	agents inbox.AgentRunner
 }
 
 func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *assembly {
 	a := &assembly{cmd: c, ctx: ctx, store: st, guard: &guard.Guard{Allow: f.allow},
-		log: slog.New(slog.DiscardHandler), now: time.Now, info: c.Stdout, handlers: map[string]http.Handler{}, db: f.db}
+		log: slog.New(slog.DiscardHandler), now: time.Now, info: c.Stdout, handlers: map[string]http.Handler{}, db: f.db, messagesDir: f.messages}
 	if f.verbose {
 		a.log = slog.New(slog.NewTextHandler(c.Stderr, nil))
 	}
@@ -213,6 +243,7 @@ func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *
 			a.info = c.Stderr
 		}
 		a.hasHTTP = a.hasHTTP || s.name == "http"
+		a.process = a.process || s.name == "pipeline"
 	}
 	return a
 }

@@ -3,23 +3,18 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/emersion/go-smtp"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
-	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/inbox/senderauth"
 )
@@ -37,7 +32,6 @@ type intakeService struct {
 	certFile   string
 	keyFile    string
 	maxBytes   int64
-	messages   string
 	dnsServer  string
 	ln         net.Listener
 	smtp       *intake.Server
@@ -55,7 +49,6 @@ func intakeSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
 	fs.StringVar(&s.certFile, "smtp-tls-cert", "", "PEM certificate offered with STARTTLS (with -smtp-tls-key)")
 	fs.StringVar(&s.keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
 	fs.Int64Var(&s.maxBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
-	fs.StringVar(&s.messages, "messages", "", "directory for raw messages with the embedded store (default: kobana-messages beside the database file); with PostgreSQL, where incoming messages are spooled")
 	fs.StringVar(&s.dnsServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
 	return func() (serviceSetup, error) {
 		if s.smtpAddr == "" && !s.httpOn {
@@ -84,69 +77,40 @@ func intakeSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
 	}
 }
 
-// listen opens the queue and the message storage on the store, builds the
-// intake and binds the SMTP listener.
+// listen opens the Inbox's storage (the queue and the raw messages,
+// shared with the pipeline and the product), sweeps what a crash left in
+// it, builds the intake and binds the SMTP listener.
 func (s *intakeService) listen(a *assembly) error {
 	if s.httpOn && !a.hasHTTP {
 		return usageError{errors.New("-intake-http needs -http ADDR")}
 	}
-	var (
-		raw     intake.RawStore
-		spooler intake.Spooler
-		msgs    inbox.Messages
-		err     error
-	)
-	qcfg := queue.Config{Workers: map[string]int{}, Logger: a.log}
-	switch st := a.store.(type) {
-	case interface{ SQLDB() *sql.DB }:
-		dir := s.messages
-		if dir == "" {
-			dir = filepath.Join(filepath.Dir(a.db), "kobana-messages")
-		}
-		d, err := mailstore.OpenDir(dir)
-		if err != nil {
-			return err
-		}
-		files := intake.Files{Dir: d}
+	st, err := a.openInboxStorage()
+	if err != nil {
+		return err
+	}
+	if files, ok := st.keep.(intake.Files); ok {
 		now := time.Now()
 		if n, err := files.Sweep(a.ctx, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
-			return fmt.Errorf("sweeping %s: %w", dir, err)
+			return fmt.Errorf("sweeping %s: %w", st.dir, err)
 		} else if n > 0 {
 			a.log.Info("intake: removed what an earlier crash left", "files", n)
 		}
-		raw, spooler, msgs = files, d, d
-		if s.queue, err = queue.OpenSQLite(a.ctx, st.SQLDB(), qcfg); err != nil {
-			return err
-		}
-	case interface{ PgxPool() *pgxpool.Pool }:
-		lo := mailstore.NewLargeObjects(st.PgxPool(), s.messages)
-		if err := lo.Migrate(a.ctx); err != nil {
-			return err
-		}
-		raw, spooler, msgs = intake.LargeObjects{Objects: lo}, lo, lo
-		if s.queue, err = queue.OpenPostgres(a.ctx, st.PgxPool(), qcfg); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("the intake needs the embedded or the PostgreSQL store, not %T", a.store)
 	}
-	// The MCP product reads received messages here, and the demo's seeded
-	// ones from the store's blobs.
-	a.messages = fallbackMessages{msgs, inbox.BlobMessages{Blobs: a.store}}
+	s.queue = st.queue
 	checker := &senderauth.Checker{}
 	if s.dnsServer != "" {
 		checker.Resolver = senderauth.NewResolver(s.dnsServer)
 	}
 	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
-	rec := &intake.StoreRecorder{Store: a.store, Raw: raw, Queue: s.queue, Logger: a.log}
+	rec := &intake.StoreRecorder{Store: a.store, Raw: st.keep, Queue: s.queue, Logger: a.log, Events: a.notify}
 	if s.httpOn {
-		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.maxBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, spooler, checker)
+		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.maxBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
 		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
 	}
 	if s.smtpAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.hostname, MaxMessageBytes: s.maxBytes, TLS: s.tlsConfig, Logger: a.log}, dir, rec, spooler, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.hostname, MaxMessageBytes: s.maxBytes, TLS: s.tlsConfig, Logger: a.log}, dir, rec, st.spooler, checker)
 	if s.ln, err = net.Listen("tcp", s.smtpAddr); err != nil {
 		return err
 	}
@@ -180,28 +144,4 @@ func (s *intakeService) serve(ctx context.Context, a *assembly) error {
 		return nil
 	}
 	return serveUntilDone(ctx, s.smtp, s.ln, 10*time.Second, smtp.ErrServerClosed)
-}
-
-// fallbackMessages opens a message from the first of its sources that has
-// it, and deletes it from all.
-type fallbackMessages []inbox.Messages
-
-func (f fallbackMessages) DeleteMessage(ctx context.Context, workspace, emailID string) error {
-	for _, m := range f {
-		if err := m.DeleteMessage(ctx, workspace, emailID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (f fallbackMessages) OpenMessage(ctx context.Context, workspace, emailID string) (inbox.Message, error) {
-	var err error
-	for _, m := range f {
-		var msg inbox.Message
-		if msg, err = m.OpenMessage(ctx, workspace, emailID); err == nil || !errors.Is(err, inbox.ErrPurged) {
-			return msg, err
-		}
-	}
-	return nil, err
 }

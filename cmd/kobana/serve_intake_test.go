@@ -51,8 +51,10 @@ func TestServeReceivesMail(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "kobana.db")
 	var out, stderr serveBuffer
+	// -process=false: this process receives and records, and leaves the
+	// processing to another (the e-mails stay pending).
 	addrs, stop := startServe(t, &Command{Stdout: &out, Stderr: &stderr}, &stderr,
-		"-demo", "-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-intake-http", "-dns", spfZone(t))
+		"-demo", "-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-intake-http", "-dns", spfZone(t), "-process=false")
 	smtpAddr := addrs["smtp"]
 	if smtpAddr == nil {
 		t.Fatalf("serve reported no smtp address: %v", addrs)

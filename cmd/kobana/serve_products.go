@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/kobana/workflow/agent"
-	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
@@ -76,16 +75,24 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 			return err
 		},
 		build: func(a *assembly) (*mcpserver.Product, error) {
-			agents := agentRunner(a.cmd.Stderr, cfg, a.log)
+			// The stages run on the queue (this process works it with
+			// -process); emails_reprocess enqueues them.
+			agents := a.agents
+			if agents == nil {
+				agents = agentRunner(a.cmd.Stderr, cfg, a.log)
+			}
+			pl, err := a.newPipeline(agents)
+			if err != nil {
+				return nil, err
+			}
 			mp, p, err := inboxmcp.New(inboxmcp.Options{
-				Store:       a.store,
-				Lint:        agent.LintJSON,
-				Plan:        workflowPlanner(a.guard),
-				AgentRunner: agents,
-				Runner:      workflowRunner{ex: executor.New(executor.Options{Guard: a.guard})},
-				HTTPClient:  a.guard.Client(),
-				PublicURL:   a.publicURL,
-				Messages:    a.messages,
+				Store:      a.store,
+				Lint:       agent.LintJSON,
+				Plan:       workflowPlanner(a.guard),
+				Processor:  pl.Processor(),
+				HTTPClient: a.guard.Client(),
+				PublicURL:  a.publicURL,
+				Messages:   a.inbox.raw,
 			})
 			if err != nil {
 				return nil, err
@@ -101,7 +108,7 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 // It tells the person running serve which, on w (never a key).
 func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRunner {
 	if !cfg.Configured() {
-		fmt.Fprintln(w, "agents: no model endpoint (-model-base-url or -agents-config): reprocessing replays each agent's recorded answer")
+		fmt.Fprintln(w, "agents: no model endpoint (-model-base-url or -agents-config): an agent run replays the agent's recorded answer, so new mail fails with no_recorded_output until a model is configured")
 		return inbox.ReplayRunner{}
 	}
 	for _, l := range cfg.Describe() {

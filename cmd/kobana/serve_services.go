@@ -21,6 +21,9 @@ type serviceDef struct {
 	name string
 	// enable is the flag that turns it on, for messages ("-http ADDR").
 	enable string
+	// companion says the service runs beside the others and does not
+	// count as something to serve on its own (the pipeline).
+	companion bool
 	// setup registers the service's flags on fs and returns the function
 	// that, once they are parsed, reads them: the service they ask for
 	// (none when they do not), or an error when they are wrong.
@@ -57,6 +60,7 @@ var services = []serviceDef{
 	{name: "http", enable: "-http ADDR", setup: httpService},
 	{name: "stdio", enable: "-stdio", setup: stdioService},
 	{name: "smtp", enable: "-smtp ADDR", setup: intakeSetup},
+	{name: "pipeline", enable: "-process", setup: pipelineSetup, companion: true},
 }
 
 // httpServer serves MCP over Streamable HTTP at /mcp, with the products'

@@ -1,28 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/executor"
-	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/syncbuf"
@@ -375,48 +366,6 @@ func TestTokenCreate(t *testing.T) {
 	}
 }
 
-// The runner wired into serve compiles and executes the agent's workflow
-// with the real executor and returns the redacted record.
-func TestServeWorkflowRunner(t *testing.T) {
-	var got []string
-	var mu sync.Mutex
-	rv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(201)
-		w.Write([]byte(`{"data":{"id":"pay_1"}}`))
-	}))
-	defer rv.Close()
-	g := guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g})}
-	doc := `{"result":{},"workflow":[{"type":"request","url":"` + rv.URL + `/payables","headers":{"authorization":"Bearer ${{secrets.ERP_TOKEN}}"},"body":{"email":"${{kobana.email_id}}"},"expected_status":201},
-	{"type":"request","url":"` + rv.URL + `/payables/${{steps.0.response.body.data.id}}/done"}]}`
-	raw, err := wr.RunWorkflow(context.Background(), inbox.WorkflowInput{Document: json.RawMessage(doc), Secrets: map[string]string{"ERP_TOKEN": "s3cr3t-erp"}, Facts: map[string]string{"email_id": "eml_1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Status string `json:"status"`
-		Steps  []struct {
-			State string `json:"state"`
-		} `json:"steps"`
-	}
-	json.Unmarshal(raw, &rec)
-	if rec.Status != "succeeded" || len(rec.Steps) != 2 || bytes.Contains(raw, []byte("s3cr3t-erp")) || !bytes.Contains(raw, []byte("[redacted secrets.ERP_TOKEN]")) {
-		t.Fatalf("record %s", raw)
-	}
-	if len(got) != 2 || got[0] != "POST /payables Bearer s3cr3t-erp" || !strings.HasPrefix(got[1], "POST /payables/pay_1/done") {
-		t.Errorf("receiver got %q", got)
-	}
-	// An invalid workflow is a failed run that sent nothing.
-	raw, _ = wr.RunWorkflow(context.Background(), inbox.WorkflowInput{Document: json.RawMessage(`{"result":{},"workflow":[{"type":"email"}]}`)})
-	if !bytes.Contains(raw, []byte(`"status":"failed"`)) || !bytes.Contains(raw, []byte(`"diagnostics"`)) || len(got) != 2 {
-		t.Errorf("invalid workflow record %s", raw)
-	}
-}
-
 func TestServeStoreSelection(t *testing.T) {
 	var stderr serveBuffer
 	c := &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background()}
@@ -440,40 +389,5 @@ func TestServeStoreSelection(t *testing.T) {
 	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &errOut}, &errOut, "-demo", "-http", "127.0.0.1:0", "-db", dsn)
 	if code := stop(); code != exitOK || strings.Count(out.String(), "token for") != 2 {
 		t.Errorf("serve -demo on PostgreSQL: %d %q %s", code, out.String(), errOut.String())
-	}
-}
-
-// The runner streams attachments from the run's snapshot of the message;
-// without one (purged), the step that needs an attachment fails before
-// sending and independent steps still run.
-func TestServeWorkflowRunnerAttachments(t *testing.T) {
-	rv := newRunReceiver(t)
-	g := guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-	wr := workflowRunner{ex: executor.New(executor.Options{Guard: &g})}
-	doc := `{"result":{},"workflow":[{"type":"request","url":"` + rv.URL + `/upload","form":{"file":"${{email.attachments.0}}"}},
-	{"type":"request","url":"` + rv.URL + `/ping","method":"GET"}]}`
-	raw, err := os.ReadFile(sampleEML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc), Message: inbox.BytesMessage(raw)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := rv.requests()
-	if r := decodeRecord(t, string(rec)); r.Status != executor.RunSucceeded || len(got) != 2 || len(got[0].Files["file"]) == 0 {
-		t.Fatalf("with the message: %d requests, record %s", len(got), rec)
-	}
-	rec, err = wr.RunWorkflow(t.Context(), inbox.WorkflowInput{Document: json.RawMessage(doc)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := decodeRecord(t, string(rec))
-	if r.Status != executor.RunFailed || r.Steps[0].State != "failed" || r.Steps[0].Request != nil || !strings.Contains(r.Steps[0].Error, "no longer stored") ||
-		r.Steps[1].State != "succeeded" {
-		t.Errorf("purged message: record %s", rec)
-	}
-	if n := len(rv.requests()); n != 3 {
-		t.Errorf("the receiver got %d requests in all, want 3 (the upload is not sent without the message)", n)
 	}
 }

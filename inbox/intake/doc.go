@@ -28,7 +28,9 @@
 //     rejected with the reason), its system event (email.received or
 //     email.rejected), its part index (resolve/eml.ReadIndex, record kind
 //     KindEmailIndex, read back with LoadIndex) and, for an accepted e-mail,
-//     its agent job (queue.AgentArgs).
+//     its agent job (queue.AgentArgs). Its Events hook runs in that
+//     transaction with each event (the pipeline adds the events' webhook
+//     deliveries there).
 //   - StoreDirectory finds inboxes by address (LOCAL@LABEL.in.kobana.email,
 //     LABEL the workspace's slug or id) and by id.
 //   - Files.Sweep removes what a crash leaves with files: spools of cut-off

@@ -75,6 +75,11 @@ type StoreRecorder struct {
 	Store store.Transactor
 	Raw   RawStore
 	Queue *queue.Queue
+	// Events, when set, is called in the records' transaction with each
+	// event recorded (email.received, email.rejected): the pipeline's
+	// Notify, which adds the webhook deliveries of the event, so they commit
+	// with it or not at all.
+	Events func(ctx context.Context, tx store.Tx, workspace string, ev inbox.SystemEvent) error
 	// Logger receives messages that could only be partly read (default:
 	// discard).
 	Logger *slog.Logger
@@ -220,6 +225,11 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			}
 			if err := repo.Events.Create(ctx, it.rcpt.Workspace, ev); err != nil {
 				return err
+			}
+			if r.Events != nil {
+				if err := r.Events(ctx, tx, it.rcpt.Workspace, ev); err != nil {
+					return err
+				}
 			}
 			if e.Status != inbox.EmailRejected {
 				if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: it.rcpt.Workspace, EmailID: e.ID}, nil); err != nil {

@@ -16,6 +16,8 @@
 //     job commit or vanish together. Reads are ranged (lo_get), one query per
 //     range, inside a read-only REPEATABLE READ transaction that makes an open
 //     message one snapshot (a purge committed meanwhile does not reach it).
+//     Each open snapshot holds a pooled connection; at most half the pool is
+//     held so (Open waits for a Close), so their holders can still write.
 //   - Message is what Open returns, the domain's inbox.Message: io.ReaderAt
 //     plus Size and Close, one consistent snapshot (a stored message is never
 //     rewritten, and a purge does not reach a message already open). Dir and

@@ -23,6 +23,10 @@ import (
 type LargeObjects struct {
 	pool     *pgxpool.Pool
 	spoolDir string
+	// snapshots bounds the snapshots open at once (each holds a pooled
+	// connection): at most half the pool, so the work their holders do
+	// meanwhile (recording a run's progress) always finds a connection.
+	snapshots chan struct{}
 }
 
 // largeObjectsSchema is created by Migrate (in the pool's search_path).
@@ -45,7 +49,7 @@ func NewLargeObjects(pool *pgxpool.Pool, spoolDir string) *LargeObjects {
 	if spoolDir == "" {
 		spoolDir = os.TempDir()
 	}
-	return &LargeObjects{pool: pool, spoolDir: spoolDir}
+	return &LargeObjects{pool: pool, spoolDir: spoolDir, snapshots: make(chan struct{}, max(1, pool.Config().MaxConns/2))}
 }
 
 // Migrate creates the message table if it does not exist.
@@ -108,8 +112,11 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 // buffer. The reader is one consistent snapshot: it reads inside a
 // read-only REPEATABLE READ transaction begun by Open, so a purge committed
 // meanwhile does not reach it (PostgreSQL keeps the bytes for the snapshot).
-// It holds one pooled connection until Close. Reads run under ctx:
-// cancelling it fails them.
+// It holds one pooled connection until Close; at most half the pool's
+// connections are held by snapshots at once (Open waits, under ctx, for
+// one to close), so a holder that needs another connection meanwhile — to
+// record what it does with the message — never waits for ever on a pool
+// that snapshots exhausted. Reads run under ctx: cancelling it fails them.
 func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message, error) {
 	if err := checkName("workspace", workspace); err != nil {
 		return nil, err
@@ -117,14 +124,22 @@ func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message,
 	if err := checkName("message id", id); err != nil {
 		return nil, err
 	}
+	select {
+	case o.snapshots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("mailstore: opening message %s/%s: waiting for a snapshot: %w", workspace, id, ctx.Err())
+	}
+	release := func() { <-o.snapshots }
 	tx, err := o.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
 	}
-	m := &largeMessage{ctx: ctx, tx: tx, name: workspace + "/" + id}
+	m := &largeMessage{ctx: ctx, tx: tx, name: workspace + "/" + id, release: release}
 	err = tx.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
 	if err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
+		release()
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, gone(workspace + "/" + id)
 		}
@@ -203,6 +218,8 @@ type largeMessage struct {
 	oid  uint32
 	size int64
 	name string
+	// release gives the snapshot's place back (LargeObjects.snapshots).
+	release func()
 }
 
 func (m *largeMessage) Size() int64 { return m.size }
@@ -215,6 +232,7 @@ func (m *largeMessage) Close() error {
 	}
 	err := m.tx.Rollback(context.WithoutCancel(m.ctx))
 	m.tx = nil
+	m.release()
 	if err != nil && !errors.Is(err, pgx.ErrTxClosed) {
 		return fmt.Errorf("mailstore: closing message %s: %w", m.name, err)
 	}

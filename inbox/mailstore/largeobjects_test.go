@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -128,5 +129,57 @@ func TestLargeObjectsRollbackLeavesNothing(t *testing.T) {
 	}
 	if err := keep(); err == nil {
 		t.Fatal("a second message under the same name was stored")
+	}
+}
+
+// Snapshots hold a pooled connection each: at most half the pool is held
+// by them, so their holders can still write (the pipeline records a run's
+// progress while its message is open). One more Open waits for a Close.
+func TestLargeObjectsSnapshotsLeaveHalfThePool(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	s := mailstore.NewLargeObjects(pool, t.TempDir())
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sp := spoolOf(t, s.NewSpool, message(1000))
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") }); err != nil {
+		t.Fatal(err)
+	}
+	half := int(max(1, pool.Config().MaxConns/2))
+	var open []mailstore.Message
+	for range half {
+		m, err := s.Open(ctx, "ws", "e1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, m)
+	}
+	// The rest of the pool still serves other work.
+	var one int
+	if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+	waiting, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.Open(waiting, "ws", "e1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Open beyond half the pool: %v, want it to wait until its context ends", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		m, err := s.Open(ctx, "ws", "e1")
+		if err == nil {
+			err = m.Close()
+		}
+		done <- err
+	}()
+	if err := open[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Open after a Close: %v", err)
+	}
+	for _, m := range open[1:] {
+		m.Close()
 	}
 }

@@ -19,7 +19,12 @@
 //     inside the worker's transaction, so its records and its completion
 //     commit together.
 //   - Queue.Workers is the registry the pipeline adds its workers to (with
-//     river.AddWorker) before Start; Stop drains running jobs.
+//     river.AddWorker) before Start; Stop drains running jobs. Working says
+//     whether this process works jobs (an insert-only queue has no periodic
+//     jobs).
+//   - Queue.RescueAbandoned makes the jobs a stopped process left running
+//     available at once, for the one process working an embedded store's
+//     queue at its start (replicas leave it to River's rescuer).
 //
 // River runs a job at least once. The stages make that effectively once:
 // jobs are unique by the ids they carry (a second insert of the same stage

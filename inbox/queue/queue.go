@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,6 +58,11 @@ type Queue struct {
 	workers *river.Workers
 	lite    *river.Client[*sql.Tx]
 	pg      *river.Client[pgx.Tx]
+	// exec is the driver's executor, for the operations River's client
+	// does not offer (RescueAbandoned).
+	exec riverdriver.Executor
+	// working says this process works jobs (Config.Workers names a queue).
+	working bool
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
@@ -83,7 +89,7 @@ func OpenSQLite(ctx context.Context, db *sql.DB, cfg Config) (*Queue, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 200 * time.Millisecond
 	}
-	q := &Queue{workers: river.NewWorkers()}
+	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
 	var err error
 	q.lite, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
@@ -103,7 +109,7 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 	if err := migrate(ctx, driver, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
-	q := &Queue{workers: river.NewWorkers()}
+	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
 	var err error
 	q.pg, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
@@ -140,6 +146,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 			queues[name] = river.QueueConfig{MaxWorkers: n}
 		}
 	}
+	q.working = len(queues) > 0
 	timeout := cfg.JobTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Minute
@@ -287,10 +294,57 @@ func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()
 	return q.pg.Subscribe(kinds...)
 }
 
-// PeriodicJobs is the bundle to add periodic jobs to after Open.
+// Working reports whether this process works jobs (Config.Workers names at
+// least one queue); an insert-only queue only enqueues.
+func (q *Queue) Working() bool { return q.working }
+
+// PeriodicJobs is the bundle to add periodic jobs to after Open; only a
+// Working queue has one (River refuses otherwise).
 func (q *Queue) PeriodicJobs() *river.PeriodicJobBundle {
 	if q.lite != nil {
 		return q.lite.PeriodicJobs()
 	}
 	return q.pg.PeriodicJobs()
+}
+
+// RescueAbandoned makes every job left running in the database available
+// again at once and returns how many it rescued. Only a process that knows
+// no other process works the queue may call it, before Start: the embedded
+// SQLite store at start, where a job still marked running was being worked
+// by a process that is gone (killed, or its machine stopped). On a database
+// replicas share, a running job may belong to a live replica, and River's
+// own rescuer makes it available again only after Config.RescueAfter. The
+// rescue is recorded among the job's errors, and its attempt counts: a job
+// that has used its attempts is run once more (a worker that finds its work
+// half done must get the chance to record it).
+func (q *Queue) RescueAbandoned(ctx context.Context) (int, error) {
+	now := time.Now().UTC()
+	n := 0
+	var after int64
+	for {
+		stuck, err := q.exec.JobGetStuck(ctx, &riverdriver.JobGetStuckParams{AfterID: after, Max: 500, StuckHorizon: now.Add(time.Second)})
+		if err != nil {
+			return n, fmt.Errorf("queue: listing jobs left running: %w", err)
+		}
+		if len(stuck) == 0 {
+			return n, nil
+		}
+		msg, err := json.Marshal(rivertype.AttemptError{At: now, Error: "the process working this job stopped before finishing it; rescued when the queue opened again"})
+		if err != nil {
+			return n, err
+		}
+		p := &riverdriver.JobRescueManyParams{StuckHorizon: now.Add(time.Second)}
+		for _, j := range stuck {
+			p.ID = append(p.ID, j.ID)
+			p.Error = append(p.Error, msg)
+			p.FinalizedAt = append(p.FinalizedAt, nil)
+			p.ScheduledAt = append(p.ScheduledAt, now)
+			p.State = append(p.State, string(rivertype.JobStateAvailable))
+			after = j.ID
+		}
+		if _, err := q.exec.JobRescueMany(ctx, p); err != nil {
+			return n, fmt.Errorf("queue: rescuing jobs left running: %w", err)
+		}
+		n += len(stuck)
+	}
 }

@@ -285,6 +285,9 @@ func (p *Product) webhookHealth(ctx context.Context, c *mcpserver.Caller, _ map[
 		streak, lastOK := 0, time.Time{}
 		var lastErr string
 		for _, d := range ds {
+			if d.Status == inbox.DeliveryPending {
+				continue // not attempted yet
+			}
 			if d.Status == "delivered" {
 				lastOK = d.AttemptedAt
 				break

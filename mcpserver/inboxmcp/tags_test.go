@@ -36,10 +36,10 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		mcptest.Tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected},
 		mcptest.Tag[AgentRunListArg](t, "Status", "enum"):    {inbox.RunSucceeded, inbox.RunFailed},
 		mcptest.Tag[WebhookListArg](t, "Status", "enum"):     {inbox.WebhookActive, inbox.WebhookFailing, inbox.WebhookDisabled},
-		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryDelivered, inbox.DeliveryFailed},
+		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
 		mcptest.Tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
 		mcptest.Tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
-		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed},
+		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
 	}
 	for got, want := range statuses {
 		if !slices.Equal(strings.Split(got, ","), want) {

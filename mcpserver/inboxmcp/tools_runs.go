@@ -42,7 +42,7 @@ type AgentRunList struct {
 type WorkflowRunListArg struct {
 	Page
 	AgentRunID string `json:"agent_run_id,omitempty" jsonschema:"only the workflow run of this agent run" pattern:"^arun_[A-Za-z0-9_-]{1,64}$"`
-	Status     string `json:"status,omitempty" jsonschema:"succeeded or failed" enum:"succeeded,failed"`
+	Status     string `json:"status,omitempty" jsonschema:"succeeded, failed, running (sending its steps) or interrupted (the server stopped mid-run)" enum:"succeeded,failed,running,interrupted"`
 }
 
 // WorkflowRunSummary is a workflow run without its steps.
@@ -101,7 +101,7 @@ func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in 
 	if err != nil {
 		return WorkflowRunList{}, err
 	}
-	if err := checkEnum("status", in.Status, inbox.RunSucceeded, inbox.RunFailed); err != nil {
+	if err := checkEnum("status", in.Status, inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted); err != nil {
 		return WorkflowRunList{}, err
 	}
 	q.Parent, q.Status = in.AgentRunID, in.Status

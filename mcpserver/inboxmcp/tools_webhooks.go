@@ -54,7 +54,7 @@ type WebhookSecret struct {
 type DeliveryListArg struct {
 	Page
 	WebhookID string `json:"webhook_id,omitempty" jsonschema:"only deliveries of this webhook" pattern:"^whk_[A-Za-z0-9_-]{1,64}$"`
-	Status    string `json:"status,omitempty" jsonschema:"delivered or failed" enum:"delivered,failed"`
+	Status    string `json:"status,omitempty" jsonschema:"pending (not attempted yet), delivered or failed (the latest attempt; next_attempt_at says when the next is due)" enum:"pending,delivered,failed"`
 }
 
 // DeliveryList is a page of deliveries.
@@ -219,7 +219,7 @@ func (p *Product) webhooksDeliveriesList(ctx context.Context, c *mcpserver.Calle
 	if err != nil {
 		return DeliveryList{}, err
 	}
-	if err := checkEnum("status", in.Status, inbox.DeliveryDelivered, inbox.DeliveryFailed); err != nil {
+	if err := checkEnum("status", in.Status, inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed); err != nil {
 		return DeliveryList{}, err
 	}
 	q.Parent, q.Status = in.WebhookID, in.Status

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/pipeline"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/store"
+)
+
+// inboxStorage is where the Inbox keeps what arrives, shared by the intake,
+// the pipeline and the MCP product: the queue (River on the store's
+// database) and the raw messages (files beside the SQLite file, or large
+// objects in PostgreSQL).
+type inboxStorage struct {
+	queue *queue.Queue
+	// raw serves the pipeline and the product; the demo's seeded e-mails
+	// are read from the store's blobs.
+	raw pipeline.RawMessages
+	// keep and spooler are the intake's side of the same storage.
+	keep    intake.RawStore
+	spooler intake.Spooler
+	// dir is the message directory (embedded store only).
+	dir string
+	// embedded says the store is the SQLite file: one process works its
+	// queue.
+	embedded bool
+}
+
+// openInboxStorage opens the Inbox's storage once; later calls return it.
+// With -process (the default) the queue works every stage in this process;
+// without, it only takes the jobs this process inserts.
+func (a *assembly) openInboxStorage() (*inboxStorage, error) {
+	if a.inbox != nil {
+		return a.inbox, nil
+	}
+	s := &inboxStorage{}
+	qcfg := queue.Config{Logger: a.log}
+	if !a.process {
+		qcfg.Workers = map[string]int{}
+	}
+	var err error
+	switch st := a.store.(type) {
+	case interface{ SQLDB() *sql.DB }:
+		s.embedded = true
+		s.dir = a.messagesDir
+		if s.dir == "" {
+			s.dir = filepath.Join(filepath.Dir(a.db), "kobana-messages")
+		}
+		d, err := mailstore.OpenDir(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		s.raw, s.keep, s.spooler = pipeline.Files{Dir: d}, intake.Files{Dir: d}, d
+		if s.queue, err = queue.OpenSQLite(a.ctx, st.SQLDB(), qcfg); err != nil {
+			return nil, err
+		}
+	case interface{ PgxPool() *pgxpool.Pool }:
+		lo := mailstore.NewLargeObjects(st.PgxPool(), a.messagesDir)
+		if err := lo.Migrate(a.ctx); err != nil {
+			return nil, err
+		}
+		s.raw, s.keep, s.spooler = pipeline.LargeObjects{Objects: lo}, intake.LargeObjects{Objects: lo}, lo
+		if s.queue, err = queue.OpenPostgres(a.ctx, st.PgxPool(), qcfg); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("the Inbox needs the embedded or the PostgreSQL store, not %T", a.store)
+	}
+	s.raw = pipeline.WithBlobs(s.raw, a.store)
+	a.inbox = s
+	return s, nil
+}
+
+// newPipeline builds the Inbox's processing stages on the shared storage,
+// with agents running the agents: the one place the model plugs in.
+func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, error) {
+	s, err := a.openInboxStorage()
+	if err != nil {
+		return nil, err
+	}
+	webhooks := a.guard.Client()
+	if a.outbound != nil {
+		webhooks.Transport = a.outbound
+	}
+	p, err := pipeline.New(pipeline.Config{
+		Store:  a.store,
+		Queue:  s.queue,
+		Raw:    s.raw,
+		Agents: agents,
+		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
+			return intake.LoadIndex(ctx, a.store, workspace, emailID)
+		},
+		Executor: executor.Options{Guard: a.guard, Transport: a.outbound},
+		Webhooks: webhooks,
+		AppURL:   a.publicURL,
+		Logger:   a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.pipeline = p
+	return p, nil
+}
+
+// notify gives the intake's events (email.received) their webhook
+// deliveries, once the Inbox product has built the pipeline.
+func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev inbox.SystemEvent) error {
+	if a.pipeline == nil {
+		return nil
+	}
+	return a.pipeline.Notify(ctx, tx, workspace, ev)
+}
+
+// pipelineService works the Inbox's queue in this process: agent runs,
+// workflows, webhook deliveries and retention (docs/pipeline.md). It runs
+// beside the other services unless -process=false.
+//
+// An embedded store's queue is worked by one process at a time: the one
+// holding the lock file beside the database. Another serve on the same file
+// serves and receives, and takes the queue over when the holder stops.
+type pipelineService struct {
+	// lockPath is the embedded store's lock file; lock is it, once held.
+	lockPath string
+	lock     *os.File
+	db       string
+}
+
+// lockRetry is how often a serve waiting for an embedded store's queue
+// tries its lock again.
+const lockRetry = 2 * time.Second
+
+func pipelineSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
+	on := fs.Bool("process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+	return func() (serviceSetup, error) {
+		if !*on {
+			return serviceSetup{}, nil
+		}
+		return serviceSetup{name: "pipeline", service: &pipelineService{}}, nil
+	}
+}
+
+// listen tries to take the embedded store's queue for this process.
+func (s *pipelineService) listen(a *assembly) error {
+	if _, ok := a.store.(interface{ SQLDB() *sql.DB }); !ok {
+		return nil // replicas share PostgreSQL's queue
+	}
+	s.db, s.lockPath = a.db, a.db+".queue-lock"
+	a.closers = append(a.closers, func() {
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
+	_, err := s.tryLock()
+	return err
+}
+
+// tryLock takes the lock file if no other process holds it.
+func (s *pipelineService) tryLock() (bool, error) {
+	f, err := os.OpenFile(s.lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("locking the queue of %s: %w", s.db, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, nil
+		}
+		return false, fmt.Errorf("locking the queue of %s: %w", s.db, err)
+	}
+	s.lock = f
+	return true, nil
+}
+
+// waiting says another process works the embedded store's queue.
+func (s *pipelineService) waiting() bool { return s.lockPath != "" && s.lock == nil }
+
+func (s *pipelineService) addr() net.Addr { return nil }
+
+func (s *pipelineService) announce(w io.Writer) {
+	if s.waiting() {
+		fmt.Fprintf(w, "another kobana serve works the Inbox's queue of %s: this one serves and receives, and takes the queue over if that one stops\n", s.db)
+		return
+	}
+	fmt.Fprintln(w, "processing the Inbox's queue: agent runs, workflows, webhook deliveries, retention")
+}
+
+// serve waits for the embedded store's queue when another process holds
+// it, resumes what a stopped process left (embedded store), works the queue
+// until ctx ends, then lets running jobs finish (at most 30 s, after which
+// their runs are recorded as stopped).
+func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
+	if a.pipeline == nil {
+		<-ctx.Done() // the Inbox is not served here
+		return nil
+	}
+	if s.waiting() {
+		t := time.NewTicker(lockRetry)
+		defer t.Stop()
+		for s.lock == nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+			if _, err := s.tryLock(); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.cmd.Stderr, "the kobana serve that worked the Inbox's queue of %s stopped: this one processes it now\n", s.db)
+	}
+	q := a.inbox.queue
+	if a.inbox.embedded {
+		if _, err := a.pipeline.Recover(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped before it began
+			}
+			return err
+		}
+	}
+	if err := q.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("starting the queue: %w", err)
+	}
+	<-ctx.Done()
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := q.Stop(stop); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"net/smtp"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
+)
+
+// serve works the Inbox's queue by default: mail received over SMTP is
+// processed by its inbox's agent in the same process (here without a model,
+// so the agent run fails with no_recorded_output, recorded).
+func TestServeProcessesReceivedMail(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "kobana.db")
+	var out, stderr serveBuffer
+	addrs, stop := startServe(t, &Command{Stdout: &out, Stderr: &stderr}, &stderr,
+		"-demo", "-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", spfZone(t))
+	defer stop()
+	if !strings.Contains(stderr.String(), "processing the Inbox's queue") {
+		t.Errorf("serve did not say it processes the queue: %s", stderr.String())
+	}
+	if err := smtp.SendMail(addrs["smtp"].String(), nil, "billing@acme.example", []string{"invoices@finance.in.kobana.email"}, []byte(demoInvoice)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(t.Context(), db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	repo := inbox.NewRepo(st)
+	var got inbox.Email
+	err = testwait.Until(30*time.Second, func() error {
+		list, err := repo.Emails.All(t.Context(), "ws_finance", store.Query{Parent: "ibx_invoices"})
+		if err != nil {
+			return err
+		}
+		for _, e := range list {
+			if e.Subject == "Invoice 2026-118" && e.Status != inbox.EmailPending {
+				got = e
+				return nil
+			}
+		}
+		return fmt.Errorf("the received e-mail is not processed yet")
+	})
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	run, err := repo.AgentRuns.Get(t.Context(), "ws_finance", got.AgentRunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != inbox.EmailFailed || run.Cause != inbox.CauseNoRecordedOutput || run.AgentID != "agt_invoices" {
+		t.Errorf("e-mail %s (%s), agent run %s (%s)", got.Status, got.StatusDetail, run.Status, run.Cause)
+	}
+}
+
+// One process works an embedded store's queue: a second serve on the same
+// file serves without processing, and takes the queue over once the first
+// stops.
+func TestServeOneProcessWorksTheEmbeddedQueue(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "kobana.db")
+	var stderr serveBuffer
+	_, stop := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr}, &stderr, "-db", db, "-http", "127.0.0.1:0")
+	if !strings.Contains(stderr.String(), "processing the Inbox's queue") {
+		t.Fatalf("the first serve does not process: %s", stderr.String())
+	}
+	var stderr2 serveBuffer
+	_, stop2 := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr2}, &stderr2, "-db", db, "-http", "127.0.0.1:0")
+	if want := "another kobana serve works the Inbox's queue of " + db; !strings.Contains(stderr2.String(), want) {
+		t.Errorf("the second serve: %q, want %q", stderr2.String(), want)
+	}
+	var stderr3 serveBuffer
+	_, stop3 := startServe(t, &Command{Stdout: &serveBuffer{}, Stderr: &stderr3}, &stderr3, "-db", db, "-http", "127.0.0.1:0", "-process=false")
+	if strings.Contains(stderr3.String(), "Inbox's queue") {
+		t.Errorf("-process=false speaks of the queue: %s", stderr3.String())
+	}
+	if code := stop3(); code != exitOK {
+		t.Errorf("serve -process=false exit %d: %s", code, stderr3.String())
+	}
+	// The first stops: the second takes the queue over.
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve exit %d: %s", code, stderr.String())
+	}
+	err := testwait.Until(10*time.Second, func() error {
+		if !strings.Contains(stderr2.String(), "this one processes it now") {
+			return fmt.Errorf("the second serve has not taken the queue over: %s", stderr2.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	if code := stop2(); code != exitOK {
+		t.Errorf("the second serve: exit %d: %s", code, stderr2.String())
+	}
+}
