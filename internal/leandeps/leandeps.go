@@ -40,6 +40,11 @@ type Rules struct {
 	// Banned are import paths the package may not link, each with every
 	// path it starts (database/sql bans database/sql/driver too).
 	Banned []string
+	// Exact are import paths the package may not link, those paths only
+	// (not the packages below them).
+	Exact []string
+	// Why, when set, ends the message about a banned package.
+	Why string
 	// Allowed, when not empty, are the only packages of the module the
 	// package may link, relative to the module's root: "plan" allows plan
 	// and the packages below it, "internal/" every package below internal.
@@ -73,7 +78,10 @@ func Check(t testing.TB, pkg, name string, r Rules) {
 	}
 	for _, d := range deps {
 		if b, ok := matches(d, r.Banned); ok {
-			t.Errorf("%s depends on %s (nothing under %s may be linked)", name, d, b)
+			t.Errorf("%s depends on %s (nothing under %s may be linked)%s", name, d, b, r.why())
+		}
+		if slices.Contains(r.Exact, d) {
+			t.Errorf("%s depends on %s%s", name, d, r.why())
 		}
 		if rest, ok := strings.CutPrefix(d, Module); ok && len(r.Allowed) > 0 {
 			if _, ok := matches(rest, r.Allowed); !ok {
@@ -81,6 +89,13 @@ func Check(t testing.TB, pkg, name string, r Rules) {
 			}
 		}
 	}
+}
+
+func (r Rules) why() string {
+	if r.Why == "" {
+		return ""
+	}
+	return ": " + r.Why
 }
 
 // matches returns the first of prefixes that path is, or is below.

@@ -55,6 +55,11 @@ func TestCheckReports(t *testing.T) {
 		t.Errorf("banned os/exec: %q", r.errors)
 	}
 	r.errors = nil
+	Check(r, ".", "leandeps", Rules{Exact: []string{"os", "os/ex"}, Why: "a reason"})
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "leandeps depends on os: a reason") {
+		t.Errorf("exactly os: %q", r.errors)
+	}
+	r.errors = nil
 	Check(r, ".", "leandeps", Rules{Allowed: []string{"lang"}})
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "depends on "+Module+"internal/leandeps; it may use only lang") {
 		t.Errorf("allowed lang only: %q", r.errors)
