@@ -275,3 +275,19 @@ func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckFact(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"email_id", "em_1", true}, {"env", "sandbox", true}, {"env", "staging", false}, {"env", "Production", false},
+		{"app_url", "https://app.kobana.com.br", true}, {"app_url", "app.kobana.com.br", false}, {"app_url", "https://u@h/", false},
+		{"inbox_email", "ap@inbox.example", true}, {"inbox_email", "AP <ap@inbox.example>", false},
+		{"now", "2026-01-01T00:00:00Z", false}, {"kobana.email_id", "em_1", false}, {"emailid", "em_1", false},
+	} {
+		if err := resolve.CheckFact(tc.key, tc.value); (err == nil) != tc.ok {
+			t.Errorf("CheckFact(%q, %q) = %v, want ok %v", tc.key, tc.value, err, tc.ok)
+		}
+	}
+}

@@ -7,11 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/mail"
-	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -157,7 +154,7 @@ func loadSecrets(path string) (resolve.SecretMap, error) {
 }
 
 // loadFacts reads -facts: a JSON object of strings, each a fact a run may be
-// given (see checkFact). No file is no facts.
+// given (see resolve.CheckFact). No file is no facts.
 func loadFacts(path string) (resolve.FactMap, error) {
 	facts := resolve.FactMap{}
 	if path == "" {
@@ -168,7 +165,7 @@ func loadFacts(path string) (resolve.FactMap, error) {
 		return nil, err
 	}
 	for k, v := range m {
-		if err := checkFact(k, v); err != nil {
+		if err := resolve.CheckFact(k, v); err != nil {
 			return nil, fmt.Errorf("facts file %s: %w", path, err)
 		}
 		facts[k] = v
@@ -249,47 +246,6 @@ func readStringObject(path, what string) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
-}
-
-// envs are the values kobana.env may take.
-var envs = []string{"development", "sandbox", "production"}
-
-// checkFact accepts the kobana.* facts a run may be given: a known key other
-// than now, with a value in the format the language fixes for it.
-func checkFact(k, v string) error {
-	switch {
-	case k == "now":
-		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
-	case strings.HasPrefix(k, "kobana."):
-		return fmt.Errorf("key %q: write the fact without the \"kobana.\" prefix, as %q", k, strings.TrimPrefix(k, "kobana."))
-	case !lang.IsKobanaKey(k):
-		var known []string
-		for _, key := range lang.KobanaKeys() {
-			if key != "now" {
-				known = append(known, key)
-			}
-		}
-		return fmt.Errorf("unknown fact %q; the facts are %s", k, strings.Join(known, ", "))
-	case k == "env" && !slices.Contains(envs, v):
-		return fmt.Errorf("fact \"env\" is %q; kobana.env is one of %s", v, strings.Join(envs, ", "))
-	case k == "app_url" && !isBaseURL(v):
-		return fmt.Errorf("fact \"app_url\" is %q; kobana.app_url is the platform's base URL, an absolute http or https URL such as https://app.kobana.com.br", v)
-	case k == "inbox_email" && !isAddress(v):
-		return fmt.Errorf("fact \"inbox_email\" is %q; kobana.inbox_email is the inbox's address, such as ap@inbox.example (no display name, no angle brackets)", v)
-	}
-	return nil
-}
-
-// isBaseURL reports whether s is an absolute http or https URL with a host.
-func isBaseURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" && u.User == nil
-}
-
-// isAddress reports whether s is a bare e-mail address (local@domain).
-func isAddress(s string) bool {
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Name == "" && a.Address == s
 }
 
 // progressLine describes one finished step on one line, e.g.
