@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/syncbuf"
 )
 
 // testKey is the API key the tests configure; it must never appear in a
@@ -111,22 +112,8 @@ type harness struct {
 	waits  []time.Duration
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is an output goroutines write to while the test reads it.
+type syncBuffer = syncbuf.Buffer
 
 func newHarness(t testing.TB, respond standin.Responder, endpoint ...func(*Endpoint)) *harness {
 	t.Helper()

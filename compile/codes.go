@@ -28,7 +28,7 @@ const (
 	CodeUnknownStepType  = "step-unknown-type"
 	CodeMethod           = "method-invalid"
 	CodeURL              = "url-invalid"
-	CodeURLUnencoded     = "url-unencoded" // warning: a character a URL may not hold, sent percent-encoded
+	CodeURLUnencoded     = "url-unencoded" // warning: a character a URL may not hold, sent percent-encoded (in the host: punycode)
 	CodeReservedHeader   = "header-reserved"
 	CodeHeaderName       = "header-name-invalid"
 	CodeHeaderValue      = "header-value-invalid"

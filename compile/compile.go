@@ -517,8 +517,8 @@ func literalHasNoHost(rest string) bool {
 }
 
 // checkURLCharacters reports the literal characters of a URL that a URL
-// may not hold as written: they are sent percent-encoded (in the host, in
-// their punycode form). One diagnostic per URL, at the first of them.
+// may not hold as written: they are sent percent-encoded, or, in the host,
+// as its punycode form. One diagnostic per URL, at the first of them.
 func (sc *stepCompiler) checkURLCharacters(v *jsonpos.Value, t lang.Template) {
 	refs := t.Refs()
 	first, count := -1, 0
@@ -557,13 +557,22 @@ func (sc *stepCompiler) checkURLCharacters(v *jsonpos.Value, t lang.Template) {
 	}
 	start, end := jsonpos.SourceOffset(sc.doc, v, first), jsonpos.SourceOffset(sc.doc, v, first+size)
 	ptr := sc.base + "/url"
-	if hs, he := sendurl.HostSpan(v.Text); first >= hs && first < he && t.IsLiteral() {
-		if live, _, err := sendurl.Build(v.Text, nil); err == nil {
-			if h, e := sendurl.HostSpan(live); h >= 0 {
-				sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the host name %q is not ASCII: it is sent as %s, its international (punycode) form%s", v.Text[hs:he], live[h:e], more)
-				return
-			}
+	if hs, he := sendurl.HostSpan(v.Text); first >= hs && first < he {
+		host := v.Text[hs:he]
+		if slices.ContainsFunc(refs, func(r *lang.Ref) bool { return r.Span.Start < he && r.Span.End > hs }) {
+			sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the host name %q is not ASCII: it is sent in its international (punycode) form, once its placeholders are filled in%s", host, more)
+			return
 		}
+		ascii, err := sendurl.ASCIIHost(host)
+		if err != nil {
+			if t.IsLiteral() {
+				return // the url cannot be sent: an error says so
+			}
+			sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the host name %q is not ASCII and has no international (punycode) form, so the step fails before sending: %v", host, errors.Unwrap(err))
+			return
+		}
+		sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the host name %q is not ASCII: it is sent as %s, its international (punycode) form%s", host, ascii, more)
+		return
 	}
 	var enc strings.Builder
 	for j := 0; j < len(char); j++ {

@@ -203,6 +203,8 @@ func TestDiagnostics(t *testing.T) {
 		{"url with angle brackets after a placeholder", step(`{"type": "request", "url": "https://a.example/${{kobana.inbox_id}}?id=<x>&y=<z>"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `<`, "(the url has 3 more such characters)", ""},
 		{"url with non-ASCII", step(`{"type": "request", "url": "https://a.example/ção"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ç`, "%C3%A7", ""},
 		{"url with an international host", step(`{"type": "request", "url": "https://bücher.example/x"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "xn--bcher-kva.example", ""},
+		{"url with an international host and a placeholder", step(`{"type": "request", "url": "https://bücher.example/${{kobana.inbox_id}}"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "it is sent as xn--bcher-kva.example, its international (punycode) form", ""},
+		{"url with an international host around a placeholder", step(`{"type": "request", "url": "https://${{kobana.inbox_id}}.bücher.example/x"}`), CodeURLUnencoded, SeverityWarning, "/workflow/0/url", `ü`, "is not ASCII: it is sent in its international (punycode) form", ""},
 		{"url without a host", step(`{"type": "request", "url": "https:a.example/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:a.example/x"`, "no host", ""},
 		{"url with an empty host", step(`{"type": "request", "url": "https:///x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///x"`, "no host", ""},
 		{"url with a port and no host", step(`{"type": "request", "url": "https://:8080/x"}`), CodeURL, SeverityError, "/workflow/0/url", `"https://:8080/x"`, "no host", ""},
@@ -354,5 +356,24 @@ func TestURLsWhoseHostComesLater(t *testing.T) {
 		if _, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"` + u + `"}]}`)); len(ds) != 0 {
 			t.Errorf("%s: %v", u, ds)
 		}
+	}
+}
+
+func TestStepSucceeds(t *testing.T) {
+	any2xx, exact := &Step{}, &Step{ExpectedStatus: 201}
+	for _, tc := range []struct {
+		step   *Step
+		status int
+		want   bool
+	}{
+		{any2xx, 200, true}, {any2xx, 299, true}, {any2xx, 199, false}, {any2xx, 300, false},
+		{exact, 201, true}, {exact, 200, false},
+	} {
+		if got := tc.step.Succeeds(tc.status); got != tc.want {
+			t.Errorf("ExpectedStatus %d, status %d: Succeeds = %v", tc.step.ExpectedStatus, tc.status, got)
+		}
+	}
+	if any2xx.Expects() != "a 2xx status" || exact.Expects() != "status 201" {
+		t.Errorf("Expects: %q, %q", any2xx.Expects(), exact.Expects())
 	}
 }

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -159,6 +160,25 @@ func (v *Value) appendRefs(refs []*lang.Ref) []*lang.Ref {
 		}
 	}
 	return refs
+}
+
+// Succeeds reports whether a response status is the step's success:
+// ExpectedStatus, or any 2xx when it is 0. A run and a dry run judge a
+// step by it alike.
+func (s *Step) Succeeds(status int) bool {
+	if s.ExpectedStatus != 0 {
+		return status == s.ExpectedStatus
+	}
+	return status >= 200 && status <= 299
+}
+
+// Expects says which status is the step's success, for messages: "status
+// 201", or "a 2xx status".
+func (s *Step) Expects() string {
+	if s.ExpectedStatus != 0 {
+		return fmt.Sprintf("status %d", s.ExpectedStatus)
+	}
+	return "a 2xx status"
 }
 
 // HeaderValue returns the template of the first header named name

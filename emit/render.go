@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/internal/jsonstr"
 	"github.com/kobana/workflow/internal/sendurl"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
@@ -36,6 +37,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Field + ": " + e.Msg }
+
+// ErrHeaderValue is wrapped by the Error of a header whose value, after
+// substitution, holds a character a header may not (CR, LF, NUL, another
+// control character): sending it could inject headers.
+var ErrHeaderValue = errors.New("a header value that could inject headers")
 
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -191,7 +197,7 @@ func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Reques
 			if i := strings.IndexAny(live, "\r\n\x00"); i >= 0 {
 				bad = sendurl.ControlName(live[i])
 			}
-			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad)}
+			return nil, &Error{Field: "header " + h.Name, Msg: fmt.Sprintf("the value contains %s after substitution; it is not sent, as it could inject headers", bad), Err: ErrHeaderValue}
 		}
 		// net/http sends a value without its leading and trailing spaces
 		// and tabs; so is it recorded.
@@ -285,7 +291,7 @@ func redactJSON(red *resolve.Redactor, doc json.RawMessage) json.RawMessage {
 }
 
 func mustJSONString(s string) json.RawMessage {
-	out := append([]byte{'"'}, appendJSONString(nil, s)...)
+	out := append([]byte{'"'}, jsonstr.Append(nil, s)...)
 	return append(out, '"')
 }
 
@@ -389,7 +395,7 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 	}
 	live, record, err := sendurl.Build(raw, pieces)
 	if err != nil {
-		shown := recordText(raw, pieces)
+		shown := sendurl.ReplacePieces(raw, pieces)
 		var ce *sendurl.ControlError
 		if errors.As(err, &ce) {
 			return nil, "", &Error{Field: "url", Msg: fmt.Sprintf("the url contains %s after substitution, which no URL may hold: %q", sendurl.ControlName(ce.Char), shown), Err: err}
@@ -407,20 +413,6 @@ func (rd *renderer) url(t lang.Template) (*url.URL, string, error) {
 		return nil, "", &Error{Field: "url", Msg: "the url has no host after substitution: " + record}
 	}
 	return u, record, nil
-}
-
-// recordText is text with each piece replaced by its record form, as
-// written (for messages about text that could not be made a URL).
-func recordText(text string, pieces []sendurl.Piece) string {
-	var b strings.Builder
-	at := 0
-	for _, p := range pieces {
-		b.WriteString(text[at:p.Start])
-		b.WriteString(p.Record)
-		at = p.End
-	}
-	b.WriteString(text[at:])
-	return b.String()
 }
 
 // inline renders a template that must be built in memory (a header value).
@@ -524,13 +516,13 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 		return append(rec, v.Literal...), nil
 	case compile.ValueString:
 		b.buf = append(b.buf, '"')
-		text, err := rd.stream(b, v.Text, "body", appendJSONString)
+		text, err := rd.stream(b, v.Text, "body", jsonstr.Append)
 		if err != nil {
 			return nil, err
 		}
 		b.buf = append(b.buf, '"')
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, text)
+		rec = jsonstr.Append(rec, text)
 		return append(rec, '"'), nil
 	case compile.ValueObject:
 		b.buf = append(b.buf, '{')
@@ -541,10 +533,10 @@ func (rd *renderer) jsonValue(b *builder, v *compile.Value, rec []byte) ([]byte,
 				rec = append(rec, ',')
 			}
 			b.buf = append(b.buf, '"')
-			b.buf = appendJSONString(b.buf, m.Key)
+			b.buf = jsonstr.Append(b.buf, m.Key)
 			b.buf = append(b.buf, '"', ':')
 			rec = append(rec, '"')
-			rec = appendJSONString(rec, m.Key)
+			rec = jsonstr.Append(rec, m.Key)
 			rec = append(rec, '"', ':')
 			var err error
 			if rec, err = rd.jsonValue(b, m.Value, rec); err != nil {
@@ -630,7 +622,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, ',')
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, f.Name)
+		rec = jsonstr.Append(rec, f.Name)
 		rec = append(rec, '"', ':')
 		if f.File != nil {
 			v, err := rd.resolve(f.File)
@@ -654,9 +646,9 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			rec = append(rec, `{"attachment":`...)
 			rec = strconv.AppendInt(rec, int64(a.Index), 10)
 			rec = append(rec, `,"filename":"`...)
-			rec = appendJSONString(rec, a.Filename)
+			rec = jsonstr.Append(rec, a.Filename)
 			rec = append(rec, `","content_type":"`...)
-			rec = appendJSONString(rec, a.ContentType)
+			rec = jsonstr.Append(rec, a.ContentType)
 			rec = append(rec, `","size":`...)
 			rec = strconv.AppendInt(rec, a.Size, 10)
 			if len(a.Defects) > 0 {
@@ -666,9 +658,9 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 						rec = append(rec, ',')
 					}
 					rec = append(rec, `{"code":"`...)
-					rec = appendJSONString(rec, d.Code)
+					rec = jsonstr.Append(rec, d.Code)
 					rec = append(rec, `","message":"`...)
-					rec = appendJSONString(rec, d.Message)
+					rec = jsonstr.Append(rec, d.Message)
 					rec = append(rec, `"}`...)
 				}
 				rec = append(rec, ']')
@@ -685,7 +677,7 @@ func (rd *renderer) form(b *builder, fields []compile.FormField) (json.RawMessag
 			return nil, "", err
 		}
 		rec = append(rec, '"')
-		rec = appendJSONString(rec, text)
+		rec = jsonstr.Append(rec, text)
 		rec = append(rec, '"')
 	}
 	if err := mw.Close(); err != nil {

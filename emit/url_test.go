@@ -1,6 +1,7 @@
 package emit_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,52 @@ func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
 		if !utf8.ValidString(r.Record.URL) {
 			t.Errorf("%q: record %q", ch, r.Record.URL)
 		}
+	}
+}
+
+// TestLinterNamesTheHostSent: for a non-ASCII host in a url with
+// placeholders, the linter's warning names the host emit sends, in its
+// punycode form, never a percent-encoding of it.
+func TestLinterNamesTheHostSent(t *testing.T) {
+	for _, url := range []string{
+		"https://bücher.example/${{kobana.inbox_id}}",
+		"https://fatura.açaí.example:8443/v1/${{kobana.inbox_id}}?q=ç",
+		"https://${{kobana.inbox_id}}.bücher.example/x",
+	} {
+		doc := `{"result":1,"workflow":[{"type":"request","url":"` + url + `"}]}`
+		p, ds := compile.Compile([]byte(doc))
+		if p == nil || len(ds) != 1 || ds[0].Code != compile.CodeURLUnencoded {
+			t.Fatalf("%s: %v", url, ds)
+		}
+		s := &resolve.Scope{Facts: resolve.FactMap{"inbox_id": "ibx1"}}
+		s.Begin(0, time.Unix(0, 0))
+		r, err := emit.Render(p.Steps[0], s)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		msg := ds[0].Message
+		if strings.Contains(msg, "percent-encoded") || !strings.Contains(msg, "punycode") {
+			t.Errorf("%s: sent to host %s, the linter says %q", url, r.URL.Host, msg)
+		}
+		if !strings.Contains(url, "${{kobana.inbox_id}}.") && !strings.Contains(msg, "sent as "+r.URL.Host) {
+			t.Errorf("%s: sent to host %s, the linter says %q", url, r.URL.Host, msg)
+		}
+	}
+}
+
+// TestHeaderInjectionIsTyped: a header value that would inject headers
+// fails with an *Error wrapping ErrHeaderValue, which callers branch on
+// (the dry run names the reason header-injection).
+func TestHeaderInjectionIsTyped(t *testing.T) {
+	p, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"X-Note":"${{kobana.email_message_id}}"}}]}`))
+	if p == nil {
+		t.Fatal(ds)
+	}
+	s := &resolve.Scope{Facts: resolve.FactMap{"email_message_id": "hi\r\nX-Evil: 1"}}
+	s.Begin(0, time.Unix(0, 0))
+	_, err := emit.Render(p.Steps[0], s)
+	var ee *emit.Error
+	if !errors.Is(err, emit.ErrHeaderValue) || !errors.As(err, &ee) || ee.Field != "header X-Note" {
+		t.Errorf("err = %v", err)
 	}
 }

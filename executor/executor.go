@@ -227,12 +227,8 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) 
 		finish(resolve.StateFailed, reason, "reading the response: "+msg)
 		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
 	}
-	if !successful(step, resp.StatusCode) {
-		want := "a 2xx status"
-		if step.ExpectedStatus != 0 {
-			want = fmt.Sprintf("status %d", step.ExpectedStatus)
-		}
-		finish(resolve.StateFailed, ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s", resp.StatusCode, want))
+	if !step.Succeeds(resp.StatusCode) {
+		finish(resolve.StateFailed, ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s", resp.StatusCode, step.Expects()))
 		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
 	}
 	finish(resolve.StateSucceeded, "", "")
@@ -254,13 +250,6 @@ func usesAttachments(plan *compile.Plan) bool {
 func isRefError(err error) bool {
 	var re *resolve.RefError
 	return errors.As(err, &re)
-}
-
-func successful(step *compile.Step, status int) bool {
-	if step.ExpectedStatus != 0 {
-		return status == step.ExpectedStatus
-	}
-	return status >= 200 && status <= 299
 }
 
 // capture reads the response body up to the capture limit; a larger body is

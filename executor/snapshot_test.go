@@ -71,36 +71,7 @@ func newCountingReceiver(t *testing.T, pauseAt int64, pause func()) *countingRec
 		t.Fatal(err)
 	}
 	rv := &countingReceiver{ln: ln, pauseAt: pauseAt, pause: pause, more: make(chan struct{}, 100)}
-	var wg sync.WaitGroup
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		rv.mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		rv.mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for n := 1; ; n++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			rv.mu.Lock()
-			conns = append(conns, c)
-			rv.mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				rv.serve(c, n)
-			}()
-		}
-	}()
+	acceptAll(t, ln, rv.serve)
 	return rv
 }
 

@@ -39,37 +39,46 @@ func newRawReceiver(t *testing.T) *rawReceiver {
 		t.Fatal(err)
 	}
 	rv := &rawReceiver{ln: ln}
+	acceptAll(t, ln, func(c net.Conn, _ int) { rv.serve(c) })
+	return rv
+}
+
+// acceptAll serves each connection ln accepts with serve (n counts them
+// from 1) until the test ends; then it closes the listener and every
+// connection still open (keep-alive connections the client holds) and
+// waits for the serving goroutines.
+func acceptAll(t *testing.T, ln net.Listener, serve func(c net.Conn, n int)) {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	var conns []net.Conn
 	t.Cleanup(func() {
 		ln.Close()
-		rv.mu.Lock()
-		for _, c := range conns { // idle keep-alive connections the client holds open
+		mu.Lock()
+		for _, c := range conns {
 			c.Close()
 		}
-		rv.mu.Unlock()
+		mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
+		for n := 1; ; n++ {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			rv.mu.Lock()
+			mu.Lock()
 			conns = append(conns, c)
-			rv.mu.Unlock()
+			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				rv.serve(c)
+				serve(c, n)
 			}()
 		}
 	}()
-	return rv
 }
 
 func (rv *rawReceiver) serve(c net.Conn) {

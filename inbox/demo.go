@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"mime/quotedprintable"
@@ -16,20 +17,25 @@ import (
 )
 
 // Seed fills st with the demo organization (package demo) and the Inbox
-// records of its Finance workspace, once: when the organization exists it
-// only mints new tokens. It returns a read-write token for the owner and a
-// read-only token for the viewer. now anchors every date (runs spread over
-// the last 40 days).
+// records of its workspaces, once: the organization unless it exists, the
+// Inbox records unless the Finance workspace's Inbox record exists (written
+// last, so a seed cut short is completed by the next one; every write is a
+// replace). Then it mints new tokens: a read-write token for the owner and
+// a read-only token for the viewer. now anchors every date (runs spread
+// over the last 40 days).
 func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, error) {
 	now = now.UTC().Truncate(time.Second)
-	created, err := demo.Identity(ctx, st)
-	if err != nil {
+	if _, err := demo.Identity(ctx, st); err != nil {
 		return nil, err
 	}
-	if created {
+	_, err := NewRepo(st).Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		if err := seed(ctx, st, now); err != nil {
 			return nil, fmt.Errorf("seeding the Inbox demo: %w", err)
 		}
+	case err != nil:
+		return nil, fmt.Errorf("looking for the Inbox demo: %w", err)
 	}
 	return demo.Tokens(ctx, st)
 }
@@ -113,10 +119,11 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 		}
 	}
 	s := &seeder{ctx: ctx, st: st, r: NewRepo(st), now: now, ws: demo.Workspace}
-	created := s.ago(60 * day)
-	s.put(Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
-		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: created,
-		Limits: financeLimits})
+	// The Finance workspace's record says the seed is complete: it is
+	// written last.
+	finance := Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
+		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: s.ago(60 * day),
+		Limits: financeLimits}
 	s.event("secret.set", "person:"+demo.Owner, "ERP_TOKEN", s.ago(59*day), map[string]string{"name": "ERP_TOKEN"})
 	s.event("secret.set", "person:"+demo.Owner, "CHAT_WEBHOOK_URL", s.ago(59*day), map[string]string{"name": "CHAT_WEBHOOK_URL"})
 
@@ -244,6 +251,8 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	s.put(Workspace{ID: demo.Sandbox, OrganizationID: demo.Organization, Name: "Sandbox", Slug: "sandbox", Plan: "free", Environment: "sandbox",
 		CreatedAt: sc, Limits: Limits{EmailsPerMonth: 100, Inboxes: 1, Agents: 1, Webhooks: 1, MaxAttachmentBytes: 5 << 20, RetentionDays: 7}})
 	s.put(Inbox{ID: "ibx_sandbox_test", Name: "Test inbox", Address: "test@sandbox.in.kobana.email", Recipients: []string{}, Status: "active", CreatedAt: sc, UpdatedAt: sc})
+	s.ws = demo.Workspace
+	s.put(finance)
 	return s.err
 }
 

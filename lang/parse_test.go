@@ -260,3 +260,19 @@ func TestRuleTablesAreCopies(t *testing.T) {
 		t.Error(`"nope" is a known kobana key`)
 	}
 }
+
+// TestIsName holds IsName to the grammar: s is a name exactly when
+// ${{secrets.s}} parses to a reference with the key s.
+func TestIsName(t *testing.T) {
+	cases := []string{"", "A", "FINANCE_TOKEN", "a-b_9", "a.b", "a b", "A=1", "é", "a}", "-", "_"}
+	for c := 0; c < 0x80; c++ {
+		cases = append(cases, string(rune(c)), "x"+string(rune(c))+"y")
+	}
+	for _, s := range cases {
+		tpl, err := Parse("${{secrets." + s + "}}")
+		parsed := err == nil && len(tpl.Refs()) == 1 && tpl.Refs()[0].Key == s
+		if IsName(s) != parsed {
+			t.Errorf("IsName(%q) = %v, but ${{secrets.%s}} parses to key %q: %v", s, IsName(s), s, s, parsed)
+		}
+	}
+}

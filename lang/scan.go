@@ -88,6 +88,22 @@ func skipBlank(s string, i, end int) int {
 	return i
 }
 
+// IsName reports whether s is a name a reference spells as one of its
+// dot-separated segments: one or more letters, digits, '_' and '-' (ASCII).
+// A secret's key, a fact's key, a header name or a body key a reference can
+// reach is such a name.
+func IsName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

@@ -130,7 +130,7 @@ func (s *Server) placeholderItems(uri string, c *cursor, edit editFunc) []Comple
 		if ex != nil {
 			names := make([]string, 0, len(ex.Headers))
 			for h := range ex.Headers {
-				if isSecretName(h) {
+				if lang.IsName(h) {
 					names = append(names, h)
 				}
 			}
@@ -180,7 +180,7 @@ func (s *Server) bodyItems(uri, n string, path []string, item func(string, int, 
 	}
 	var items []CompletionItem
 	for _, ch := range jsonChildren(at) {
-		if !isSecretName(ch.name) {
+		if !lang.IsName(ch.name) {
 			continue // a key a reference cannot spell
 		}
 		items = append(items, item(ch.name, kindField, describeJSON(ch.value), "In the example response of step "+n+".\n\n"+ruleBody))

@@ -141,36 +141,3 @@ func TestCompletionFromARunRecord(t *testing.T) {
 		t.Errorf("items from the run record: %+v", list.Items)
 	}
 }
-
-func TestParseExamples(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		indices []int
-		err     string
-	}{
-		{`[{"status": 200}, null, {"status": 201}]`, []int{0, 2}, ""},
-		{`{"1": {"status": 200}}`, []int{1}, ""},
-		{`{"steps": [{"index": 3, "response": {"status": 204}}, {"index": 4}]}`, []int{3}, ""},
-		{`{"01": {}}`, nil, `key "01" is not a step index`},
-		{`{"x": {}}`, nil, `key "x" is not a step index`},
-		{`"text"`, nil, "expected a JSON object or array"},
-		{``, nil, "the file is empty"},
-		{`[{"status": "ok"}]`, nil, "cannot unmarshal"},
-	} {
-		got, err := parseExamples([]byte(tc.in))
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s: error %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		var indices []int
-		for i := range got {
-			indices = append(indices, i)
-		}
-		slices.Sort(indices)
-		if err != nil || !slices.Equal(indices, tc.indices) {
-			t.Errorf("%s: %v %v, want steps %v", tc.in, indices, err, tc.indices)
-		}
-	}
-}

@@ -1,10 +1,9 @@
 package lsp
 
 import (
-	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/kobana/workflow/internal/jsonpos"
 )
 
 // cursor is what surrounds an offset of a document. It is read from the text
@@ -158,7 +157,7 @@ func readCursor(doc string, off int) *cursor {
 				value()
 				continue
 			}
-			text, _ := decodeString(doc[i+1 : end-1])
+			text := decodeString(doc[i+1 : end-1])
 			switch {
 			case isKey:
 				top.key, top.state = text, wantColon
@@ -236,7 +235,7 @@ func decodePrefix(doc string, from, to int) (string, []int) {
 			i++
 			continue
 		}
-		r, n, ok := decodeEscape(doc[i:to])
+		r, n, ok := jsonpos.DecodeEscape(doc[i:to])
 		if !ok {
 			break
 		}
@@ -251,66 +250,12 @@ func decodePrefix(doc string, from, to int) (string, []int) {
 	return b.String(), src
 }
 
-// decodeString decodes the content of a closed string token.
-func decodeString(raw string) (string, bool) {
+// decodeString decodes the content of a closed string token; an invalid
+// escape ends it.
+func decodeString(raw string) string {
 	if !strings.Contains(raw, `\`) {
-		return raw, true
-	}
-	s, err := strconv.Unquote(`"` + raw + `"`)
-	if err == nil {
-		return s, true
+		return raw
 	}
 	text, _ := decodePrefix(raw, 0, len(raw))
-	return text, false
-}
-
-// decodeEscape decodes the JSON escape at the start of s: the character, the
-// bytes it takes and whether it is complete and valid. A surrogate pair is
-// one escape; a lone surrogate is U+FFFD, as JSON decoders read it.
-func decodeEscape(s string) (rune, int, bool) {
-	if len(s) < 2 {
-		return 0, len(s), false
-	}
-	switch s[1] {
-	case '"', '\\', '/':
-		return rune(s[1]), 2, true
-	case 'b':
-		return '\b', 2, true
-	case 'f':
-		return '\f', 2, true
-	case 'n':
-		return '\n', 2, true
-	case 'r':
-		return '\r', 2, true
-	case 't':
-		return '\t', 2, true
-	case 'u':
-		r, ok := hex4(s[2:])
-		if !ok {
-			return 0, min(len(s), 6), false
-		}
-		if utf16.IsSurrogate(r) {
-			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-				if r2, ok := hex4(s[8:]); ok {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						return d, 12, true
-					}
-				}
-			}
-			return utf8.RuneError, 6, true
-		}
-		return r, 6, true
-	}
-	return 0, 2, false
-}
-
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[:4], 16, 16)
-	if err != nil {
-		return 0, false
-	}
-	return rune(n), true
+	return text
 }

@@ -43,11 +43,6 @@ func sidecarNames(path string) []string {
 	return []string{base + ".responses.json", base + ".run.json"}
 }
 
-// parseExamples reads an example responses file in any of its forms.
-func parseExamples(data []byte) (map[int]*exampleResponse, error) {
-	return sidecar.ParseResponses(data)
-}
-
 // fileCache keeps files read for documents (example responses, secret names)
 // and reads them again when they change on disk.
 type fileCache struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kobana/workflow/internal/secretnames"
 	"github.com/kobana/workflow/lang"
 )
 
@@ -20,7 +21,7 @@ import (
 // the way `validate-workflow lsp` does, instead of running the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv("KOBANA_LSP_TEST_SERVER") == "1" {
-		names, _ := ParseSecretNames(os.Getenv("KOBANA_SECRETS"))
+		names, _ := secretnames.Parse([]byte(os.Getenv("KOBANA_SECRETS")))
 		srv := New(Options{Debounce: DefaultDebounce, SecretNames: names, Log: os.Stderr})
 		if err := srv.Serve(os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/internal/sidecar"
 	"github.com/kobana/workflow/internal/suggest"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
@@ -30,8 +31,8 @@ type Options struct {
 	// publishes at once, before the next message is read.
 	Debounce time.Duration
 	// SecretNames are secret names to offer in completion, such as the
-	// KOBANA_SECRETS an editor passes (see ParseSecretNames). Names only:
-	// the server never sees a value.
+	// KOBANA_SECRETS an editor passes (in the format of SecretNamesFile).
+	// Names only: the server never sees a value.
 	SecretNames []string
 	// SecretNamesFile, when set, is the file of secret names for every
 	// document; otherwise a SecretNamesFile is looked for next to each.
@@ -278,7 +279,7 @@ func (s *Server) initialize(raw json.RawMessage) (any, *jsonrpc.Error) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions: %v; expected {\"secrets\": [names], \"secretNamesFile\": path}", err)
 		}
 		for _, n := range settings.Secrets {
-			if !isSecretName(n) {
+			if !lang.IsName(n) {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions.secrets: %q is not a secret name (letters, digits, _ or -)", n)
 			}
 		}
@@ -603,7 +604,7 @@ func (s *Server) examplesFor(uri string) *examples {
 		return nil
 	}
 	for _, name := range sidecarNames(path) {
-		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return parseExamples(b) })
+		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
 		if !found {
 			continue
 		}

@@ -13,38 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kobana/workflow/compile"
+	exampledocs "github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
 )
 
-const seed = `{
-  "result": { "supplier": "ACME", "amount": 1250.5 },
-  "workflow": [
-    {
-      "type": "request",
-      "label": "crea la cuenta a pagar",
-      "method": "POST",
-      "url": "https://erp.example.com/payables",
-      "headers": { "Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}" },
-      "body": { "supplier": "ACME", "amount": 1250.5, "source_email_id": "${{kobana.email_id}}" },
-      "expected_status": 201
-    },
-    {
-      "type": "request",
-      "label": "adjunta el documento original",
-      "method": "POST",
-      "url": "https://erp.example.com/payables/${{steps.0.response.body.data.id}}/attachments",
-      "headers": { "Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}" },
-      "form": { "file": "${{email.attachments.0}}", "kobana_email_id": "${{kobana.email_id}}" }
-    },
-    {
-      "type": "request",
-      "label": "notifica al canal de finanzas",
-      "method": "POST",
-      "url": "${{secrets.SLACK_WEBHOOK_URL}}",
-      "body": { "text": "Cuenta ${{steps.0.response.body.data.id}} creada el ${{kobana.now}}" }
-    }
-  ]
-}`
+// seed is the seed's complete example.
+var seed = exampledocs.SeedComplete
 
 func TestLifecycle(t *testing.T) {
 	c, _ := startServer(t, Options{})
@@ -383,4 +357,29 @@ func FuzzHandlers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSecretNamesFileFormat: the names file has the one format of package
+// secretnames, which kobana plan -secrets-names and the playground read too:
+// names separated by commas or spaces, or a JSON object's keys.
+func TestSecretNamesFileFormat(t *testing.T) {
+	for _, content := range []string{
+		"FINANCE_TOKEN, SLACK_WEBHOOK_URL\n",
+		`{"SLACK_WEBHOOK_URL": "https://hooks.example/s3cr3t", "FINANCE_TOKEN": "s3cr3t"}`,
+	} {
+		root := t.TempDir()
+		os.WriteFile(filepath.Join(root, SecretNamesFile), []byte(content), 0o644)
+		c, _ := startServer(t, Options{})
+		if err := c.call("initialize", map[string]any{"rootUri": "file://" + filepath.ToSlash(root), "capabilities": map[string]any{}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		uri := "file://" + filepath.ToSlash(filepath.Join(root, "w.json"))
+		text, off := cursorDoc(t, `{"workflow": [{"type": "request", "url": "${{secrets.|"}]}`)
+		c.open(uri, text)
+		var list CompletionList
+		c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(text, off, UTF16)}, &list)
+		if got := labels(list); !slices.Equal(got, []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}) {
+			t.Errorf("%s: secret names offered: %v", content, got)
+		}
+	}
 }

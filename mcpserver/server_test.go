@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
@@ -396,18 +396,7 @@ func (brokenAuth) Authenticate(context.Context, string) (store.Principal, error)
 }
 
 // lockedBuffer is a log destination safe for concurrent writes and reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+type lockedBuffer = syncbuf.Buffer
 
 // A store failure while checking a token is logged, and the client (who may
 // hold no valid token at all) is told only that tokens cannot be checked.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
@@ -31,22 +32,10 @@ func (e *eofReader) Read(p []byte) (int, error) {
 
 func (e *eofReader) Close() error { return nil }
 
-type bufferCloser struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
+// bufferCloser is a syncbuf.Buffer that is also an io.Closer.
+type bufferCloser struct{ syncbuf.Buffer }
 
-func (b *bufferCloser) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *bufferCloser) Close() error { return nil }
-func (b *bufferCloser) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+func (*bufferCloser) Close() error { return nil }
 
 // serveLines serves input on stdio and returns the lines written, checking
 // each against the official schema of version.

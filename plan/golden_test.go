@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
@@ -13,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/internal/golden"
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/resolve/eml"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // testNow is kobana.now in every golden plan.
 var testNow = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -132,29 +128,12 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			js = append(js, '\n')
-			golden(t, filepath.Join("testdata", name+".txt"), text.Bytes())
-			golden(t, filepath.Join("testdata", name+".plan.json"), js)
+			golden.Check(t, filepath.Join("testdata", name+".txt"), text.Bytes())
+			golden.Check(t, filepath.Join("testdata", name+".plan.json"), js)
 		})
 	}
 	if n < 5 {
 		t.Fatalf("found %d golden documents", n)
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }
 

@@ -97,26 +97,15 @@ func (pl *planner) step(cs *compile.Step) Step {
 			}
 		}
 		res.Response = ex
-		s.Example = &Example{Status: ex.Status, Succeeds: successful(cs, ex.Status)}
+		s.Example = &Example{Status: ex.Status, Succeeds: cs.Succeeds(ex.Status)}
 		if !s.Example.Succeeds {
 			res.State = resolve.StateFailed
-			want := "a 2xx status"
-			if cs.ExpectedStatus != 0 {
-				want = fmt.Sprintf("status %d", cs.ExpectedStatus)
-			}
 			s.Reason = ReasonUnexpectedStatus
-			s.Message = fmt.Sprintf("with the example response the step fails: its status is %d; the step expects %s", ex.Status, want)
+			s.Message = fmt.Sprintf("with the example response the step fails: its status is %d; the step expects %s", ex.Status, cs.Expects())
 		}
 	}
 	pl.scope.Record(cs.Index, res)
 	return s
-}
-
-func successful(cs *compile.Step, status int) bool {
-	if cs.ExpectedStatus != 0 {
-		return status == cs.ExpectedStatus
-	}
-	return status >= 200 && status <= 299
 }
 
 // fail records a step that fails or is skipped before anything is sent.
@@ -132,11 +121,10 @@ func (pl *planner) fail(s *Step, err error) {
 	}
 	s.Outcome, s.Message = Fail, "not sent: "+pl.scope.Redactor.String(err.Error())
 	var re *resolve.RefError
-	var ee *emit.Error
 	switch {
 	case errors.As(err, &re):
 		s.Reason = refReason(re.Reason)
-	case errors.As(err, &ee) && strings.HasPrefix(ee.Field, "header ") && strings.Contains(ee.Msg, "inject"):
+	case errors.Is(err, emit.ErrHeaderValue):
 		s.Reason = ReasonHeaderInjection
 	default:
 		s.Reason = ReasonInvalidRequest

@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/kobana/workflow/internal/leandeps"
 	"github.com/kobana/workflow/playground"
 )
 
@@ -129,39 +129,9 @@ func fsStat(name string) (int64, error) {
 // the MCP SDK, the job queue and the packages that run workflows: it holds
 // the compiler, the language server and the dry run only.
 func TestLeanModule(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not installed")
-	}
-	cmd := exec.Command(goTool, "list", "-deps", "./wasm")
-	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 {
-		t.Fatalf("go list -deps printed %d packages", len(deps))
-	}
-	const module = "github.com/kobana/workflow/"
-	allowed := []string{"lang", "compile", "resolve", "emit", "executor/guard", "internal/", "lsp", "plan", "examples", "playground/engine", "playground/wasm"}
-	for _, d := range deps {
-		for _, banned := range []string{"database/sql", "modernc.org/", "github.com/jackc/", "github.com/mattn/", "github.com/modelcontextprotocol/", "github.com/riverqueue/", "github.com/chromedp/"} {
-			if strings.HasPrefix(d, banned) {
-				t.Errorf("the module depends on %s", d)
-			}
-		}
-		if rest, ok := strings.CutPrefix(d, module); ok && !allowedPackage(rest, allowed) {
-			t.Errorf("the module depends on %s; it may use only %s", d, strings.Join(allowed, ", "))
-		}
-	}
-}
-
-func allowedPackage(p string, allowed []string) bool {
-	for _, a := range allowed {
-		if p == a || strings.HasPrefix(p, strings.TrimSuffix(a, "/")+"/") {
-			return true
-		}
-	}
-	return false
+	leandeps.Check(t, "./wasm", "the module", leandeps.Rules{
+		Banned:  leandeps.Heavy("github.com/chromedp/"),
+		Allowed: []string{"lang", "compile", "resolve", "emit", "executor/guard", "internal/", "lsp", "plan", "examples", "playground/engine", "playground/wasm"},
+		Env:     []string{"GOOS=js", "GOARCH=wasm"},
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kobana/workflow/internal/jsonstr"
 )
 
 // MinSubstring is the length, in bytes, from which a secret value is
@@ -255,7 +257,7 @@ func (x *redaction) text(dst []byte, s string, jsonMode bool) ([]byte, bool) {
 		if end, repl, ok := x.matchAny(s, i, glued, jsonMode); ok {
 			dst = append(dst, s[last:i]...)
 			if jsonMode {
-				dst = appendJSONContent(dst, repl)
+				dst = jsonstr.Append(dst, repl)
 			} else {
 				dst = append(dst, repl...)
 			}
@@ -491,23 +493,6 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONContent appends s escaped as the contents of a JSON string.
-func appendJSONContent(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
 // json redacts a JSON document token by token, keeping everything else as
 // written (see Redactor.JSON). x may be nil: the document is then only
 // checked and its lone surrogates replaced.
@@ -553,7 +538,7 @@ func (x *redaction) json(doc []byte) ([]byte, bool) {
 				end++
 			}
 			if v, ok := x.whole(string(doc[i:end])); ok {
-				repl = append(append(append(make([]byte, 0, len(v)+2), '"'), appendJSONContent(nil, v)...), '"')
+				repl = append(append(append(make([]byte, 0, len(v)+2), '"'), jsonstr.Append(nil, v)...), '"')
 			} else {
 				i = end
 				continue

@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/kobana/workflow/internal/jsonstr"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -352,7 +353,9 @@ func lastMember(o *fastjson.Object, key string) *fastjson.Value {
 
 // marshalJS encodes v as JavaScript's JSON.stringify(JSON.parse(text))
 // would: an object keeps each key once, at its first position, with its
-// last value.
+// last value; strings are escaped as encoding/json escapes them, less the
+// HTML escapes (JSON.parse reads them back the same). Numbers keep the
+// digits the response wrote.
 func marshalJS(dst []byte, v *fastjson.Value) []byte {
 	switch v.Type() {
 	case fastjson.TypeObject:
@@ -371,7 +374,7 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '"')
-			dst = appendJSONContent(dst, k)
+			dst = jsonstr.Append(dst, k)
 			dst = append(dst, '"', ':')
 			dst = marshalJS(dst, last[k])
 		}
@@ -386,8 +389,14 @@ func marshalJS(dst []byte, v *fastjson.Value) []byte {
 			dst = marshalJS(dst, e)
 		}
 		return append(dst, ']')
+	case fastjson.TypeString:
+		// Not v.MarshalTo: fastjson quotes as Go source does (\x01, \a),
+		// which is not JSON.
+		dst = append(dst, '"')
+		dst = jsonstr.Append(dst, string(v.GetStringBytes()))
+		return append(dst, '"')
 	}
-	return v.MarshalTo(dst)
+	return v.MarshalTo(dst) // numbers as written, true, false
 }
 
 func arrayIndex(seg string) (int, bool) {

@@ -1,6 +1,7 @@
 package resolve_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -252,5 +253,41 @@ func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 	}
 	if _, err := s.Resolve(ref(t, "steps.0.response.body.o.x")); err == nil {
 		t.Error("o.x resolved, but the last o is 5")
+	}
+}
+
+// TestEncodedObjectsAreJavaScriptJSON: an object or array referenced whole
+// is JSON that JSON.parse reads back as the response's value — control
+// characters escaped (\t, \n… or \u00XX), U+2028 and U+2029 too, < > &
+// as they are — with the numbers the response wrote.
+func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
+	s := &resolve.Scope{}
+	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
+		`{"o":{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"},"a":["\u000b",1.50,true,null]}`)})
+	s.Begin(1, time.Now())
+	for in, want := range map[string]string{
+		"steps.0.response.body.o": `{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"}`,
+		"steps.0.response.body.a": `["\u000b",1.50,true,null]`,
+	} {
+		v, err := s.Resolve(ref(t, in))
+		if err != nil || v.Text != want || !json.Valid([]byte(v.Text)) {
+			t.Errorf("%s = %s, %v; want %s", in, v.Text, err, want)
+		}
+	}
+}
+
+func TestCheckFact(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"email_id", "em_1", true}, {"env", "sandbox", true}, {"env", "staging", false}, {"env", "Production", false},
+		{"app_url", "https://app.kobana.com.br", true}, {"app_url", "app.kobana.com.br", false}, {"app_url", "https://u@h/", false},
+		{"inbox_email", "ap@inbox.example", true}, {"inbox_email", "AP <ap@inbox.example>", false},
+		{"now", "2026-01-01T00:00:00Z", false}, {"kobana.email_id", "em_1", false}, {"emailid", "em_1", false},
+	} {
+		if err := resolve.CheckFact(tc.key, tc.value); (err == nil) != tc.ok {
+			t.Errorf("CheckFact(%q, %q) = %v, want ok %v", tc.key, tc.value, err, tc.ok)
+		}
 	}
 }

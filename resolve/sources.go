@@ -1,8 +1,15 @@
 package resolve
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
 
+	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve/eml"
 )
 
@@ -46,6 +53,52 @@ type FactMap map[string]string
 func (m FactMap) Fact(key string) (string, bool) {
 	v, ok := m[key]
 	return v, ok && v != ""
+}
+
+// Envs are the values kobana.env may take.
+var envs = []string{"development", "sandbox", "production"}
+
+// CheckFact reports why a run may not be given the fact key (a kobana key
+// without its "kobana." prefix) with value, or nil: the key must be known
+// and not now (stamped when each step starts), and the value in the
+// format the language fixes for it — env is development, sandbox or
+// production; app_url an absolute http or https URL; inbox_email a bare
+// address. The facts a person hands to kobana run, kobana plan or the
+// playground are checked by it.
+func CheckFact(key, value string) error {
+	switch {
+	case key == "now":
+		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
+	case strings.HasPrefix(key, "kobana."):
+		return fmt.Errorf("key %q: write the fact without the \"kobana.\" prefix, as %q", key, strings.TrimPrefix(key, "kobana."))
+	case !lang.IsKobanaKey(key):
+		var known []string
+		for _, k := range lang.KobanaKeys() {
+			if k != "now" {
+				known = append(known, k)
+			}
+		}
+		return fmt.Errorf("unknown fact %q; the facts are %s", key, strings.Join(known, ", "))
+	case key == "env" && !slices.Contains(envs, value):
+		return fmt.Errorf("fact \"env\" is %q; kobana.env is one of %s", value, strings.Join(envs, ", "))
+	case key == "app_url" && !isBaseURL(value):
+		return fmt.Errorf("fact \"app_url\" is %q; kobana.app_url is the platform's base URL, an absolute http or https URL such as https://app.kobana.com.br", value)
+	case key == "inbox_email" && !isAddress(value):
+		return fmt.Errorf("fact \"inbox_email\" is %q; kobana.inbox_email is the inbox's address, such as ap@inbox.example (no display name, no angle brackets)", value)
+	}
+	return nil
+}
+
+// isBaseURL reports whether s is an absolute http or https URL with a host.
+func isBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" && u.User == nil
+}
+
+// isAddress reports whether s is a bare e-mail address (local@domain).
+func isAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
 }
 
 // Attachments is the triggering e-mail's attachments, over one snapshot of

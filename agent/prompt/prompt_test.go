@@ -3,9 +3,7 @@ package prompt
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"flag"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,10 +12,8 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/golden"
 )
-
-// go test ./agent/prompt -update rewrites the golden files.
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // versions are the SHA-256 digests of the templates each Version named,
 // oldest first. A change to a template fails TestVersionNamesTheTemplates
@@ -119,8 +115,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".system.txt", p.System)
-			golden(t, name+".user.txt", p.User)
+			golden.Check(t, filepath.Join("testdata", name+".system.txt"), []byte(p.System))
+			golden.Check(t, filepath.Join("testdata", name+".user.txt"), []byte(p.User))
 		})
 	}
 	for name, in := range map[string]RepairInput{
@@ -132,26 +128,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".txt", s)
+			golden.Check(t, filepath.Join("testdata", name+".txt"), []byte(s))
 		})
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./agent/prompt -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test ./agent/prompt -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/kobana/workflow/compile/lint"
 )
 
 // parseAllow reads a value of -allow: a network in CIDR notation, masked to
@@ -56,3 +60,47 @@ func (l *listFlag) String() string {
 
 // Set implements flag.Value.
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// workflowFlags are the flags run and plan share: the workflow document,
+// the triggering e-mail, the run facts and the guard's exceptions.
+type workflowFlags struct {
+	workflow, eml, facts string
+	allow                allowFlag
+}
+
+// register adds the flags to fs; verb is what the command does with the
+// document ("run", "plan").
+func (f *workflowFlags) register(fs *flag.FlagSet, verb string) {
+	fs.StringVar(&f.workflow, "workflow", "", "the workflow document to "+verb+" (required; - reads standard input)")
+	fs.StringVar(&f.eml, "eml", "", "the triggering e-mail (.eml) whose attachments steps may send")
+	fs.StringVar(&f.facts, "facts", "", "a JSON file of run facts without the kobana. prefix: {\"email_id\": \"em_42\", …}")
+	fs.Var(&f.allow, "allow", allowHelp)
+}
+
+// check reports, on standard error, a use of fs the flags cannot mean — an
+// argument, a missing -workflow — and returns false when there is one.
+func (f *workflowFlags) check(c *Command, fs *flag.FlagSet) bool {
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(c.Stderr, "%s: unexpected argument %q (the workflow is given with -workflow FILE)\n", fs.Name(), fs.Arg(0))
+		return false
+	case f.workflow == "":
+		fmt.Fprintf(c.Stderr, "%s: -workflow FILE is required (%s -h describes every flag)\n", fs.Name(), fs.Name())
+		return false
+	}
+	return true
+}
+
+// readWorkflow reads the document -workflow names: a file, or standard
+// input for "-". The error is the report's, or says there is no input.
+func (f *workflowFlags) readWorkflow(c *Command) (lint.Report, error) {
+	switch {
+	case f.workflow != "-":
+		r := lint.ReadFile(f.workflow)
+		return r, r.Err
+	case c.Stdin == nil:
+		return lint.Report{}, errors.New("-workflow -: there is no standard input to read")
+	}
+	r := lint.Read("<stdin>", c.Stdin)
+	return r, r.Err
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -62,35 +61,29 @@ flags:
 
 // planFlags are the parsed flags of kobana plan.
 type planFlags struct {
-	workflow, eml, facts, responses, secretsNames, format, now string
-	secrets                                                    listFlag
-	allow                                                      allowFlag
-	resolve                                                    bool
+	workflowFlags
+	responses, secretsNames, format, now string
+	secrets                              listFlag
+	resolve                              bool
 }
 
 func planCommand(c *Command, args []string) int {
 	var f planFlags
 	fs := flag.NewFlagSet("kobana plan", flag.ContinueOnError)
-	fs.StringVar(&f.workflow, "workflow", "", "the workflow document to plan (required; - reads standard input)")
-	fs.StringVar(&f.eml, "eml", "", "the triggering e-mail (.eml) whose attachments steps may send")
-	fs.StringVar(&f.facts, "facts", "", "a JSON file of run facts without the kobana. prefix")
+	f.register(fs, "plan")
 	fs.StringVar(&f.responses, "responses", "", "a JSON file of example responses by step index")
 	fs.StringVar(&f.secretsNames, "secrets-names", "", "a file of the workspace's secret names")
 	fs.Var(&f.secrets, "secret", "a secret name of the workspace (repeatable)")
-	fs.Var(&f.allow, "allow", allowHelp)
 	fs.BoolVar(&f.resolve, "resolve", false, "look host names up with the system resolver to judge their addresses")
 	fs.StringVar(&f.format, "format", "text", "output format: text or json")
 	fs.StringVar(&f.now, "now", "", "kobana.now as RFC 3339 (default: now)")
 	if code, ok := c.parseFlags(fs, planUsage, args); !ok {
 		return code
 	}
+	if !f.check(c, fs) {
+		return exitUsage
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(c.Stderr, "kobana plan: unexpected argument %q (the workflow is given with -workflow FILE)\n", fs.Arg(0))
-		return exitUsage
-	case f.workflow == "":
-		fmt.Fprintln(c.Stderr, "kobana plan: -workflow FILE is required (kobana plan -h describes every flag)")
-		return exitUsage
 	case f.format != "text" && f.format != "json":
 		fmt.Fprintf(c.Stderr, "kobana plan: -format is text or json, not %q\n", f.format)
 		return exitUsage
@@ -206,16 +199,6 @@ func (f *planFlags) load(c *Command) (plan.Inputs, lint.Report, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
-	switch {
-	case f.workflow != "-":
-		report = lint.ReadFile(f.workflow)
-	case c.Stdin == nil:
-		return in, report, errors.New("-workflow -: there is no standard input to read")
-	default:
-		report = lint.Read("<stdin>", c.Stdin)
-	}
-	if report.Err != nil {
-		return in, report, report.Err
-	}
-	return in, report, nil
+	report, err := f.readWorkflow(c)
+	return in, report, err
 }

@@ -7,11 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/mail"
-	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -59,31 +56,25 @@ flags:
 
 // runFlags are the parsed flags of kobana run.
 type runFlags struct {
-	workflow, eml, secrets, facts, record string
-	allow                                 allowFlag
-	timeout                               time.Duration
+	workflowFlags
+	secrets, record string
+	timeout         time.Duration
 }
 
 func runCommand(c *Command, args []string) int {
 	var f runFlags
 	fs := flag.NewFlagSet("kobana run", flag.ContinueOnError)
-	fs.StringVar(&f.workflow, "workflow", "", "the workflow document to run (required; - reads standard input)")
-	fs.StringVar(&f.eml, "eml", "", "the triggering e-mail (.eml) whose attachments steps may send")
+	f.register(fs, "run")
 	fs.StringVar(&f.secrets, "secrets", "", "a JSON file of secrets: {\"KEY\": \"value\", …}")
-	fs.StringVar(&f.facts, "facts", "", "a JSON file of run facts without the kobana. prefix: {\"email_id\": \"em_42\", …}")
 	fs.StringVar(&f.record, "record", "", "write the run record to this file instead of standard output")
 	fs.DurationVar(&f.timeout, "timeout", executor.DefaultRunTimeout, "deadline of the whole run")
-	fs.Var(&f.allow, "allow", allowHelp)
 	if code, ok := c.parseFlags(fs, runUsage, args); !ok {
 		return code
 	}
+	if !f.check(c, fs) {
+		return exitUsage
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(c.Stderr, "kobana run: unexpected argument %q (the workflow is given with -workflow FILE)\n", fs.Arg(0))
-		return exitUsage
-	case f.workflow == "":
-		fmt.Fprintln(c.Stderr, "kobana run: -workflow FILE is required (kobana run -h describes every flag)")
-		return exitUsage
 	case f.timeout <= 0:
 		fmt.Fprintf(c.Stderr, "kobana run: -timeout must be positive, not %s\n", f.timeout)
 		return exitUsage
@@ -129,16 +120,8 @@ func (f *runFlags) load(c *Command) (*runInputs, error) {
 		}
 		in.attachments = func() (resolve.Attachments, error) { return msg, nil }
 	}
-	switch {
-	case f.workflow != "-":
-		in.report = lint.ReadFile(f.workflow)
-	case c.Stdin == nil:
-		return in, errors.New("-workflow -: there is no standard input to read")
-	default:
-		in.report = lint.Read("<stdin>", c.Stdin)
-	}
-	if in.report.Err != nil {
-		return in, in.report.Err
+	if in.report, err = f.readWorkflow(c); err != nil {
+		return in, err
 	}
 	if f.record != "" {
 		file, err := os.OpenFile(f.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -162,7 +145,7 @@ func loadSecrets(path string) (resolve.SecretMap, error) {
 		return nil, err
 	}
 	for k, v := range m {
-		if !isSegment(k) {
+		if !lang.IsName(k) {
 			return nil, fmt.Errorf("secrets file %s: key %q cannot be referenced: a secret key is letters, digits, '_' and '-'", path, k)
 		}
 		secrets[k] = v
@@ -171,7 +154,7 @@ func loadSecrets(path string) (resolve.SecretMap, error) {
 }
 
 // loadFacts reads -facts: a JSON object of strings, each a fact a run may be
-// given (see checkFact). No file is no facts.
+// given (see resolve.CheckFact). No file is no facts.
 func loadFacts(path string) (resolve.FactMap, error) {
 	facts := resolve.FactMap{}
 	if path == "" {
@@ -182,7 +165,7 @@ func loadFacts(path string) (resolve.FactMap, error) {
 		return nil, err
 	}
 	for k, v := range m {
-		if err := checkFact(k, v); err != nil {
+		if err := resolve.CheckFact(k, v); err != nil {
 			return nil, fmt.Errorf("facts file %s: %w", path, err)
 		}
 		facts[k] = v
@@ -263,60 +246,6 @@ func readStringObject(path, what string) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
-}
-
-// envs are the values kobana.env may take.
-var envs = []string{"development", "sandbox", "production"}
-
-// checkFact accepts the kobana.* facts a run may be given: a known key other
-// than now, with a value in the format the language fixes for it.
-func checkFact(k, v string) error {
-	switch {
-	case k == "now":
-		return errors.New(`"now" cannot be set: kobana.now is stamped by the executor when each step starts`)
-	case strings.HasPrefix(k, "kobana."):
-		return fmt.Errorf("key %q: write the fact without the \"kobana.\" prefix, as %q", k, strings.TrimPrefix(k, "kobana."))
-	case !lang.IsKobanaKey(k):
-		var known []string
-		for _, key := range lang.KobanaKeys() {
-			if key != "now" {
-				known = append(known, key)
-			}
-		}
-		return fmt.Errorf("unknown fact %q; the facts are %s", k, strings.Join(known, ", "))
-	case k == "env" && !slices.Contains(envs, v):
-		return fmt.Errorf("fact \"env\" is %q; kobana.env is one of %s", v, strings.Join(envs, ", "))
-	case k == "app_url" && !isBaseURL(v):
-		return fmt.Errorf("fact \"app_url\" is %q; kobana.app_url is the platform's base URL, an absolute http or https URL such as https://app.kobana.com.br", v)
-	case k == "inbox_email" && !isAddress(v):
-		return fmt.Errorf("fact \"inbox_email\" is %q; kobana.inbox_email is the inbox's address, such as ap@inbox.example (no display name, no angle brackets)", v)
-	}
-	return nil
-}
-
-// isBaseURL reports whether s is an absolute http or https URL with a host.
-func isBaseURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == "" && u.User == nil
-}
-
-// isAddress reports whether s is a bare e-mail address (local@domain).
-func isAddress(s string) bool {
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Name == "" && a.Address == s
-}
-
-// isSegment reports whether k is a reference segment: [A-Za-z0-9_-]+.
-func isSegment(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // progressLine describes one finished step on one line, e.g.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emersion/go-smtp"
+
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/inbox/senderauth"
@@ -141,20 +143,5 @@ func (s *intakeService) serve(ctx context.Context, a *assembly) error {
 		<-ctx.Done()
 		return nil
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.smtp.Serve(s.ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// A message being received is finished and answered; then the
-	// connections close.
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.smtp.Shutdown(shut); err != nil {
-		s.smtp.Close()
-	}
-	<-errc
-	return nil
+	return serveUntilDone(ctx, s.smtp, s.ln, 10*time.Second, smtp.ErrServerClosed)
 }

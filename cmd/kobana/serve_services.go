@@ -124,19 +124,35 @@ func (h *httpServer) serve(ctx context.Context, a *assembly) error {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	return serveUntilDone(ctx, hs, h.ln, 5*time.Second, http.ErrServerClosed)
+}
+
+// listenerServer is a server of the connections a listener accepts:
+// *http.Server, *smtp.Server.
+type listenerServer interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+	Close() error
+}
+
+// serveUntilDone serves ln with srv until ctx ends, then shuts srv down:
+// what it is doing (a request, a message being received) is finished and
+// answered for up to grace, and what is still running then is cut. closed
+// is the error Serve returns once shut down, which is not a failure.
+func serveUntilDone(ctx context.Context, srv listenerServer, ln net.Listener, grace time.Duration, closed error) error {
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(h.ln) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shut, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := hs.Shutdown(shut); err != nil {
-		hs.Close() // requests still running after the grace period are cut
+	if err := srv.Shutdown(shut); err != nil {
+		srv.Close()
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err := <-errc; err != nil && !errors.Is(err, closed) {
 		return err
 	}
 	return nil

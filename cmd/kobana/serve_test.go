@@ -1,38 +1,27 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/pgtest"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 
 // serveBuffer is a goroutine-safe output for a running serve.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *serveBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *serveBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type serveBuffer = syncbuf.Buffer
 
 // startServe runs `kobana serve args…` with c in the background and returns
 // once it serves (c.Ready was called), with the addresses it reported and a
@@ -395,10 +384,7 @@ func TestServeStoreSelection(t *testing.T) {
 		t.Errorf("bad secret key: %d %q", code, stderr.String())
 	}
 	// With a PostgreSQL server (source .ci/postgres), the demo runs on it.
-	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("KOBANA_TEST_POSTGRES is not set; the PostgreSQL half of this test needs a server")
-	}
+	dsn := pgtest.SchemaURL(t, "serve", "kobana-serve-test")
 	var out, errOut serveBuffer
 	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &errOut}, &errOut, "-demo", "-http", "127.0.0.1:0", "-db", dsn)
 	if code := stop(); code != exitOK || strings.Count(out.String(), "token for") != 2 {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/kobana/workflow/internal/secretnames"
 	"github.com/kobana/workflow/lsp"
 )
 
@@ -18,11 +19,13 @@ Runs the language server for workflow documents over standard input and
 output (the Language Server Protocol, for editors). See docs/editors.md.
 
   -debounce       how long to wait after a change before checking the document (default %s; 0 checks at once)
-  -secrets-names  a file of secret names, one per line, to offer in completion
+  -secrets-names  a file of secret names to offer in completion, one per line
+                  or separated by commas or spaces (or a JSON object's keys)
                   (default: a %s file in the document's directory or a parent, up to the workspace root)
 
 The environment variable KOBANA_SECRETS may list more secret names, separated
-by commas or spaces. Names only: the server never reads a secret's value.
+by commas or spaces, as the file does (see docs/editors.md). Names only: the
+server never reads a secret's value.
 
 Exit status: 0 after the editor shut the server down, 1 when the session ended
 without a shutdown or the stream broke, 2 for a usage error.
@@ -54,10 +57,10 @@ func (c *Command) runLSP(args []string) int {
 		fmt.Fprintf(c.Stderr, "validate-workflow lsp: -debounce %s is negative\n", *debounce)
 		return 2
 	}
-	names, rejected := lsp.ParseSecretNames(getenv("KOBANA_SECRETS"))
-	if len(rejected) > 0 {
-		// Say how many, never what: a misplaced value must not reach a log.
-		fmt.Fprintf(c.Stderr, "validate-workflow lsp: KOBANA_SECRETS: %d entries are not secret names (letters, digits, _ or -) and are ignored\n", len(rejected))
+	names, problems := secretnames.Parse([]byte(getenv("KOBANA_SECRETS")))
+	for _, p := range problems {
+		// Each says where, never what: a misplaced value must not reach a log.
+		fmt.Fprintf(c.Stderr, "validate-workflow lsp: KOBANA_SECRETS: %s\n", p)
 	}
 	srv := lsp.New(lsp.Options{
 		Debounce:        *debounce,

@@ -88,7 +88,7 @@ func TestLSP(t *testing.T) {
 	if s := <-status; s != 0 {
 		t.Errorf("exit status %d, want 0; stderr %s", s, stderr.String())
 	}
-	if want := "KOBANA_SECRETS: 1 entries are not secret names"; !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "API_KEY") {
+	if want := "KOBANA_SECRETS: line 1 holds an entry that is not a secret name"; !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "API_KEY") {
 		t.Errorf("stderr %q, want %q without the entry", stderr.String(), want)
 	}
 }

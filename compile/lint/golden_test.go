@@ -3,19 +3,15 @@ package lint_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden outputs of examples/workflows/invalid")
 
 const (
 	examplesDir = "../../examples/workflows"
@@ -99,26 +95,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := strings.TrimSuffix(path, ".json")
-			checkGolden(t, base+".txt", text.Bytes())
-			checkGolden(t, base+goldenJSON, js.Bytes())
+			golden.Check(t, base+".txt", text.Bytes())
+			golden.Check(t, base+goldenJSON, js.Bytes())
 		})
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./compile/lint -run TestGolden -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; -update rewrites it):\n%s", path, diff)
 	}
 }
 

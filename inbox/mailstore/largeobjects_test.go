@@ -3,10 +3,7 @@ package mailstore_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -14,40 +11,22 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/internal/pgtest"
 )
 
 // testPool returns a pool on a fresh schema of the test database, or skips
 // when KOBANA_TEST_POSTGRES is not set.
 func testPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("KOBANA_TEST_POSTGRES is not set: PostgreSQL tests skipped (`source .ci/postgres` starts a throwaway cluster and sets it)")
-	}
 	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "mailstore_" + hex.EncodeToString(b)
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close(ctx)
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	dsn, _ := pgtest.SchemaDSN(t, "mailstore", "kobana-mailstore-test")
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Large objects belong to the database, not to the schema.
 		pool.Exec(ctx, "SELECT lo_unlink(object) FROM inbox_messages")
-		pool.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
 		pool.Close()
 	})
 	return pool

@@ -2,12 +2,9 @@ package queue_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -109,33 +107,16 @@ func openLite(t *testing.T, cfg queue.Config) (db, *queue.Queue) {
 // openPG opens a fresh schema of the test database and a queue on it.
 func openPG(t *testing.T, cfg queue.Config) (db, *queue.Queue) {
 	t.Helper()
-	dsn := os.Getenv("KOBANA_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("KOBANA_TEST_POSTGRES is not set: PostgreSQL tests skipped (`source .ci/postgres` starts a throwaway cluster and sets it)")
-	}
 	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "queue_" + hex.EncodeToString(b)
-	pcfg, err := pgxpool.ParseConfig(dsn)
+	dsn, _ := pgtest.SchemaDSN(t, "queue", "kobana-queue-test")
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pcfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(pool.Close)
 	if _, err := pool.Exec(ctx, "CREATE TABLE records (id text PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		pool.Close()
-	})
 	q, err := queue.OpenPostgres(ctx, pool, cfg)
 	if err != nil {
 		t.Fatal(err)

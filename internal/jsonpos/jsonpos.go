@@ -323,7 +323,7 @@ func (p *parser) escapedString(start int) *Value {
 			i++
 			continue
 		}
-		r, n, ok := decodeEscape(s[i:])
+		r, n, ok := DecodeEscape(s[i:])
 		if !ok {
 			p.fail(i, i+n, "invalid escape %q in string: allowed are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX", s[i:i+n])
 		}
@@ -332,10 +332,11 @@ func (p *parser) escapedString(start int) *Value {
 	}
 }
 
-// decodeEscape decodes the escape at the start of s (s[0] == '\\'): the rune,
-// the bytes consumed and whether it was valid. A \u surrogate pair counts as
-// one escape; a lone surrogate decodes to U+FFFD as in encoding/json.
-func decodeEscape(s string) (rune, int, bool) {
+// DecodeEscape decodes the JSON escape at the start of s (s[0] == '\\'): the
+// character, the bytes it takes and whether it is complete and valid. A \u
+// surrogate pair is one escape; a lone surrogate decodes to U+FFFD, as
+// encoding/json reads it.
+func DecodeEscape(s string) (rune, int, bool) {
 	if len(s) < 2 {
 		return 0, len(s), false
 	}
@@ -516,7 +517,7 @@ func SourceOffset(doc []byte, v *Value, decoded int) int {
 			i++
 			continue
 		}
-		r, n, _ := decodeEscape(string(raw[i:min(len(raw), i+12)]))
+		r, n, _ := DecodeEscape(string(raw[i:min(len(raw), i+12)]))
 		d += utf8.RuneLen(r)
 		i += n
 	}

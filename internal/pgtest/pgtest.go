@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -125,4 +126,32 @@ func SchemaDSN(tb testing.TB, prefix, app string) (dsn, schema string) {
 	tb.Helper()
 	schema = FreshSchema(tb, prefix)
 	return DSN(tb, "", 0, map[string]string{"search_path": schema, "application_name": app}), schema
+}
+
+// SchemaURL is SchemaDSN as a postgres:// URL, for what takes URLs only
+// (kobana serve -db).
+func SchemaURL(tb testing.TB, prefix, app string) string {
+	tb.Helper()
+	schema := FreshSchema(tb, prefix)
+	cfg, err := pgconn.ParseConfig(BaseDSN(tb))
+	if err != nil {
+		tb.Fatalf("KOBANA_TEST_POSTGRES: %v", err)
+	}
+	q := url.Values{}
+	for k, v := range cfg.RuntimeParams {
+		q.Set(k, v)
+	}
+	q.Set("host", cfg.Host)
+	q.Set("port", strconv.Itoa(int(cfg.Port)))
+	q.Set("sslmode", "disable")
+	if cfg.TLSConfig != nil {
+		q.Set("sslmode", "require")
+	}
+	q.Set("search_path", schema)
+	q.Set("application_name", app)
+	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Path: "/" + cfg.Database, RawQuery: q.Encode()}
+	if cfg.Password != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Password)
+	}
+	return u.String()
 }

@@ -118,6 +118,21 @@ func isASCII(s string) bool {
 	return true
 }
 
+// ASCIIHost returns the host (with its port, if any) as it is sent: a
+// non-ASCII name in its ASCII (punycode) form, as golang.org/x/net/idna's
+// lookup profile gives it, or a *HostError when it has none.
+func ASCIIHost(hostport string) (string, error) {
+	if isASCII(hostport) {
+		return hostport, nil
+	}
+	name, port := splitPort(hostport)
+	a, err := idna.Lookup.ToASCII(name)
+	if err != nil {
+		return "", &HostError{Err: err}
+	}
+	return a + port, nil
+}
+
 // splitPort splits ":port" (digits only) off a host; a bracketed IPv6
 // literal keeps its colons.
 func splitPort(hostport string) (host, port string) {
@@ -157,12 +172,9 @@ func Build(s string, pieces []Piece) (live, record string, err error) {
 	}
 	u.hs, u.he = HostSpan(s[:u.cut])
 	if u.hs >= 0 && !isASCII(s[u.hs:u.he]) {
-		name, port := splitPort(s[u.hs:u.he])
-		a, err := idna.Lookup.ToASCII(name)
-		if err != nil {
-			return "", "", &HostError{Err: err}
+		if u.host, err = ASCIIHost(s[u.hs:u.he]); err != nil {
+			return "", "", err
 		}
-		u.host = a + port
 	}
 	asWritten := u.cut == len(s) && u.host == "" && !needsEncoding(s)
 	if asWritten {
@@ -175,13 +187,15 @@ func Build(s string, pieces []Piece) (live, record string, err error) {
 	case len(pieces) == 0:
 		return live, live, nil
 	case asWritten:
-		return live, replacePieces(s, pieces), nil
+		return live, ReplacePieces(s, pieces), nil
 	}
 	return live, u.record(pieces), nil
 }
 
-// replacePieces returns s with each piece replaced by its Record.
-func replacePieces(s string, pieces []Piece) string {
+// ReplacePieces returns s with each of pieces (sorted, not overlapping)
+// replaced by its Record, as written: how the record shows text that could
+// not be made a URL.
+func ReplacePieces(s string, pieces []Piece) string {
 	n := len(s)
 	for _, p := range pieces {
 		n += len(p.Record) - (p.End - p.Start)

@@ -18,8 +18,10 @@ func TestParseResponses(t *testing.T) {
 		{`{"steps": [{"response": {"status": 201}}, {"response": {"status": 202}}]}`, []int{0, 1}, ""},
 		{`{"01": {}}`, nil, `key "01" is not a step index`},
 		{`{"-1": {}}`, nil, `key "-1" is not a step index`},
+		{`{"x": {}}`, nil, `key "x" is not a step index`},
 		{`"text"`, nil, "expected a JSON object or array"},
 		{` `, nil, "the file is empty"},
+		{``, nil, "the file is empty"},
 		{`[{"status": "ok"}]`, nil, "cannot unmarshal"},
 	} {
 		got, err := ParseResponses([]byte(tc.in))

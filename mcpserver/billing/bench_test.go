@@ -12,7 +12,7 @@ func BenchmarkResourceRead(b *testing.B) {
 	e := newEnvWith(b, envOptions{})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := e.srv.Connect(ctx, e.tokens["viewer"], st)
+	ss, err := e.Server.Connect(ctx, e.Tokens["viewer"], st)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func promptRef(name string) *mcp.CompleteReference {
 func TestCompletions(t *testing.T) {
 	e := newEnv(t)
 	for _, era := range eras {
-		cs := e.connect("viewer", era, nil)
+		cs := e.Connect("viewer", era, nil)
 		cases := []struct {
 			ref      *mcp.CompleteReference
 			arg, val string
@@ -62,11 +62,11 @@ func TestCompletions(t *testing.T) {
 			}
 		}
 		// The owner may use collect_overdue_invoices: its customer_id completes.
-		if got := complete(t, e.connect("owner", era, nil), promptRef("collect_overdue_invoices"), "customer_id", "cus_a"); strings.Join(got, " ") != "cus_acme" {
+		if got := complete(t, e.Connect("owner", era, nil), promptRef("collect_overdue_invoices"), "customer_id", "cus_a"); strings.Join(got, " ") != "cus_acme" {
 			t.Errorf("%s owner collect_overdue_invoices: %v", era, got)
 		}
 		// Who may not list gets no suggestion.
-		guest := e.connect("guest", era, nil)
+		guest := e.Connect("guest", era, nil)
 		for _, ref := range []*mcp.CompleteReference{promptRef("customer_overview"), resourceRef("kobana://billing/customers/{id}"), resourceRef("kobana://billing/schemas/{resource}")} {
 			arg := "id"
 			switch {
@@ -101,7 +101,7 @@ func TestNFeDocumentCompletionSuggestsOnlyDocuments(t *testing.T) {
 	if len(documented) == 0 || undocumented == 0 {
 		t.Fatalf("the demo needs NF-e with and without documents: %d and %d", len(documented), undocumented)
 	}
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	for _, uri := range []string{"kobana://billing/nfes/{id}/pdf", "kobana://billing/nfes/{id}/xml"} {
 		got := complete(t, cs, resourceRef(uri), "id", "nfe_")
 		if len(got) != len(documented) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +20,7 @@ import (
 func TestConfirmOnModernFormClient(t *testing.T) {
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1006", "reason": "acordo comercial"}
-	r := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)
+	r := e.RawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)
 	if !inputRequired(r) {
 		t.Fatalf("first call: %v", r)
 	}
@@ -35,7 +33,7 @@ func TestConfirmOnModernFormClient(t *testing.T) {
 		t.Fatal("asking ran the tool")
 	}
 	state := r["requestState"].(string)
-	r = e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
+	r = e.RawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
 	if r["isError"] == true {
 		t.Fatalf("confirmed call: %v", r)
 	}
@@ -46,7 +44,7 @@ func TestConfirmOnModernFormClient(t *testing.T) {
 	// The same confirmed call again is a replay and runs nothing.
 	updated := got.UpdatedAt
 	e.clock.Advance(1)
-	r = e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
+	r = e.RawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer)
 	if r["isError"] != true || !strings.Contains(resultText(r), "confirmation_replayed") {
 		t.Fatalf("replay: %v", r)
 	}
@@ -63,8 +61,8 @@ func TestDeclineAnswersUSER_DECLINED(t *testing.T) {
 		{"confirm": map[string]any{"action": "cancel"}},
 		{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": false}}},
 	} {
-		r := e.rawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)
-		r = e.rawCall("owner", "billing_invoices_refund", args, formCaps, r["requestState"].(string), answer)
+		r := e.RawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)
+		r = e.RawCall("owner", "billing_invoices_refund", args, formCaps, r["requestState"].(string), answer)
 		if r["isError"] != true || !strings.Contains(resultText(r), "USER_DECLINED") || strings.Contains(resultText(r), "user_declined") {
 			t.Errorf("answer %v: %v", answer, r)
 		}
@@ -79,7 +77,7 @@ func TestDeclineAnswersUSER_DECLINED(t *testing.T) {
 func TestConfirmationIsBound(t *testing.T) {
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1006"}
-	state := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)["requestState"].(string)
+	state := e.RawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)["requestState"].(string)
 	// Calls that could run, so that only the binding differs: a customer
 	// with the same id (deletable), an invoice with the same id in the
 	// other organization.
@@ -97,10 +95,10 @@ func TestConfirmationIsBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]map[string]any{
-		"other invoice": e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, formCaps, state, yesAnswer),
-		"other person":  e.rawCall("owner2", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
-		"other org":     e.rawCall("other", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
-		"forged":        e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state[:len(state)-4]+"AAAA", yesAnswer),
+		"other invoice": e.RawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, formCaps, state, yesAnswer),
+		"other person":  e.RawCall("owner2", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
+		"other org":     e.RawCall("other", "billing_invoices_cancel", args, formCaps, state, yesAnswer),
+		"forged":        e.RawCall("owner", "billing_invoices_cancel", args, formCaps, state[:len(state)-4]+"AAAA", yesAnswer),
 	} {
 		if !inputRequired(r) {
 			t.Errorf("%s: %v, want the question again", name, r)
@@ -109,11 +107,11 @@ func TestConfirmationIsBound(t *testing.T) {
 	// Another tool: its schema refuses an invoice id as a customer id before
 	// any confirmation is looked at (the binding to the tool itself is the
 	// framework's, tested there).
-	if r := e.rawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer); mcptest.ResultCode(r) != "invalid_arguments" {
+	if r := e.RawCall("owner", "billing_customers_delete", args, formCaps, state, yesAnswer); mcptest.ResultCode(r) != "invalid_arguments" {
 		t.Errorf("other tool: %v, want invalid_arguments", r)
 	}
 	e.clock.Advance(confirm.TTL + 1)
-	if r := e.rawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer); !inputRequired(r) {
+	if r := e.RawCall("owner", "billing_invoices_cancel", args, formCaps, state, yesAnswer); !inputRequired(r) {
 		t.Errorf("expired: %v", r)
 	}
 	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.invoice("inv_1011").Status != billing.InvoiceOpen {
@@ -127,12 +125,12 @@ func TestLegacyClientsRunDirectly(t *testing.T) {
 	e := newEnv(t)
 	asked := 0
 	count := func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) { asked++; return accept(nil) }
-	cs := e.connect("owner", "2025-11-25", count)
-	e.ok(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, nil)
-	e.ok(e.connectStdio("owner", "2025-11-25"), "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "duplicada"}, nil)
+	cs := e.Connect("owner", "2025-11-25", count)
+	e.OK(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, nil)
+	e.OK(e.ConnectStdio("owner", "2025-11-25", nil), "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "duplicada"}, nil)
 	// 2026 without elicitation, and 2026 declaring only URL elicitation.
-	e.ok(e.connect("owner", "2026-07-28", nil), "billing_subscriptions_cancel", map[string]any{"id": "sub_maria"}, nil)
-	r := e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "", nil)
+	e.OK(e.Connect("owner", "2026-07-28", nil), "billing_subscriptions_cancel", map[string]any{"id": "sub_maria"}, nil)
+	r := e.RawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "", nil)
 	if r["isError"] == true || inputRequired(r) {
 		t.Fatalf("url-only client: %v", r)
 	}
@@ -150,7 +148,7 @@ func TestLegacyClientsRunDirectly(t *testing.T) {
 // Non-destructive writes never ask, and every destructive tool asks.
 func TestWhatIsConfirmed(t *testing.T) {
 	e := newEnv(t)
-	r := e.rawCall("owner", "billing_invoices_send_reminder", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
+	r := e.RawCall("owner", "billing_invoices_send_reminder", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
 	if inputRequired(r) || r["isError"] == true {
 		t.Fatalf("send_reminder: %v", r)
 	}
@@ -161,7 +159,7 @@ func TestWhatIsConfirmed(t *testing.T) {
 		"billing_invoices_refund":      {"id": "inv_1008", "reason": "teste"},
 		"billing_nfes_cancel":          {"id": "nfe_0010", "reason": "emitida por engano"},
 	} {
-		if r := e.rawCall("owner", tool, args, formCaps, "", nil); !inputRequired(r) {
+		if r := e.RawCall("owner", tool, args, formCaps, "", nil); !inputRequired(r) {
 			t.Errorf("%s was not confirmed: %v", tool, r)
 		}
 	}
@@ -174,25 +172,10 @@ func TestWhatIsConfirmed(t *testing.T) {
 func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1008", "reason": "licença devolvida"}
-	state := e.rawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)["requestState"].(string)
-	var wg sync.WaitGroup
-	var ok, replayed atomic.Int32
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := e.rawCall("owner", "billing_invoices_refund", args, formCaps, state, yesAnswer)
-			switch {
-			case r["isError"] != true:
-				ok.Add(1)
-			case strings.Contains(resultText(r), "confirmation_replayed"):
-				replayed.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 19 {
-		t.Fatalf("ok=%d replayed=%d, want 1 and 19", ok.Load(), replayed.Load())
+	state := e.RawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)["requestState"].(string)
+	ok, replayed := e.ToolCall("owner", "billing_invoices_refund", args, formCaps, state, yesAnswer).Concurrently(t, 20, "confirmation_replayed")
+	if ok != 1 || replayed != 19 {
+		t.Fatalf("ok=%d replayed=%d, want 1 and 19", ok, replayed)
 	}
 	if e.invoice("inv_1008").Status != billing.InvoiceRefunded {
 		t.Fatal("not refunded")
@@ -202,7 +185,7 @@ func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
 // Billing works per organization, and its question says so.
 func TestQuestionNamesTheOrganization(t *testing.T) {
 	e := newEnv(t)
-	r := e.rawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
+	r := e.RawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
 	b, _ := json.Marshal(r["inputRequests"])
 	if !inputRequired(r) || !strings.Contains(string(b), "in organization "+demo.Organization) || strings.Contains(string(b), "workspace") {
 		t.Fatalf("question: %s", b)
@@ -235,7 +218,7 @@ func TestRefusalsAreAnsweredBeforeAsking(t *testing.T) {
 		{"billing_nfes_cancel", map[string]any{"id": rejected[0].ID, "reason": reason}, "invalid_state"},
 		{"billing_nfes_cancel", map[string]any{"id": "nfe_nope", "reason": reason}, "not_found"},
 	} {
-		r := e.rawCall("owner", c.tool, c.args, formCaps, "", nil)
+		r := e.RawCall("owner", c.tool, c.args, formCaps, "", nil)
 		if inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"`+c.code+": ") {
 			t.Errorf("%s %v: %s, want %s without a question", c.tool, c.args, resultText(r), c.code)
 		}

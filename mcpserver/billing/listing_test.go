@@ -46,10 +46,10 @@ func TestListingsSeeEveryRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	// A filter matching only the oldest invoice.
 	var l billing.InvoiceList
-	e.ok(cs, "billing_invoices_list", map[string]any{"subscription_id": "sub_oldest"}, &l)
+	e.OK(cs, "billing_invoices_list", map[string]any{"subscription_id": "sub_oldest"}, &l)
 	if len(l.Invoices) != 1 || l.Invoices[0].ID != "inv_bulk_0000" {
 		t.Fatalf("the oldest invoice by its filter: %+v", l.Invoices)
 	}
@@ -66,7 +66,7 @@ func TestListingsSeeEveryRecord(t *testing.T) {
 		if page > n/100+1 {
 			t.Fatal("the listing does not end")
 		}
-		e.ok(cs, "billing_invoices_list", args, &l)
+		e.OK(cs, "billing_invoices_list", args, &l)
 		for _, inv := range l.Invoices {
 			if seen[inv.ID] {
 				t.Fatalf("%s on two pages", inv.ID)
@@ -83,8 +83,8 @@ func TestListingsSeeEveryRecord(t *testing.T) {
 		t.Fatalf("paged %d of %d invoices, sorted: %v", len(seen), n, slices.IsSorted(amounts))
 	}
 	// The cursor belongs to its listing.
-	e.fails(cs, "billing_invoices_list", map[string]any{"customer_id": "cus_bulk", "sort": "-amount_cents", "cursor": args["cursor"]}, "invalid_arguments")
-	e.fails(cs, "billing_invoices_list", map[string]any{"cursor": "12"}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_list", map[string]any{"customer_id": "cus_bulk", "sort": "-amount_cents", "cursor": args["cursor"]}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_list", map[string]any{"cursor": "12"}, "invalid_arguments")
 }
 
 // Status and due-date filters run in the store: overdue is an open invoice
@@ -92,12 +92,12 @@ func TestListingsSeeEveryRecord(t *testing.T) {
 // still judged by its NF-e.
 func TestInvoiceFiltersInTheStore(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	var all, overdue, open, without billing.InvoiceList
-	e.ok(cs, "billing_invoices_list", map[string]any{"limit": 100}, &all)
-	e.ok(cs, "billing_invoices_list", map[string]any{"status": "overdue", "limit": 100}, &overdue)
-	e.ok(cs, "billing_invoices_list", map[string]any{"status": "open", "limit": 100}, &open)
-	e.ok(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &without)
+	e.OK(cs, "billing_invoices_list", map[string]any{"limit": 100}, &all)
+	e.OK(cs, "billing_invoices_list", map[string]any{"status": "overdue", "limit": 100}, &overdue)
+	e.OK(cs, "billing_invoices_list", map[string]any{"status": "open", "limit": 100}, &open)
+	e.OK(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &without)
 	count := map[string]int{}
 	for _, inv := range all.Invoices {
 		count[inv.Status]++
@@ -129,18 +129,18 @@ func TestInvoiceFiltersInTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again billing.InvoiceList
-	e.ok(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &again)
+	e.OK(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &again)
 	if len(again.Invoices) != len(without.Invoices) || slices.ContainsFunc(again.Invoices, func(i billing.Invoice) bool { return i.ID == "inv_1001" }) {
 		t.Errorf("a legacy invoice with an authorized NF-e is listed without NF-e")
 	}
 	// Cancelling an NF-e updates its invoice's copy of the status.
 	nfeID := e.invoice("inv_1004").NFeID
-	owner := e.connect("owner", "2025-11-25", nil)
-	e.ok(owner, "billing_nfes_cancel", map[string]any{"id": nfeID, "reason": "valor emitido com erro na nota"}, nil)
+	owner := e.Connect("owner", "2025-11-25", nil)
+	e.OK(owner, "billing_nfes_cancel", map[string]any{"id": nfeID, "reason": "valor emitido com erro na nota"}, nil)
 	if st := e.invoice("inv_1004").NFeStatus; st != billing.NFeCancelled {
 		t.Errorf("inv_1004 after its NF-e was cancelled: nfe_status %q", st)
 	}
-	e.ok(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &again)
+	e.OK(cs, "billing_invoices_list", map[string]any{"without_nfe": true, "limit": 100}, &again)
 	if !slices.ContainsFunc(again.Invoices, func(i billing.Invoice) bool { return i.ID == "inv_1004" }) {
 		t.Errorf("inv_1004 is not listed without NF-e after its NF-e was cancelled")
 	}

@@ -26,7 +26,7 @@ func TestNewcomerPath(t *testing.T) {
 		mu.Unlock()
 		return accept(r)
 	}
-	modern := e.connect("owner", "2026-07-28", answer)
+	modern := e.Connect("owner", "2026-07-28", answer)
 
 	rl, err := modern.ListResources(ctx, nil)
 	if err != nil {
@@ -51,7 +51,7 @@ func TestNewcomerPath(t *testing.T) {
 		t.Fatal("reads asked for confirmation")
 	}
 	var inv billing.Invoice
-	e.ok(modern, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, &inv)
+	e.OK(modern, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, &inv)
 	if len(questions) != 1 || !strings.Contains(questions[0], "billing_invoices_cancel") || !strings.Contains(questions[0], `{"id":"inv_1006"}`) {
 		t.Fatalf("questions %q", questions)
 	}
@@ -59,8 +59,8 @@ func TestNewcomerPath(t *testing.T) {
 		t.Fatal("the confirmed cancel did not run")
 	}
 
-	legacy := e.connect("owner", "2025-06-18", answer)
-	e.ok(legacy, "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, &inv)
+	legacy := e.Connect("owner", "2025-06-18", answer)
+	e.OK(legacy, "billing_invoices_cancel", map[string]any{"id": "inv_1011"}, &inv)
 	if len(questions) != 1 || e.invoice("inv_1011").Status != billing.InvoiceCancelled {
 		t.Fatalf("era 2025: asked %d times, status %s", len(questions), e.invoice("inv_1011").Status)
 	}

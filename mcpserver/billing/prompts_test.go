@@ -53,11 +53,11 @@ func getPrompt(t *testing.T, cs *mcp.ClientSession, name string, args map[string
 func TestPromptVisibilityByScope(t *testing.T) {
 	e := newEnv(t)
 	for _, era := range eras {
-		if got := strings.Join(promptNames(t, e.connect("owner", era, nil)), " "); got != "collect_overdue_invoices customer_overview monthly_billing_summary review_pending_nfes" {
+		if got := strings.Join(promptNames(t, e.Connect("owner", era, nil)), " "); got != "collect_overdue_invoices customer_overview monthly_billing_summary review_pending_nfes" {
 			t.Errorf("%s owner prompts: %s", era, got)
 		}
 		for _, who := range []string{"viewer", "owner-ro"} {
-			cs := e.connect(who, era, nil)
+			cs := e.Connect(who, era, nil)
 			if got := strings.Join(promptNames(t, cs), " "); got != "customer_overview monthly_billing_summary review_pending_nfes" {
 				t.Errorf("%s %s prompts: %s", era, who, got)
 			}
@@ -70,7 +70,7 @@ func TestPromptVisibilityByScope(t *testing.T) {
 
 func TestCollectOverdueInvoices(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2026-07-28", nil)
+	cs := e.Connect("owner", "2026-07-28", nil)
 	r, err := getPrompt(t, cs, "collect_overdue_invoices", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestCollectOverdueInvoices(t *testing.T) {
 
 func TestReviewPendingNFes(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2025-11-25", nil)
+	cs := e.Connect("viewer", "2025-11-25", nil)
 	r, err := getPrompt(t, cs, "review_pending_nfes", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestReviewPendingNFes(t *testing.T) {
 
 func TestCustomerOverview(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	if _, err := getPrompt(t, cs, "customer_overview", nil); rpcCode(err) != -32602 {
 		t.Errorf("missing customer_id: %v", err)
 	}
@@ -183,7 +183,7 @@ func TestCustomerOverview(t *testing.T) {
 
 func TestMonthlyBillingSummary(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	for _, bad := range []string{"2026-13", "11/2026", "2026-1", "november"} {
 		if _, err := getPrompt(t, cs, "monthly_billing_summary", map[string]string{"month": bad}); rpcCode(err) != -32602 {
 			t.Errorf("month %q: %v, want -32602", bad, err)

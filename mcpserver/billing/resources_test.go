@@ -101,7 +101,7 @@ func TestEveryResourceBothEras(t *testing.T) {
 		{"kobana://billing/nfes/nfe_0001", []string{`"status":"authorized"`, `"uri":"kobana://billing/nfes/nfe_0001/xml"`, `"mime_type":"application/xml"`}},
 	}
 	for _, era := range eras {
-		for name, cs := range map[string]*mcp.ClientSession{"http": e.connect("viewer", era, nil), "stdio": e.connectStdio("viewer", era)} {
+		for name, cs := range map[string]*mcp.ClientSession{"http": e.Connect("viewer", era, nil), "stdio": e.ConnectStdio("viewer", era, nil)} {
 			for _, c := range jsonCases {
 				rc := read(t, cs, c.uri)
 				if rc.MIMEType != "application/json" || !json.Valid([]byte(rc.Text)) {
@@ -134,14 +134,14 @@ func TestEveryResourceBothEras(t *testing.T) {
 // The sizes the tools report are those of the documents the resources serve.
 func TestToolsDescribeTheFilesResourcesServe(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	var inv billing.Invoice
-	e.ok(cs, "billing_invoices_get", map[string]any{"id": "inv_1004"}, &inv)
+	e.OK(cs, "billing_invoices_get", map[string]any{"id": "inv_1004"}, &inv)
 	if got := len(read(t, cs, inv.PDF.URI).Blob); got != inv.PDF.SizeBytes {
 		t.Errorf("invoice PDF: tool says %d bytes, resource has %d", inv.PDF.SizeBytes, got)
 	}
 	var n billing.NFe
-	e.ok(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"}, &n)
+	e.OK(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"}, &n)
 	if got := len(read(t, cs, n.PDF.URI).Blob); got != n.PDF.SizeBytes || n.PDF.MIMEType != "application/pdf" {
 		t.Errorf("DANFE: tool says %d bytes, resource has %d", n.PDF.SizeBytes, got)
 	}
@@ -149,7 +149,7 @@ func TestToolsDescribeTheFilesResourcesServe(t *testing.T) {
 		t.Errorf("XML: tool says %d bytes, resource has %d", n.XML.SizeBytes, got)
 	}
 	// Tools never carry the bytes.
-	r := e.call(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"})
+	r := e.Call(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"})
 	if strings.Contains(textOf(r), "%PDF") || strings.Contains(textOf(r), "nfeProc") {
 		t.Error("billing_nfes_get returned document contents")
 	}
@@ -157,9 +157,9 @@ func TestToolsDescribeTheFilesResourcesServe(t *testing.T) {
 
 func TestNFeXMLHasTheNfeProcShape(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	var n billing.NFe
-	e.ok(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"}, &n)
+	e.OK(cs, "billing_nfes_get", map[string]any{"id": "nfe_0010"}, &n)
 	text := read(t, cs, "kobana://billing/nfes/nfe_0010/xml").Text
 	var doc nfeProc
 	if err := xml.Unmarshal([]byte(text), &doc); err != nil {
@@ -193,7 +193,7 @@ func TestNFeXMLHasTheNfeProcShape(t *testing.T) {
 		}
 	}
 	// A CPF recipient goes in dest/CPF.
-	e.ok(e.connect("owner", "2026-07-28", nil), "billing_nfes_emit", map[string]any{"invoice_id": "inv_1011"}, &n)
+	e.OK(e.Connect("owner", "2026-07-28", nil), "billing_nfes_emit", map[string]any{"invoice_id": "inv_1011"}, &n)
 	var cpfDoc nfeProc
 	if err := xml.Unmarshal([]byte(read(t, cs, "kobana://billing/nfes/"+n.ID+"/xml").Text), &cpfDoc); err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestResourceListsAndNotFound(t *testing.T) {
 	ctx := context.Background()
 	for _, era := range eras {
 		for _, who := range []string{"owner", "viewer"} {
-			cs := e.connect(who, era, nil)
+			cs := e.Connect(who, era, nil)
 			rl, err := cs.ListResources(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -248,7 +248,7 @@ func TestResourceListsAndNotFound(t *testing.T) {
 			}
 		}
 		// A guest, whose role runs no tool, sees and reads no resource.
-		guest := e.connect("guest", era, nil)
+		guest := e.Connect("guest", era, nil)
 		if rl, err := guest.ListResources(ctx, nil); err != nil || len(rl.Resources) != 0 {
 			t.Errorf("%s guest lists %v, %v", era, rl, err)
 		}
@@ -259,7 +259,7 @@ func TestResourceListsAndNotFound(t *testing.T) {
 		if _, err := guest.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kobana://billing/organization"}); rpcCode(err) != notFound {
 			t.Errorf("%s guest reads the organization: %v", era, err)
 		}
-		cs := e.connect("viewer", era, nil)
+		cs := e.Connect("viewer", era, nil)
 		for _, uri := range []string{
 			"kobana://billing/invoices/inv_9999", "kobana://billing/invoices/inv_9999/pdf", "kobana://billing/customers/" + otherCustomer,
 			"kobana://billing/nfes/nfe_9999/xml", "kobana://billing/schemas/payments", "kobana://billing/nothing", "kobana://billing/invoices/inv_1001/html",
@@ -282,7 +282,7 @@ func TestResourceListsAndNotFound(t *testing.T) {
 func TestResourceSizeCap(t *testing.T) {
 	e := newEnvWith(t, envOptions{maxResourceBytes: 1000})
 	for _, era := range eras {
-		cs := e.connect("viewer", era, nil)
+		cs := e.Connect("viewer", era, nil)
 		for _, uri := range []string{"kobana://billing/invoices/inv_1001/pdf", "kobana://billing/nfes/nfe_0001/pdf", "kobana://billing/nfes/nfe_0001/xml"} {
 			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 			if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "resource_too_large") || !strings.Contains(err.Error(), "1000-byte") {

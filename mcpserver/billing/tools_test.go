@@ -63,14 +63,14 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 	readOnlyTools := strings.Join(viewer.ToolNames(), " ")
 	for _, era := range eras {
 		for _, who := range []string{"viewer", "owner-ro"} {
-			if got := sortedKeys(billingTools(t, e.connect(who, era, nil))); got != readOnlyTools {
+			if got := sortedKeys(billingTools(t, e.Connect(who, era, nil))); got != readOnlyTools {
 				t.Errorf("%s %s sees\n%s\nwant the viewer snapshot's\n%s", era, who, got, readOnlyTools)
 			}
 		}
-		if n := len(billingTools(t, e.connect("guest", era, nil))); n != 0 {
+		if n := len(billingTools(t, e.Connect("guest", era, nil))); n != 0 {
 			t.Errorf("%s guest sees %d billing tools", era, n)
 		}
-		tools := billingTools(t, e.connect("owner", era, nil))
+		tools := billingTools(t, e.Connect("owner", era, nil))
 		if got, want := sortedKeys(tools), strings.Join(owner.ToolNames(), " "); got != want {
 			t.Fatalf("%s owner sees\n%s\nwant the owner snapshot's\n%s", era, got, want)
 		}
@@ -95,8 +95,8 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 		}
 	}
 	// A viewer's write is refused and changes nothing.
-	cs := e.connect("viewer", "2026-07-28", nil)
-	e.fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, "permission_denied")
+	cs := e.Connect("viewer", "2026-07-28", nil)
+	e.Fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, "permission_denied")
 	if e.invoice("inv_1006").Status != billing.InvoiceOpen {
 		t.Fatal("a denied cancel changed the invoice")
 	}
@@ -104,10 +104,10 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 
 func TestInvoiceStateRules(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2025-11-25", nil)
+	cs := e.Connect("owner", "2025-11-25", nil)
 	// Overdue is an open invoice past its due date, reported, not stored.
 	var inv billing.Invoice
-	e.ok(cs, "billing_invoices_get", map[string]any{"id": "inv_1005"}, &inv)
+	e.OK(cs, "billing_invoices_get", map[string]any{"id": "inv_1005"}, &inv)
 	if inv.Status != billing.InvoiceOverdue || inv.DaysOverdue != 40 || inv.PDF == nil || inv.PDF.MIMEType != "application/pdf" ||
 		inv.PDF.URI != "kobana://billing/invoices/inv_1005/pdf" || inv.PDF.SizeBytes < 1000 {
 		t.Errorf("inv_1005 = %+v (pdf %+v)", inv, inv.PDF)
@@ -115,47 +115,47 @@ func TestInvoiceStateRules(t *testing.T) {
 	if e.invoice("inv_1005").Status != billing.InvoiceOpen {
 		t.Error("overdue must be stored as open")
 	}
-	msg := e.fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1006", "reason": "cliente pediu"}, "invalid_state")
+	msg := e.Fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1006", "reason": "cliente pediu"}, "invalid_state")
 	if !strings.Contains(msg, "unpaid invoice cannot be refunded") {
 		t.Errorf("refund unpaid: %s", msg)
 	}
-	msg = e.fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1002"}, "invalid_state")
+	msg = e.Fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1002"}, "invalid_state")
 	if !strings.Contains(msg, "is paid and cannot be cancelled") || !strings.Contains(msg, "billing_invoices_refund") {
 		t.Errorf("cancel paid: %s", msg)
 	}
-	e.fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1012"}, "invalid_state")
-	e.fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1013", "reason": "de novo"}, "invalid_state")
+	e.Fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1012"}, "invalid_state")
+	e.Fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1013", "reason": "de novo"}, "invalid_state")
 	// inv_1003 has an authorized NF-e: cancel that first.
-	e.fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1003"}, "nfe_authorized")
+	e.Fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1003"}, "nfe_authorized")
 	// inv_1014's NF-e is pending at SEFAZ.
-	e.fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1014"}, "nfe_pending")
+	e.Fails(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1014"}, "nfe_pending")
 	for _, id := range []string{"inv_1006", "inv_1002", "inv_1003", "inv_1014"} {
 		if s := e.invoice(id).Status; s != billing.InvoiceOpen && s != billing.InvoicePaid {
 			t.Errorf("a refused call changed %s to %s", id, s)
 		}
 	}
 	// Allowed transitions, read back from the store.
-	e.ok(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006", "reason": "renegociada"}, &inv)
+	e.OK(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1006", "reason": "renegociada"}, &inv)
 	if got := e.invoice("inv_1006"); got.Status != billing.InvoiceCancelled || got.CancelReason != "renegociada" || !got.CancelledAt.Equal(demoNow) {
 		t.Errorf("cancelled invoice stored as %+v", got)
 	}
-	e.ok(cs, "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "serviço não prestado"}, &inv)
+	e.OK(cs, "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "serviço não prestado"}, &inv)
 	if got := e.invoice("inv_1002"); got.Status != billing.InvoiceRefunded || got.RefundReason != "serviço não prestado" {
 		t.Errorf("refunded invoice stored as %+v", got)
 	}
-	e.fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "de novo"}, "invalid_state")
+	e.Fails(cs, "billing_invoices_refund", map[string]any{"id": "inv_1002", "reason": "de novo"}, "invalid_state")
 }
 
 func TestInvoiceCreateAndReminders(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2026-07-28", nil)
-	e.fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "amount_cents": 100, "due_date": "2026-11-01"}, "invalid_arguments")
-	e.fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "amount_cents": -5, "due_date": "2026-12-01"}, "invalid_arguments")
-	e.fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "due_date": "2026-12-01"}, "invalid_arguments")
-	e.fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_nobody", "description": "x", "amount_cents": 100, "due_date": "2026-12-01"}, "not_found")
-	e.fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "subscription_id": "sub_acme", "description": "x", "amount_cents": 100, "due_date": "2026-12-01"}, "invalid_arguments")
+	cs := e.Connect("owner", "2026-07-28", nil)
+	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "amount_cents": 100, "due_date": "2026-11-01"}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "amount_cents": -5, "due_date": "2026-12-01"}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "due_date": "2026-12-01"}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_nobody", "description": "x", "amount_cents": 100, "due_date": "2026-12-01"}, "not_found")
+	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "subscription_id": "sub_acme", "description": "x", "amount_cents": 100, "due_date": "2026-12-01"}, "invalid_arguments")
 	var inv billing.Invoice
-	e.ok(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "Serviços de dezembro", "due_date": "2026-12-10",
+	e.OK(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "Serviços de dezembro", "due_date": "2026-12-10",
 		"items": []map[string]any{{"description": "Hora técnica", "quantity": 3, "unit_price_cents": 12550}, {"description": "Deslocamento", "quantity": 1, "unit_price_cents": 4000}}}, &inv)
 	if inv.AmountCents != 3*12550+4000 || inv.Number != "FAT-001015" || inv.Status != billing.InvoiceOpen || inv.IssueDate != "2026-11-20" || inv.CustomerName != "Maria Oliveira" {
 		t.Errorf("created %+v", inv)
@@ -164,17 +164,17 @@ func TestInvoiceCreateAndReminders(t *testing.T) {
 		t.Errorf("stored %+v", got)
 	}
 	// Reminders: only open or overdue, needs an e-mail, one per 24 hours.
-	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1001"}, "invalid_state")
-	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1011"}, "customer_without_email")
+	e.Fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1001"}, "invalid_state")
+	e.Fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1011"}, "customer_without_email")
 	before := e.count(demo.Organization, billing.KindReminder, store.Query{Parent: "inv_1005"})
 	var rr billing.ReminderResult
-	e.ok(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005", "message": "Podemos parcelar."}, &rr)
+	e.OK(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005", "message": "Podemos parcelar."}, &rr)
 	if rr.Reminder.To != "contas@globex.example" || !strings.Contains(rr.Reminder.Body, "Podemos parcelar.") || !strings.Contains(rr.Reminder.Body, "40 dia(s) em atraso") {
 		t.Errorf("reminder %+v", rr.Reminder)
 	}
-	e.fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, "reminder_too_soon")
+	e.Fails(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, "reminder_too_soon")
 	e.clock.Advance(25 * time.Hour)
-	e.ok(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, nil)
+	e.OK(cs, "billing_invoices_send_reminder", map[string]any{"id": "inv_1005"}, nil)
 	if n := e.count(demo.Organization, billing.KindReminder, store.Query{Parent: "inv_1005"}); n != before+2 {
 		t.Errorf("reminders of inv_1005: %d, want %d", n, before+2)
 	}
@@ -185,18 +185,18 @@ func TestInvoiceCreateAndReminders(t *testing.T) {
 
 func TestNFeLifecycle(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2025-11-25", nil)
+	cs := e.Connect("owner", "2025-11-25", nil)
 	// Globex's stored CNPJ has wrong check digits: SEFAZ rejects the NF-e.
 	var n billing.NFe
-	e.ok(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &n)
+	e.OK(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &n)
 	if n.Status != billing.NFeRejected || n.Rejection == nil || n.Rejection.Code != "208" || n.Number != 11 || !billing.ValidAccessKey(n.AccessKey) || n.PDF != nil {
 		t.Fatalf("emit for Globex: %+v", n)
 	}
 	// A wrong document is refused by the tool itself…
-	e.fails(cs, "billing_customers_update", map[string]any{"id": "cus_globex", "document": "33.445.566/0001-00"}, "invalid_arguments")
+	e.Fails(cs, "billing_customers_update", map[string]any{"id": "cus_globex", "document": "33.445.566/0001-00"}, "invalid_arguments")
 	// …a valid one fixes the cause, and the next emission is authorized.
-	e.ok(cs, "billing_customers_update", map[string]any{"id": "cus_globex", "document": "11.222.333/0001-81"}, nil)
-	e.ok(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &n)
+	e.OK(cs, "billing_customers_update", map[string]any{"id": "cus_globex", "document": "11.222.333/0001-81"}, nil)
+	e.OK(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &n)
 	if n.Status != billing.NFeAuthorized || n.Protocol == "" || n.Number != 12 || n.Recipient.Document != "11222333000181" ||
 		n.PDF == nil || n.PDF.SizeBytes == 0 || n.XML == nil || n.XML.SizeBytes == 0 || n.AccessKey[20:22] != "55" {
 		t.Fatalf("second emit: %+v", n)
@@ -204,24 +204,24 @@ func TestNFeLifecycle(t *testing.T) {
 	if e.invoice("inv_1006").NFeID != n.ID {
 		t.Error("the invoice does not point at its NF-e")
 	}
-	e.fails(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, "nfe_exists")
-	e.fails(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1012"}, "invalid_state")
+	e.Fails(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, "nfe_exists")
+	e.Fails(cs, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1012"}, "invalid_state")
 	// Cancellation: a justification of 15 characters or more, authorized
 	// NF-e only, within 24 hours of authorization.
 	reason := "valor faturado com erro"
-	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0010", "reason": "erro"}, "invalid_arguments")
-	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0004", "reason": reason}, "invalid_state")
-	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0009", "reason": reason}, "invalid_state")
-	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0007", "reason": reason}, "invalid_state")
-	e.fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0001", "reason": reason}, "cancel_window_closed")
-	e.ok(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0010", "reason": reason}, &n)
+	e.Fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0010", "reason": "erro"}, "invalid_arguments")
+	e.Fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0004", "reason": reason}, "invalid_state")
+	e.Fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0009", "reason": reason}, "invalid_state")
+	e.Fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0007", "reason": reason}, "invalid_state")
+	e.Fails(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0001", "reason": reason}, "cancel_window_closed")
+	e.OK(cs, "billing_nfes_cancel", map[string]any{"id": "nfe_0010", "reason": reason}, &n)
 	var stored billing.NFe
 	e.stored(demo.Organization, billing.KindNFe, "nfe_0010", &stored)
 	if stored.Status != billing.NFeCancelled || stored.CancelReason != reason || stored.CancelProtocol == "" {
 		t.Fatalf("cancelled NF-e stored as %+v", stored)
 	}
 	// With its NF-e cancelled, the invoice can be cancelled too.
-	e.ok(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1004"}, nil)
+	e.OK(cs, "billing_invoices_cancel", map[string]any{"id": "inv_1004"}, nil)
 	if e.invoice("inv_1004").Status != billing.InvoiceCancelled {
 		t.Fatal("inv_1004 not cancelled")
 	}
@@ -229,44 +229,44 @@ func TestNFeLifecycle(t *testing.T) {
 
 func TestCustomersAndSubscriptions(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2025-11-25", nil)
-	e.fails(cs, "billing_customers_create", map[string]any{"name": "X", "document": "529.982.247-24"}, "invalid_arguments")
-	e.fails(cs, "billing_customers_create", map[string]any{"name": "X", "email": "not an e-mail"}, "invalid_arguments")
-	e.fails(cs, "billing_customers_create", map[string]any{"name": "X", "address": map[string]any{"state": "XX"}}, "invalid_arguments")
+	cs := e.Connect("owner", "2025-11-25", nil)
+	e.Fails(cs, "billing_customers_create", map[string]any{"name": "X", "document": "529.982.247-24"}, "invalid_arguments")
+	e.Fails(cs, "billing_customers_create", map[string]any{"name": "X", "email": "not an e-mail"}, "invalid_arguments")
+	e.Fails(cs, "billing_customers_create", map[string]any{"name": "X", "address": map[string]any{"state": "XX"}}, "invalid_arguments")
 	var cu billing.Customer
-	e.ok(cs, "billing_customers_create", map[string]any{"name": " Ana Costa ", "email": "ana@example.com", "document": "529.982.247-25",
+	e.OK(cs, "billing_customers_create", map[string]any{"name": " Ana Costa ", "email": "ana@example.com", "document": "529.982.247-25",
 		"address": map[string]any{"street": "Rua A", "number": "1", "city": "Campinas", "city_code": "3509502", "state": "sp", "zip": "13010-000"}}, &cu)
 	if cu.Name != "Ana Costa" || cu.Document != "52998224725" || cu.DocumentType != "cpf" || cu.Address.State != "SP" || cu.Address.ZIP != "13010000" {
 		t.Fatalf("created %+v", cu)
 	}
 	var sub billing.Subscription
-	e.fails(cs, "billing_subscriptions_create", map[string]any{"customer_id": cu.ID, "description": "Plano", "amount_cents": 1000, "interval": "weekly"}, "invalid_arguments")
-	e.ok(cs, "billing_subscriptions_create", map[string]any{"customer_id": cu.ID, "description": "Plano Pessoal", "amount_cents": 4990, "start_date": "2026-12-05"}, &sub)
+	e.Fails(cs, "billing_subscriptions_create", map[string]any{"customer_id": cu.ID, "description": "Plano", "amount_cents": 1000, "interval": "weekly"}, "invalid_arguments")
+	e.OK(cs, "billing_subscriptions_create", map[string]any{"customer_id": cu.ID, "description": "Plano Pessoal", "amount_cents": 4990, "start_date": "2026-12-05"}, &sub)
 	if sub.Status != billing.SubscriptionActive || sub.Interval != "monthly" || sub.NextBillingDate != "2026-12-05" {
 		t.Fatalf("subscription %+v", sub)
 	}
 	// A customer with an active subscription or an open invoice stays.
-	e.fails(cs, "billing_customers_delete", map[string]any{"id": cu.ID}, "customer_has_subscriptions")
-	e.fails(cs, "billing_customers_delete", map[string]any{"id": "cus_globex"}, "customer_has_open_invoices")
-	e.ok(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID, "reason": "mudou de ideia"}, &sub)
-	e.fails(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID}, "invalid_state")
+	e.Fails(cs, "billing_customers_delete", map[string]any{"id": cu.ID}, "customer_has_subscriptions")
+	e.Fails(cs, "billing_customers_delete", map[string]any{"id": "cus_globex"}, "customer_has_open_invoices")
+	e.OK(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID, "reason": "mudou de ideia"}, &sub)
+	e.Fails(cs, "billing_subscriptions_cancel", map[string]any{"id": sub.ID}, "invalid_state")
 	var stored billing.Subscription
 	e.stored(demo.Organization, billing.KindSubscription, sub.ID, &stored)
 	if stored.Status != billing.SubscriptionCancelled || stored.NextBillingDate != "" || stored.CancelReason != "mudou de ideia" {
 		t.Fatalf("cancelled subscription stored as %+v", stored)
 	}
-	e.ok(cs, "billing_customers_delete", map[string]any{"id": cu.ID}, nil)
+	e.OK(cs, "billing_customers_delete", map[string]any{"id": cu.ID}, nil)
 	if e.stored(demo.Organization, billing.KindCustomer, cu.ID, &cu) {
 		t.Fatal("the deleted customer is still stored")
 	}
-	e.fails(cs, "billing_customers_get", map[string]any{"id": cu.ID}, "not_found")
+	e.Fails(cs, "billing_customers_get", map[string]any{"id": cu.ID}, "not_found")
 }
 
 func TestListingFiltersSortAndPages(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("viewer", "2026-07-28", nil)
+	cs := e.Connect("viewer", "2026-07-28", nil)
 	var l billing.InvoiceList
-	e.ok(cs, "billing_invoices_list", map[string]any{"status": "overdue", "sort": "-days_overdue"}, &l)
+	e.OK(cs, "billing_invoices_list", map[string]any{"status": "overdue", "sort": "-days_overdue"}, &l)
 	var got []string
 	for _, inv := range l.Invoices {
 		got = append(got, inv.ID)
@@ -274,7 +274,7 @@ func TestListingFiltersSortAndPages(t *testing.T) {
 	if strings.Join(got, " ") != "inv_1005 inv_1011 inv_1006 inv_1003" {
 		t.Errorf("overdue by days overdue = %v", got)
 	}
-	e.ok(cs, "billing_invoices_list", map[string]any{"status": "open"}, &l)
+	e.OK(cs, "billing_invoices_list", map[string]any{"status": "open"}, &l)
 	for _, inv := range l.Invoices {
 		if inv.Status != "open" || inv.DueDate < "2026-11-20" {
 			t.Errorf("open listing has %s %s due %s", inv.ID, inv.Status, inv.DueDate)
@@ -283,7 +283,7 @@ func TestListingFiltersSortAndPages(t *testing.T) {
 	if len(l.Invoices) != 3 {
 		t.Errorf("open invoices: %d, want 3", len(l.Invoices))
 	}
-	e.ok(cs, "billing_invoices_list", map[string]any{"without_nfe": true}, &l)
+	e.OK(cs, "billing_invoices_list", map[string]any{"without_nfe": true}, &l)
 	got = got[:0]
 	for _, inv := range l.Invoices {
 		got = append(got, inv.ID)
@@ -301,7 +301,7 @@ func TestListingFiltersSortAndPages(t *testing.T) {
 			args["cursor"] = cursor
 		}
 		var pg billing.InvoiceList
-		e.ok(cs, "billing_invoices_list", args, &pg)
+		e.OK(cs, "billing_invoices_list", args, &pg)
 		all = append(all, pg.Invoices...)
 		if cursor = pg.NextCursor; cursor == "" {
 			break
@@ -310,18 +310,18 @@ func TestListingFiltersSortAndPages(t *testing.T) {
 	if len(all) != 14 || !slices.IsSortedFunc(all, func(a, b billing.Invoice) int { return int(a.AmountCents - b.AmountCents) }) {
 		t.Errorf("paged %d invoices, sorted=%v", len(all), slices.IsSortedFunc(all, func(a, b billing.Invoice) int { return int(a.AmountCents - b.AmountCents) }))
 	}
-	msg := e.fails(cs, "billing_invoices_list", map[string]any{"sort": "customer_name"}, "invalid_arguments")
+	msg := e.Fails(cs, "billing_invoices_list", map[string]any{"sort": "customer_name"}, "invalid_arguments")
 	if !strings.Contains(msg, "due_date") {
 		t.Errorf("unsortable field: %s", msg)
 	}
-	e.fails(cs, "billing_invoices_list", map[string]any{"status": "late"}, "invalid_arguments")
+	e.Fails(cs, "billing_invoices_list", map[string]any{"status": "late"}, "invalid_arguments")
 	var nl billing.NFeList
-	e.ok(cs, "billing_nfes_list", map[string]any{"status": "rejected"}, &nl)
+	e.OK(cs, "billing_nfes_list", map[string]any{"status": "rejected"}, &nl)
 	if len(nl.NFes) != 3 {
 		t.Errorf("rejected NF-e: %d, want 3", len(nl.NFes))
 	}
 	var cl billing.CustomerList
-	e.ok(cs, "billing_customers_list", map[string]any{"search": "oliveira", "sort": "name"}, &cl)
+	e.OK(cs, "billing_customers_list", map[string]any{"search": "oliveira", "sort": "name"}, &cl)
 	if len(cl.Customers) != 1 || cl.Customers[0].ID != "cus_maria" {
 		t.Errorf("search: %+v", cl.Customers)
 	}
@@ -333,32 +333,32 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, era := range eras {
-		other := e.connect("other", era, nil)
+		other := e.Connect("other", era, nil)
 		for tool, args := range map[string]map[string]any{
 			"billing_customers_get":     {"id": "cus_acme"},
 			"billing_invoices_get":      {"id": "inv_1001"},
 			"billing_nfes_get":          {"id": "nfe_0001"},
 			"billing_subscriptions_get": {"id": "sub_acme"},
 		} {
-			msg := e.fails(other, tool, args, "not_found")
+			msg := e.Fails(other, tool, args, "not_found")
 			if strings.Contains(msg, "org_demo") || strings.Contains(msg, "ACME") {
 				t.Errorf("%s leaks: %s", tool, msg)
 			}
 		}
-		e.fails(other, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, "not_found")
-		e.fails(other, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, "not_found")
+		e.Fails(other, "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, "not_found")
+		e.Fails(other, "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, "not_found")
 		var cl billing.CustomerList
-		e.ok(other, "billing_customers_list", nil, &cl)
+		e.OK(other, "billing_customers_list", nil, &cl)
 		if len(cl.Customers) != 1 || cl.Customers[0].ID != otherCustomer {
 			t.Errorf("%s other org lists %+v", era, cl.Customers)
 		}
 		var il billing.InvoiceList
-		e.ok(other, "billing_invoices_list", nil, &il)
+		e.OK(other, "billing_invoices_list", nil, &il)
 		if len(il.Invoices) != 0 {
 			t.Errorf("%s other org lists %d invoices", era, len(il.Invoices))
 		}
 		var org billing.Organization
-		e.ok(other, "billing_organization_get", nil, &org)
+		e.OK(other, "billing_organization_get", nil, &org)
 		if org.ID != otherOrg || org.CNPJ != "" || org.FiscalProfileComplete {
 			t.Errorf("other org profile %+v", org)
 		}
@@ -378,12 +378,12 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 		// And the demo organization does not see the other one's customer,
 		// whichever of its workspaces the token names.
 		for _, who := range []string{"owner", "sandbox"} {
-			e.fails(e.connect(who, era, nil), "billing_customers_get", map[string]any{"id": otherCustomer}, "not_found")
+			e.Fails(e.Connect(who, era, nil), "billing_customers_get", map[string]any{"id": otherCustomer}, "not_found")
 		}
 	}
 	// The sandbox workspace belongs to the demo organization: same billing data.
 	var inv billing.Invoice
-	e.ok(e.connect("sandbox", "2026-07-28", nil), "billing_invoices_get", map[string]any{"id": "inv_1001"}, &inv)
+	e.OK(e.Connect("sandbox", "2026-07-28", nil), "billing_invoices_get", map[string]any{"id": "inv_1001"}, &inv)
 	if e.invoice("inv_1006").Status != billing.InvoiceOpen || e.count(demo.Organization, billing.KindNFe, store.Query{}) != 10 {
 		t.Fatal("the other organization changed demo records")
 	}
@@ -392,7 +392,7 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 // Numbers stay unique when invoices are created at the same time.
 func TestConcurrentInvoiceNumbers(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("owner", "2026-07-28", nil)
+	cs := e.Connect("owner", "2026-07-28", nil)
 	seen := createInvoicesConcurrently(t, []*mcp.ClientSession{cs}, 12)
 	if len(seen) != 12 || !seen["FAT-001015"] || !seen["FAT-001026"] {
 		t.Errorf("numbers %v", seen)
@@ -403,7 +403,7 @@ func TestConcurrentInvoiceNumbers(t *testing.T) {
 // product) creating invoices at the same time never hand out a number twice.
 func TestInvoiceNumbersAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
-	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
+	sessions := []*mcp.ClientSession{e.Connect("owner", "2026-07-28", nil), e.replica().Connect("owner", "2026-07-28", nil)}
 	seen := createInvoicesConcurrently(t, sessions, 24)
 	for i := 1015; i < 1015+24; i++ {
 		if n := fmt.Sprintf("FAT-%06d", i); !seen[n] {
@@ -420,10 +420,10 @@ func TestLegacyCounterRecordIsContinued(t *testing.T) {
 		Created: demoNow, Data: json.RawMessage(`{"value":1500}`)}); err != nil {
 		t.Fatal(err)
 	}
-	cs := e.connect("other", "2026-07-28", nil)
+	cs := e.Connect("other", "2026-07-28", nil)
 	for _, want := range []string{"FAT-001501", "FAT-001502"} {
 		var inv billing.Invoice
-		e.ok(cs, "billing_invoices_create", map[string]any{"customer_id": otherCustomer, "description": "Consultoria", "amount_cents": 5000, "due_date": "2026-12-20"}, &inv)
+		e.OK(cs, "billing_invoices_create", map[string]any{"customer_id": otherCustomer, "description": "Consultoria", "amount_cents": 5000, "due_date": "2026-12-20"}, &inv)
 		if inv.Number != want {
 			t.Errorf("invoice number %s, want %s", inv.Number, want)
 		}
@@ -435,7 +435,7 @@ func TestLegacyCounterRecordIsContinued(t *testing.T) {
 // and no number is burnt by the losers.
 func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
-	sessions := []*mcp.ClientSession{e.connect("owner", "2026-07-28", nil), e.replica().connect("owner", "2026-07-28", nil)}
+	sessions := []*mcp.ClientSession{e.Connect("owner", "2026-07-28", nil), e.replica().Connect("owner", "2026-07-28", nil)}
 	issued, refused := mcptest.CallConcurrently(t, sessions, &mcp.CallToolParams{Name: "billing_nfes_emit", Arguments: map[string]any{"invoice_id": "inv_1011"}}, 20, "nfe_exists")
 	if issued != 1 || refused != 19 {
 		t.Fatalf("%d issued, %d refused; want 1 and 19", issued, refused)
@@ -452,7 +452,7 @@ func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
 	if err := json.Unmarshal(recs[0].Data, &first); err != nil {
 		t.Fatal(err)
 	}
-	e.ok(sessions[0], "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &next)
+	e.OK(sessions[0], "billing_nfes_emit", map[string]any{"invoice_id": "inv_1006"}, &next)
 	if next.Number != first.Number+1 {
 		t.Errorf("numbers %d then %d: the refused emissions burnt numbers", first.Number, next.Number)
 	}

@@ -35,13 +35,13 @@ func constantServer(b *testing.B, text string) string {
 func BenchmarkResourcesReadEmailHTTP(b *testing.B) {
 	h := newHarness(b)
 	uri := "kobana://inbox/emails/eml_inv_00"
-	first, err := h.connectB(b, h.url, h.tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	first, err := h.connectB(b, h.URL, h.Tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		b.Fatal(err)
 	}
 	constURL := constantServer(b, first.Contents[0].Text) + "/mcp"
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
-		for _, target := range []struct{ name, url, token string }{{"constant", constURL, ""}, {"inbox", h.url, h.tokens["viewer"]}} {
+		for _, target := range []struct{ name, url, token string }{{"constant", constURL, ""}, {"inbox", h.URL, h.Tokens["viewer"]}} {
 			b.Run(target.name+"/"+era, func(b *testing.B) {
 				cs := h.connectB(b, target.url, target.token, era)
 				ctx := context.Background()
@@ -92,7 +92,7 @@ func (h *harness) connectB(b *testing.B, url, token, era string) *mcp.ClientSess
 func BenchmarkReadEmailVsConstant(b *testing.B) {
 	h := newHarness(b)
 	uri := "kobana://inbox/emails/eml_inv_00"
-	first, err := h.connectB(b, h.url, h.tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	first, err := h.connectB(b, h.URL, h.Tokens["viewer"], "2026-07-28").ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func BenchmarkReadEmailVsConstant(b *testing.B) {
 		b.Run(era, func(b *testing.B) {
 			ctx := context.Background()
 			constant := h.connectB(b, constURL, "", era)
-			ours := h.connectB(b, h.url, h.tokens["viewer"], era)
+			ours := h.connectB(b, h.URL, h.Tokens["viewer"], era)
 			var tc, ti time.Duration
 			b.ReportAllocs()
 			for b.Loop() {

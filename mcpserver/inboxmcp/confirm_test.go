@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,13 +15,6 @@ import (
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 )
-
-// rawCall sends one 2026-07-28 tools/call as plain JSON-RPC over HTTP, with
-// the given client capabilities, requestState and inputResponses.
-func (h *harness) rawCall(who, tool string, args, caps map[string]any, state string, responses map[string]any) map[string]any {
-	h.t.Helper()
-	return mcptest.ToolCall{URL: h.url, Token: h.tokens[who], Tool: tool, Args: args, Caps: caps, State: state, Responses: responses}.Must(h.t)
-}
 
 var (
 	formCaps      = mcptest.FormCaps
@@ -40,23 +31,23 @@ func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
 	h := newHarness(t)
 	before := h.deliveries()
 	// Era 2025, even with an elicitation handler.
-	cs := h.connect("owner", "2025-11-25", yes)
-	if r := h.call(cs, "webhooks_test", map[string]any{"id": "whk_chat"}); !r.IsError || !strings.Contains(textOf(r), "confirmation_required") {
+	cs := h.Connect("owner", "2025-11-25", yes)
+	if r := h.Call(cs, "webhooks_test", map[string]any{"id": "whk_chat"}); !r.IsError || !strings.Contains(textOf(r), "confirmation_required") {
 		t.Errorf("era 2025: %s", textOf(r))
 	}
 	// 2026 without elicitation support, via the SDK.
-	cs = h.connect("owner", "2026-07-28", nil)
-	if r := h.call(cs, "webhooks_test", map[string]any{"id": "whk_chat"}); !r.IsError || !strings.Contains(textOf(r), "confirmation_required") {
+	cs = h.Connect("owner", "2026-07-28", nil)
+	if r := h.Call(cs, "webhooks_test", map[string]any{"id": "whk_chat"}); !r.IsError || !strings.Contains(textOf(r), "confirmation_required") {
 		t.Errorf("2026 without elicitation: %s", textOf(r))
 	}
 	// 2026 declaring only URL elicitation.
-	r := h.rawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "", nil)
+	r := h.RawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "", nil)
 	if r["isError"] != true || !strings.Contains(resultText(r), "confirmation_required") {
 		t.Errorf("2026 url-only elicitation: %v", r)
 	}
 	// Stdio on era 2025.
-	st := h.connectStdio("owner", "2025-11-25")
-	if r := h.call(st, "emails_delete", map[string]any{"id": "eml_inv_00"}); !strings.Contains(textOf(r), "confirmation_required") {
+	st := h.ConnectStdio("owner", "2025-11-25", nil)
+	if r := h.Call(st, "emails_delete", map[string]any{"id": "eml_inv_00"}); !strings.Contains(textOf(r), "confirmation_required") {
 		t.Errorf("stdio era 2025: %s", textOf(r))
 	}
 	if h.recv.count() != 0 || h.deliveries() != before || h.count(demo.Workspace, inbox.KindEmail, store.Query{Prefix: "eml_inv_00"}) != 1 {
@@ -66,7 +57,7 @@ func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
 
 func TestBareElicitationMeansForm(t *testing.T) {
 	h := newHarness(t)
-	r := h.rawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{}}, "", nil)
+	r := h.RawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{}}, "", nil)
 	if !inputRequired(r) {
 		t.Fatalf("bare elicitation: %v", r)
 	}
@@ -88,7 +79,7 @@ func TestConfirmationAnswers(t *testing.T) {
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	ask := func(who string) string {
-		r := h.rawCall(who, "webhooks_test", args, formCaps, "", nil)
+		r := h.RawCall(who, "webhooks_test", args, formCaps, "", nil)
 		if !inputRequired(r) {
 			t.Fatalf("first call: %v", r)
 		}
@@ -100,7 +91,7 @@ func TestConfirmationAnswers(t *testing.T) {
 		{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": false}}},
 		{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes"}}},
 	} {
-		r := h.rawCall("owner", "webhooks_test", args, formCaps, ask("owner"), answer)
+		r := h.RawCall("owner", "webhooks_test", args, formCaps, ask("owner"), answer)
 		if r["isError"] != true || !strings.Contains(resultText(r), "user_declined") {
 			t.Errorf("answer %v: %v", answer, r)
 		}
@@ -124,30 +115,30 @@ func TestConfirmationAnswers(t *testing.T) {
 	state := ask("owner")
 	mismatches := map[string]func() map[string]any{
 		"other arguments": func() map[string]any {
-			return h.rawCall("owner", "webhooks_test", map[string]any{"id": "whk_erp"}, formCaps, state, yesAnswer)
+			return h.RawCall("owner", "webhooks_test", map[string]any{"id": "whk_erp"}, formCaps, state, yesAnswer)
 		},
 		"other tool": func() map[string]any {
-			return h.rawCall("owner", "webhooks_rotate_secret", args, formCaps, state, yesAnswer)
+			return h.RawCall("owner", "webhooks_rotate_secret", args, formCaps, state, yesAnswer)
 		},
-		"other person": func() map[string]any { return h.rawCall("owner2", "webhooks_test", args, formCaps, state, yesAnswer) },
+		"other person": func() map[string]any { return h.RawCall("owner2", "webhooks_test", args, formCaps, state, yesAnswer) },
 		"same person, other workspace": func() map[string]any {
-			return h.rawCall("sandbox", "webhooks_test", args, formCaps, state, yesAnswer)
+			return h.RawCall("sandbox", "webhooks_test", args, formCaps, state, yesAnswer)
 		},
 		"tampered": func() map[string]any {
 			parts := strings.Split(state, ".")
 			claims := mustB64(t, parts[2])
 			parts[2] = b64(strings.Replace(claims, `"person":"per_ana"`, `"person":"per_carla"`, 1))
-			return h.rawCall("owner2", "webhooks_test", args, formCaps, strings.Join(parts, "."), yesAnswer)
+			return h.RawCall("owner2", "webhooks_test", args, formCaps, strings.Join(parts, "."), yesAnswer)
 		},
 		"garbage": func() map[string]any {
-			return h.rawCall("owner", "webhooks_test", args, formCaps, "not-a-state", yesAnswer)
+			return h.RawCall("owner", "webhooks_test", args, formCaps, "not-a-state", yesAnswer)
 		},
-		"no answer": func() map[string]any { return h.rawCall("owner", "webhooks_test", args, formCaps, state, nil) },
+		"no answer": func() map[string]any { return h.RawCall("owner", "webhooks_test", args, formCaps, state, nil) },
 		"other key": func() map[string]any {
-			return h.rawCall("owner", "webhooks_test", args, formCaps, state, map[string]any{"ok": yesAnswer["confirm"]})
+			return h.RawCall("owner", "webhooks_test", args, formCaps, state, map[string]any{"ok": yesAnswer["confirm"]})
 		},
 		"unknown kid": func() map[string]any {
-			return h.rawCall("owner", "webhooks_test", args, formCaps, "ks1.key_x"+state[len("ks1.key_x"):], yesAnswer)
+			return h.RawCall("owner", "webhooks_test", args, formCaps, "ks1.key_x"+state[len("ks1.key_x"):], yesAnswer)
 		},
 	}
 	for name, f := range mismatches {
@@ -159,7 +150,7 @@ func TestConfirmationAnswers(t *testing.T) {
 		t.Fatalf("a mismatched confirmation ran the tool")
 	}
 	// The original state is still good for its own call: yes runs it once.
-	r := h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer)
+	r := h.RawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer)
 	if r["isError"] == true || h.recv.count() != 1 {
 		t.Fatalf("confirmed call: %v, receiver=%d", r, h.recv.count())
 	}
@@ -172,7 +163,7 @@ func TestConfirmationAnswers(t *testing.T) {
 		t.Errorf("signature %q, want %q; event %q", sig, want, got.header.Get("X-Kobana-Event"))
 	}
 	// Sending the same confirmed call again is a replay.
-	r = h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer)
+	r = h.RawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer)
 	if r["isError"] != true || !strings.Contains(resultText(r), "confirmation_replayed") || h.recv.count() != 1 {
 		t.Fatalf("replay: %v, receiver=%d", r, h.recv.count())
 	}
@@ -182,15 +173,15 @@ func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_erp"}
 	ask := func() string {
-		r := h.rawCall("owner", "webhooks_test", args, formCaps, "", nil)
+		r := h.RawCall("owner", "webhooks_test", args, formCaps, "", nil)
 		if !inputRequired(r) {
 			t.Fatalf("first call: %v", r)
 		}
 		return r["requestState"].(string)
 	}
 	state := ask()
-	h.clock.Add(confirm.TTL)
-	if r := h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); !inputRequired(r) || h.recv.count() != 0 {
+	h.clock.Advance(confirm.TTL)
+	if r := h.RawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); !inputRequired(r) || h.recv.count() != 0 {
 		t.Fatalf("expired state: %v", r)
 	}
 	// A state signed before a key rotation still verifies…
@@ -199,7 +190,7 @@ func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
 	if _, err := h.st.RotateKey(ctx, "confirm"); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); r["isError"] == true || h.recv.count() != 1 {
+	if r := h.RawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); r["isError"] == true || h.recv.count() != 1 {
 		t.Fatalf("state from the previous key: %v", r)
 	}
 	// …until the retired key is pruned: then the question is asked again.
@@ -210,7 +201,7 @@ func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
 	if err := h.st.PruneKeys(ctx, "confirm", h.clock.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); !inputRequired(r) || h.recv.count() != 1 {
+	if r := h.RawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer); !inputRequired(r) || h.recv.count() != 1 {
 		t.Fatalf("state from a pruned key: %v", r)
 	}
 }
@@ -219,28 +210,11 @@ func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	before := h.deliveries()
-	r := h.rawCall("owner", "webhooks_test", args, formCaps, "", nil)
+	r := h.RawCall("owner", "webhooks_test", args, formCaps, "", nil)
 	state := r["requestState"].(string)
-	var ok, replayed atomic.Int64
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := h.rawCall("owner", "webhooks_test", args, formCaps, state, yesAnswer)
-			switch {
-			case r["isError"] != true:
-				ok.Add(1)
-			case strings.Contains(resultText(r), "confirmation_replayed"):
-				replayed.Add(1)
-			default:
-				t.Errorf("unexpected: %v", r)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok.Load() != 1 || replayed.Load() != 49 {
-		t.Fatalf("ok=%d replayed=%d, want 1 and 49", ok.Load(), replayed.Load())
+	ok, replayed := h.ToolCall("owner", "webhooks_test", args, formCaps, state, yesAnswer).Concurrently(t, 50, "confirmation_replayed")
+	if ok != 1 || replayed != 49 {
+		t.Fatalf("ok=%d replayed=%d, want 1 and 49", ok, replayed)
 	}
 	if h.recv.count() != 1 || h.deliveries() != before+1 {
 		t.Fatalf("receiver got %d requests, store has %d new deliveries; want 1 and 1", h.recv.count(), h.deliveries()-before)
@@ -249,7 +223,7 @@ func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
 
 func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", nil)
+	cs := h.Connect("owner", "2026-07-28", nil)
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -299,20 +273,20 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 	}
 	// None of them runs on the first 2026 call.
 	for name := range want {
-		r := h.rawCall("owner", name, wantArgs[name], formCaps, "", nil)
+		r := h.RawCall("owner", name, wantArgs[name], formCaps, "", nil)
 		if !inputRequired(r) {
 			t.Errorf("%s first call: %v", name, r)
 		}
 	}
 	// Nobody is asked to confirm a call on a record that does not exist: the
 	// first call answers not_found, on either era, and nothing changes.
-	legacy := h.connect("owner", "2025-11-25", nil)
+	legacy := h.Connect("owner", "2025-11-25", nil)
 	before := h.count(demo.Workspace, inbox.KindEvent, store.Query{})
 	for name, args := range missing {
-		if r := h.rawCall("owner", name, args, formCaps, "", nil); inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"not_found: `) {
+		if r := h.RawCall("owner", name, args, formCaps, "", nil); inputRequired(r) || r["isError"] != true || !strings.Contains(resultText(r), `"not_found: `) {
 			t.Errorf("%s on a missing record, 2026: %v", name, r)
 		}
-		if r := h.call(legacy, name, args); !r.IsError || !strings.HasPrefix(textOf(r), "not_found: ") {
+		if r := h.Call(legacy, name, args); !r.IsError || !strings.HasPrefix(textOf(r), "not_found: ") {
 			t.Errorf("%s on a missing record, 2025: %s, want not_found rather than confirmation_required", name, textOf(r))
 		}
 	}
@@ -325,11 +299,11 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 // anyone is asked.
 func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
-	if r := h.call(cs, "inboxes_update", map[string]any{"id": "ibx_receipts", "agent_id": ""}); r.IsError {
+	cs := h.Connect("owner", "2026-07-28", yes)
+	if r := h.Call(cs, "inboxes_update", map[string]any{"id": "ibx_receipts", "agent_id": ""}); r.IsError {
 		t.Fatal(textOf(r))
 	}
-	r := h.rawCall("owner", "emails_reprocess", map[string]any{"id": "eml_rcp_00"}, formCaps, "", nil)
+	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_rcp_00"}, formCaps, "", nil)
 	if inputRequired(r) || !strings.Contains(resultText(r), `"no_agent: `) {
 		t.Fatalf("reprocess without an agent: %v", r)
 	}
@@ -339,8 +313,8 @@ func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	runsBefore := h.count(demo.Workspace, inbox.KindAgentRun, store.Query{})
-	cs := h.connect("owner", "2026-07-28", yes)
-	r := h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_00"})
+	cs := h.Connect("owner", "2026-07-28", yes)
+	r := h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_00"})
 	if r.IsError {
 		t.Fatalf("reprocess: %s", textOf(r))
 	}
@@ -367,14 +341,14 @@ func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
 	}
 	// A failing workflow marks the run failed with cause workflow_failed.
 	h.runner.status = "failed"
-	r = h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_01"})
+	r = h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_01"})
 	out = inbox.Reprocessed{}
 	structured(t, r, &out)
 	if out.Status != "failed" || out.AgentRun.Cause != "workflow_failed" {
 		t.Errorf("failed workflow: %+v", out.AgentRun)
 	}
 	// An e-mail whose agent never produced output cannot be replayed.
-	r = h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_07"})
+	r = h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_07"})
 	out = inbox.Reprocessed{}
 	structured(t, r, &out)
 	if out.Status != "failed" || out.AgentRun.Cause != "no_recorded_output" || out.WorkflowRun != nil {
@@ -392,11 +366,11 @@ func keys(m map[string]string) []string {
 
 func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
+	cs := h.Connect("owner", "2026-07-28", yes)
 	// eml_inv_04's agent answered with a JSON string: replaying it is still
 	// an invalid output, and no workflow runs.
 	var out inbox.Reprocessed
-	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_04"}), &out)
+	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_04"}), &out)
 	if out.Status != "failed" || out.AgentRun.Cause != "invalid_output" || out.WorkflowRun != nil {
 		t.Fatalf("invalid output replay: %+v", out.AgentRun)
 	}
@@ -404,11 +378,11 @@ func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
 	// again replays the output of the run before it.
 	h.runner.status = "failed"
 	out = inbox.Reprocessed{}
-	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
+	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
 	first := out.AgentRun.ID
 	h.runner.status = "succeeded"
 	out = inbox.Reprocessed{}
-	structured(t, h.call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
+	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
 	if out.Status != "succeeded" || out.AgentRun.ReprocessOf != first || len(out.AgentRun.Output) == 0 {
 		t.Fatalf("second reprocess: %+v", out.AgentRun)
 	}
@@ -422,15 +396,15 @@ func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
 func TestConfirmationOverStdio(t *testing.T) {
 	h := newHarness(t)
 	asked := 0
-	cs := h.connectStdioAnswering("owner", "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs := h.ConnectStdio("owner", "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked++
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 	})
-	if r := h.call(cs, "webhooks_test", map[string]any{"id": "whk_erp"}); r.IsError || asked != 1 || h.recv.count() != 1 {
+	if r := h.Call(cs, "webhooks_test", map[string]any{"id": "whk_erp"}); r.IsError || asked != 1 || h.recv.count() != 1 {
 		t.Fatalf("stdio 2026: %s asked=%d sent=%d", textOf(r), asked, h.recv.count())
 	}
-	legacy := h.connectStdioAnswering("owner", "2025-11-25", yes)
-	if r := h.call(legacy, "webhooks_test", map[string]any{"id": "whk_erp"}); !strings.Contains(textOf(r), "confirmation_required") || h.recv.count() != 1 {
+	legacy := h.ConnectStdio("owner", "2025-11-25", yes)
+	if r := h.Call(legacy, "webhooks_test", map[string]any{"id": "whk_erp"}); !strings.Contains(textOf(r), "confirmation_required") || h.recv.count() != 1 {
 		t.Fatalf("stdio 2025: %s sent=%d", textOf(r), h.recv.count())
 	}
 }

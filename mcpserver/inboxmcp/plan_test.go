@@ -52,10 +52,10 @@ func (f *fakePlanner) last() (inboxmcp.PlanInput, int64) {
 // e-mail's raw message; without an e-mail its facts are pending too.
 func TestWorkflowsPlan(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("viewer", "2025-11-25", nil)
+	cs := h.Connect("viewer", "2025-11-25", nil)
 	doc := `{"result":{},"workflow":[{"type":"request","url":"https://erp.example.com/x"}]}`
 	var out inboxmcp.Planned
-	structured(t, h.call(cs, "workflows_plan", map[string]any{"document": doc, "email_id": "eml_inv_00",
+	structured(t, h.Call(cs, "workflows_plan", map[string]any{"document": doc, "email_id": "eml_inv_00",
 		"responses": map[string]any{"0": map[string]any{"status": 201}}}), &out)
 	if out.Text != "1 step: 1 would be sent" || !strings.Contains(string(out.Plan), `"send":1`) {
 		t.Errorf("output %+v", out)
@@ -85,7 +85,7 @@ func TestWorkflowsPlan(t *testing.T) {
 	}
 
 	// Without an e-mail: its facts are pending, no message.
-	structured(t, h.call(cs, "workflows_plan", map[string]any{"document": doc}), &out)
+	structured(t, h.Call(cs, "workflows_plan", map[string]any{"document": doc}), &out)
 	in, size = h.planner.last()
 	if size != -1 || in.Facts["email_id"] != "" || !slices.Contains(in.PendingFacts, "email_id") || in.Facts["workspace_id"] != demo.Workspace {
 		t.Errorf("without an e-mail: facts %v, pending %v, message size %d", in.Facts, in.PendingFacts, size)
@@ -100,7 +100,7 @@ func TestWorkflowsPlan(t *testing.T) {
 		{map[string]any{"document": doc, "responses": map[string]any{"unreadable": 1}}, "invalid_arguments"},
 		{map[string]any{"document": " "}, "invalid_arguments"},
 	} {
-		r := h.call(cs, "workflows_plan", tc.args)
+		r := h.Call(cs, "workflows_plan", tc.args)
 		if !r.IsError || !strings.Contains(textOf(r), tc.want) {
 			t.Errorf("%v: %v %s", tc.args, r.IsError, textOf(r))
 		}

@@ -49,7 +49,7 @@ func TestPromptsBothEras(t *testing.T) {
 			[]string{"kobana://inbox/models"}, false},
 	}
 	for _, era := range eras {
-		cs := h.connect("viewer", era, nil)
+		cs := h.Connect("viewer", era, nil)
 		list, err := cs.ListPrompts(context.Background(), nil)
 		if err != nil || len(list.Prompts) != 4 {
 			t.Fatalf("%s prompts/list = %v %v", era, list, err)
@@ -105,7 +105,7 @@ func TestPromptArgumentValidation(t *testing.T) {
 		{"no_such_prompt", nil},
 	}
 	for _, era := range eras {
-		cs := h.connect("owner", era, nil)
+		cs := h.Connect("owner", era, nil)
 		for _, b := range bad {
 			_, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: b.name, Arguments: b.args})
 			if rpcCode(err) != -32602 {
@@ -128,7 +128,7 @@ func TestCompletions(t *testing.T) {
 	prompt := func(n string) *mcp.CompleteReference { return &mcp.CompleteReference{Type: "ref/prompt", Name: n} }
 	tmpl := func(u string) *mcp.CompleteReference { return &mcp.CompleteReference{Type: "ref/resource", URI: u} }
 	for _, era := range eras {
-		cs := h.connect("viewer", era, nil)
+		cs := h.Connect("viewer", era, nil)
 		if got := strings.Join(complete(cs, prompt("inbox_overview"), "inbox_id", "ibx_"), ","); got != "ibx_receipts,ibx_invoices" {
 			t.Errorf("%s inbox_id = %s (most recent first, this workspace only)", era, got)
 		}

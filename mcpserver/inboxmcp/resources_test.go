@@ -36,7 +36,7 @@ func TestEveryResourceBothEras(t *testing.T) {
 		{"kobana://inbox/system-events/evt_0001", []string{`"type":"secret.set"`, `"payload"`}},
 	}
 	for _, era := range eras {
-		for name, cs := range map[string]*mcp.ClientSession{"http": h.connect("viewer", era, nil), "stdio": h.connectStdio("viewer", era)} {
+		for name, cs := range map[string]*mcp.ClientSession{"http": h.Connect("viewer", era, nil), "stdio": h.ConnectStdio("viewer", era, nil)} {
 			for _, c := range cases {
 				res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: c.uri})
 				if err != nil {
@@ -63,7 +63,7 @@ func TestEveryResourceBothEras(t *testing.T) {
 func TestResourceListsAndNoSecretResource(t *testing.T) {
 	h := newHarness(t)
 	for _, era := range eras {
-		cs := h.connect("owner", era, nil)
+		cs := h.Connect("owner", era, nil)
 		rl, err := cs.ListResources(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestResourceNotFoundNeverHintsOtherWorkspace(t *testing.T) {
 		"kobana://inbox/emails/../inboxes/ibx_invoices",
 	}
 	for _, era := range eras {
-		cs := h.connect("owner", era, nil)
+		cs := h.Connect("owner", era, nil)
 		var msgs []string
 		for _, u := range uris {
 			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: u})
@@ -133,7 +133,7 @@ func TestResourceNotFoundNeverHintsOtherWorkspace(t *testing.T) {
 			t.Errorf("%s: other-workspace answer %q differs from missing answer %q", era, msgs[0], msgs[2])
 		}
 		// The sandbox owner does read its own inbox.
-		sb := h.connect("sandbox", era, nil)
+		sb := h.Connect("sandbox", era, nil)
 		if _, err := sb.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "kobana://inbox/inboxes/ibx_sandbox_test"}); err != nil {
 			t.Errorf("%s sandbox read: %v", era, err)
 		}
@@ -143,7 +143,7 @@ func TestResourceNotFoundNeverHintsOtherWorkspace(t *testing.T) {
 func TestGuestSeesNothing(t *testing.T) {
 	h := newHarness(t)
 	for _, era := range eras {
-		cs := h.connect("guest", era, nil)
+		cs := h.Connect("guest", era, nil)
 		tools, _ := cs.ListTools(context.Background(), nil)
 		res, _ := cs.ListResources(context.Background(), nil)
 		tpls, _ := cs.ListResourceTemplates(context.Background(), nil)
@@ -164,8 +164,8 @@ func TestGuestSeesNothing(t *testing.T) {
 
 func TestSignedEMLDownload(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("viewer", "2026-07-28", nil)
-	res := h.call(cs, "emails_eml", map[string]any{"id": "eml_inv_01"})
+	cs := h.Connect("viewer", "2026-07-28", nil)
+	res := h.Call(cs, "emails_eml", map[string]any{"id": "eml_inv_01"})
 	var link inboxmcp.EMLLink
 	structured(t, res, &link)
 	raw, err := h.st.GetBlob(context.Background(), demo.Workspace, "eml_inv_01")
@@ -203,7 +203,7 @@ func TestSignedEMLDownload(t *testing.T) {
 	if code, _ := get(strings.Replace(link.URL, "sig=", "sig=A", 1)); code != http.StatusForbidden {
 		t.Errorf("tampered signature: %d", code)
 	}
-	h.clock.Add(inboxmcp.DownloadTTL + time.Second)
+	h.clock.Advance(inboxmcp.DownloadTTL + time.Second)
 	if code, _ := get(link.URL); code != http.StatusGone {
 		t.Errorf("expired link: %d, want 410", code)
 	}

@@ -12,7 +12,7 @@ import (
 // declares in tools/list.
 func TestStructuredOutputMatchesSchema(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
+	cs := h.Connect("owner", "2026-07-28", yes)
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestStructuredOutputMatchesSchema(t *testing.T) {
 		{"emails_delete", map[string]any{"id": "eml_rcp_00"}},
 	}
 	for _, c := range calls {
-		r := h.call(cs, c.tool, c.args)
+		r := h.Call(cs, c.tool, c.args)
 		if r.IsError {
 			t.Errorf("%s: %s", c.tool, textOf(r))
 			continue

@@ -13,11 +13,5 @@ import (
 // tool, resource or prompt: go test ./mcpserver/inboxmcp -run TestSnapshots
 // -update, and review the diff.
 func TestSnapshots(t *testing.T) {
-	k := newKit(t)
-	for _, role := range []string{"owner", "operator", "viewer"} {
-		t.Run(role, func(t *testing.T) {
-			cs := mcptest.Connect(t, mcptest.Stdio(t, k.srv, k.tokens[role]), mcptest.Legacy, nil)
-			mcptest.Snapshot(t, cs, filepath.Join("testdata", "snapshots", role+".json"))
-		})
-	}
+	mcptest.Snapshots(t, newKit(t), filepath.Join("testdata", "snapshots"), "owner", "operator", "viewer")
 }

@@ -10,21 +10,8 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 )
-
-// tag returns a field's struct tag value.
-func tag[T any](t *testing.T, field, key string) string {
-	t.Helper()
-	f, ok := reflect.TypeFor[T]().FieldByName(field)
-	if !ok {
-		t.Fatalf("%T has no field %s", *new(T), field)
-	}
-	v, ok := f.Tag.Lookup(key)
-	if !ok {
-		t.Fatalf("%T.%s has no %s tag", *new(T), field, key)
-	}
-	return v
-}
 
 // The enums the schemas state are the domain's lists, so a model or an
 // event added to the domain cannot be left out of the schemas.
@@ -32,10 +19,10 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 	models := strings.Join(inbox.ModelIDs(), ",")
 	events := strings.Join(inbox.WebhookEvents(), ",")
 	for name, got := range map[string]string{
-		"AgentCreateArg.Model":    tag[AgentCreateArg](t, "Model", "enum"),
-		"AgentUpdateArg.Model":    tag[AgentUpdateArg](t, "Model", "enum"),
-		"WebhookCreateArg.Events": tag[WebhookCreateArg](t, "Events", "enum"),
-		"WebhookUpdateArg.Events": tag[WebhookUpdateArg](t, "Events", "enum"),
+		"AgentCreateArg.Model":    mcptest.Tag[AgentCreateArg](t, "Model", "enum"),
+		"AgentUpdateArg.Model":    mcptest.Tag[AgentUpdateArg](t, "Model", "enum"),
+		"WebhookCreateArg.Events": mcptest.Tag[WebhookCreateArg](t, "Events", "enum"),
+		"WebhookUpdateArg.Events": mcptest.Tag[WebhookUpdateArg](t, "Events", "enum"),
 	} {
 		want := models
 		if strings.HasSuffix(name, "Events") {
@@ -46,13 +33,13 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		}
 	}
 	statuses := map[string][]string{
-		tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected},
-		tag[AgentRunListArg](t, "Status", "enum"):    {inbox.RunSucceeded, inbox.RunFailed},
-		tag[WebhookListArg](t, "Status", "enum"):     {inbox.WebhookActive, inbox.WebhookFailing, inbox.WebhookDisabled},
-		tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
-		tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
-		tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
-		tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
+		mcptest.Tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected},
+		mcptest.Tag[AgentRunListArg](t, "Status", "enum"):    {inbox.RunSucceeded, inbox.RunFailed},
+		mcptest.Tag[WebhookListArg](t, "Status", "enum"):     {inbox.WebhookActive, inbox.WebhookFailing, inbox.WebhookDisabled},
+		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
+		mcptest.Tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
+		mcptest.Tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
+		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
 	}
 	for got, want := range statuses {
 		if !slices.Equal(strings.Split(got, ","), want) {
@@ -64,30 +51,20 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 // Id patterns accept the ids records have and nothing around them.
 func TestIDPatterns(t *testing.T) {
 	for pattern, ids := range map[string][]string{
-		tag[InboxIDArg](t, "ID", "pattern"):        {"ibx_invoices", inbox.NewID("ibx")},
-		tag[EmailIDArg](t, "ID", "pattern"):        {"eml_inv_00", "eml_autoreply", inbox.NewID("eml")},
-		tag[AgentIDArg](t, "ID", "pattern"):        {"agt_invoices", inbox.NewID("agt")},
-		tag[AgentRunIDArg](t, "ID", "pattern"):     {"arun_inv_00", inbox.NewID("arun")},
-		tag[WorkflowRunIDArg](t, "ID", "pattern"):  {"wrun_inv_00", inbox.NewID("wrun")},
-		tag[WebhookIDArg](t, "ID", "pattern"):      {"whk_erp", inbox.NewID("whk")},
-		tag[EventIDArg](t, "ID", "pattern"):        {"evt_0001", inbox.NewID("evt")},
-		tag[ReplayArg](t, "DeliveryID", "pattern"): {"dlv_erp_00", inbox.NewID("dlv")},
-		tag[WorkspaceArg](t, "ID", "pattern"):      {"ws_finance", "ws_sandbox"},
+		mcptest.Tag[InboxIDArg](t, "ID", "pattern"):        {"ibx_invoices", inbox.NewID("ibx")},
+		mcptest.Tag[EmailIDArg](t, "ID", "pattern"):        {"eml_inv_00", "eml_autoreply", inbox.NewID("eml")},
+		mcptest.Tag[AgentIDArg](t, "ID", "pattern"):        {"agt_invoices", inbox.NewID("agt")},
+		mcptest.Tag[AgentRunIDArg](t, "ID", "pattern"):     {"arun_inv_00", inbox.NewID("arun")},
+		mcptest.Tag[WorkflowRunIDArg](t, "ID", "pattern"):  {"wrun_inv_00", inbox.NewID("wrun")},
+		mcptest.Tag[WebhookIDArg](t, "ID", "pattern"):      {"whk_erp", inbox.NewID("whk")},
+		mcptest.Tag[EventIDArg](t, "ID", "pattern"):        {"evt_0001", inbox.NewID("evt")},
+		mcptest.Tag[ReplayArg](t, "DeliveryID", "pattern"): {"dlv_erp_00", inbox.NewID("dlv")},
+		mcptest.Tag[WorkspaceArg](t, "ID", "pattern"):      {"ws_finance", "ws_sandbox"},
 	} {
-		re := regexp.MustCompile(pattern)
-		for _, id := range ids {
-			if !re.MatchString(id) {
-				t.Errorf("%s refuses %q", pattern, id)
-			}
-			for _, bad := range []string{" " + id, id + " ", id + "\n", id + "/x"} {
-				if re.MatchString(bad) {
-					t.Errorf("%s accepts %q", pattern, bad)
-				}
-			}
-		}
+		mcptest.WantAnchored(t, pattern, ids...)
 	}
-	date := regexp.MustCompile(tag[AgentRunListArg](t, "Since", "pattern"))
-	month := regexp.MustCompile(tag[UsageArg](t, "Month", "pattern"))
+	date := regexp.MustCompile(mcptest.Tag[AgentRunListArg](t, "Since", "pattern"))
+	month := regexp.MustCompile(mcptest.Tag[UsageArg](t, "Month", "pattern"))
 	for s, want := range map[string]bool{"2026-11-20": true, " 2026-11-20": false, "2026-11-20 ": false, "2026-13-01": false, "2026/11/20": false, "2026-1-2": false} {
 		if date.MatchString(s) != want {
 			t.Errorf("date pattern on %q: %v", s, !want)

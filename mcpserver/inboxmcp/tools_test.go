@@ -50,16 +50,16 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 	readTools, ownerTools := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	for _, era := range eras {
 		for _, who := range []string{"viewer", "owner-ro"} {
-			cs := h.connect(who, era, nil)
+			cs := h.Connect(who, era, nil)
 			if got := strings.Join(names(t, cs), " "); got != readTools {
 				t.Errorf("%s %s tools:\n%s\nwant the viewer snapshot's\n%s", era, who, got, readTools)
 			}
-			r := h.call(cs, "inboxes_create", map[string]any{"name": "X", "local_part": "x"})
+			r := h.Call(cs, "inboxes_create", map[string]any{"name": "X", "local_part": "x"})
 			if !r.IsError || !strings.Contains(textOf(r), "permission_denied") {
 				t.Errorf("%s %s inboxes_create: %s", era, who, textOf(r))
 			}
 		}
-		if got := strings.Join(names(t, h.connect("owner", era, nil)), " "); got != ownerTools {
+		if got := strings.Join(names(t, h.Connect("owner", era, nil)), " "); got != ownerTools {
 			t.Errorf("%s owner tools:\n%s\nwant the owner snapshot's\n%s", era, got, ownerTools)
 		}
 	}
@@ -70,7 +70,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 
 func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("sandbox", "2026-07-28", yes)
+	cs := h.Connect("sandbox", "2026-07-28", yes)
 	for tool, args := range map[string]map[string]any{
 		"emails_get":     {"id": "eml_inv_00"},
 		"inboxes_get":    {"id": "ibx_invoices"},
@@ -78,13 +78,13 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 		"workspaces_get": {"id": "ws_finance"},
 		"emails_delete":  {"id": "eml_inv_00"},
 	} {
-		r := h.call(cs, tool, args)
+		r := h.Call(cs, tool, args)
 		if !r.IsError || !strings.Contains(textOf(r), "not_found") {
 			t.Errorf("sandbox %s %v: %s", tool, args, textOf(r))
 		}
 	}
 	var list inboxmcp.EmailList
-	structured(t, h.call(cs, "emails_list", nil), &list)
+	structured(t, h.Call(cs, "emails_list", nil), &list)
 	if len(list.Emails) != 0 {
 		t.Errorf("sandbox sees %d e-mails", len(list.Emails))
 	}
@@ -95,9 +95,9 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 
 func TestInboxLifecycle(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
+	cs := h.Connect("owner", "2026-07-28", yes)
 	var ib inbox.Inbox
-	r := h.call(cs, "inboxes_create", map[string]any{"name": "Contracts", "local_part": "contracts", "agent_id": "agt_invoices", "recipients": []string{"Legal@Acme.example"}})
+	r := h.Call(cs, "inboxes_create", map[string]any{"name": "Contracts", "local_part": "contracts", "agent_id": "agt_invoices", "recipients": []string{"Legal@Acme.example"}})
 	structured(t, r, &ib)
 	if r.IsError || ib.Address != "contracts@finance.in.kobana.email" || strings.Join(ib.Recipients, ",") != "legal@acme.example" {
 		t.Fatalf("create: %s", textOf(r))
@@ -110,22 +110,22 @@ func TestInboxLifecycle(t *testing.T) {
 	} {
 		var a map[string]any
 		json.Unmarshal([]byte(args), &a)
-		if r := h.call(cs, "inboxes_create", a); !r.IsError || !strings.Contains(textOf(r), code) {
+		if r := h.Call(cs, "inboxes_create", a); !r.IsError || !strings.Contains(textOf(r), code) {
 			t.Errorf("create %s: %s, want %s", args, textOf(r), code)
 		}
 	}
-	r = h.call(cs, "inboxes_update", map[string]any{"id": ib.ID, "status": "paused", "attachment_rules": map[string]any{"required": true, "allowed_types": []string{"application/pdf"}}})
+	r = h.Call(cs, "inboxes_update", map[string]any{"id": ib.ID, "status": "paused", "attachment_rules": map[string]any{"required": true, "allowed_types": []string{"application/pdf"}}})
 	structured(t, r, &ib)
 	if ib.Status != "paused" || !ib.AttachmentRules.Required || ib.AgentID != "agt_invoices" {
 		t.Errorf("update: %s", textOf(r))
 	}
-	structured(t, h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": "@globex.example"}), &ib)
-	structured(t, h.call(cs, "inboxes_remove_recipient", map[string]any{"id": ib.ID, "recipient": "legal@acme.example"}), &ib)
+	structured(t, h.Call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": "@globex.example"}), &ib)
+	structured(t, h.Call(cs, "inboxes_remove_recipient", map[string]any{"id": ib.ID, "recipient": "legal@acme.example"}), &ib)
 	if strings.Join(ib.Recipients, ",") != "@globex.example" {
 		t.Errorf("recipients = %v", ib.Recipients)
 	}
 	for _, bad := range []string{"not an address", " ana@acme.example", "ana@acme.example ", "@", "@localhost", "@.example", "a@b@c.example"} {
-		if r := h.call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": bad}); !strings.Contains(textOf(r), "invalid_arguments") {
+		if r := h.Call(cs, "inboxes_add_recipient", map[string]any{"id": ib.ID, "recipient": bad}); !strings.Contains(textOf(r), "invalid_arguments") {
 			t.Errorf("bad recipient %q: %s", bad, textOf(r))
 		}
 	}
@@ -136,28 +136,28 @@ func TestInboxLifecycle(t *testing.T) {
 		{"attachment_rules": map[string]any{"max_bytes": -1}},
 	} {
 		rules["id"] = ib.ID
-		if r := h.call(cs, "inboxes_update", rules); !strings.Contains(textOf(r), "invalid_arguments") {
+		if r := h.Call(cs, "inboxes_update", rules); !strings.Contains(textOf(r), "invalid_arguments") {
 			t.Errorf("rules %v: %s", rules, textOf(r))
 		}
 	}
 	var events inboxmcp.EventList
-	structured(t, h.call(cs, "system_events_list", map[string]any{"type": "inbox.recipient_added", "limit": 5}), &events)
+	structured(t, h.Call(cs, "system_events_list", map[string]any{"type": "inbox.recipient_added", "limit": 5}), &events)
 	if len(events.Events) == 0 || events.Events[0].Subject != ib.ID || events.Events[0].Actor != "person:"+demo.Owner {
 		t.Errorf("events = %+v", events.Events)
 	}
-	if r := h.call(cs, "inboxes_delete", map[string]any{"id": ib.ID}); r.IsError {
+	if r := h.Call(cs, "inboxes_delete", map[string]any{"id": ib.ID}); r.IsError {
 		t.Fatalf("delete: %s", textOf(r))
 	}
-	if r := h.call(cs, "inboxes_get", map[string]any{"id": ib.ID}); !strings.Contains(textOf(r), "not_found") {
+	if r := h.Call(cs, "inboxes_get", map[string]any{"id": ib.ID}); !strings.Contains(textOf(r), "not_found") {
 		t.Errorf("get after delete: %s", textOf(r))
 	}
 }
 
 func TestListsFilterAndPage(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("viewer", "2025-11-25", nil)
+	cs := h.Connect("viewer", "2025-11-25", nil)
 	var runs inboxmcp.AgentRunList
-	structured(t, h.call(cs, "agent_runs_list", map[string]any{"status": "failed", "agent_id": "agt_invoices", "limit": 100}), &runs)
+	structured(t, h.Call(cs, "agent_runs_list", map[string]any{"status": "failed", "agent_id": "agt_invoices", "limit": 100}), &runs)
 	if len(runs.Runs) != 6 {
 		t.Errorf("failed invoice runs = %d, want 6", len(runs.Runs))
 	}
@@ -169,7 +169,7 @@ func TestListsFilterAndPage(t *testing.T) {
 		if before != "" {
 			args["cursor"] = before
 		}
-		structured(t, h.call(cs, "emails_list", args), &l)
+		structured(t, h.Call(cs, "emails_list", args), &l)
 		for _, e := range l.Emails {
 			if seen[e.ID] {
 				t.Fatalf("e-mail %s on two pages", e.ID)
@@ -187,32 +187,32 @@ func TestListsFilterAndPage(t *testing.T) {
 	// A cursor is opaque and belongs to its listing: altered, or used with
 	// other filters or by another tool, it is refused.
 	var first inboxmcp.EmailList
-	structured(t, h.call(cs, "emails_list", map[string]any{"limit": 2}), &first)
+	structured(t, h.Call(cs, "emails_list", map[string]any{"limit": 2}), &first)
 	for name, args := range map[string]map[string]any{
 		"garbage":       {"cursor": "not-a-cursor"},
 		"altered":       {"cursor": first.NextCursor[:len(first.NextCursor)-2] + "xx"},
 		"other filters": {"cursor": first.NextCursor, "status": "failed"},
 	} {
-		if r := h.call(cs, "emails_list", args); !r.IsError || !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
+		if r := h.Call(cs, "emails_list", args); !r.IsError || !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
 			t.Errorf("%s cursor: %s", name, textOf(r))
 		}
 	}
-	if r := h.call(cs, "agents_list", map[string]any{"cursor": first.NextCursor}); !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
+	if r := h.Call(cs, "agents_list", map[string]any{"cursor": first.NextCursor}); !strings.HasPrefix(textOf(r), "invalid_arguments: cursor") {
 		t.Errorf("another tool's cursor: %s", textOf(r))
 	}
 	var dl inboxmcp.DeliveryList
-	structured(t, h.call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &dl)
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &dl)
 	if len(dl.Deliveries) != 3 {
 		t.Errorf("failed chat deliveries = %d", len(dl.Deliveries))
 	}
-	if r := h.call(cs, "agent_runs_list", map[string]any{"since": "yesterday"}); !strings.Contains(textOf(r), "invalid_arguments") {
+	if r := h.Call(cs, "agent_runs_list", map[string]any{"since": "yesterday"}); !strings.Contains(textOf(r), "invalid_arguments") {
 		t.Errorf("bad since: %s", textOf(r))
 	}
-	if r := h.call(cs, "emails_list", map[string]any{"limit": 1000}); !strings.Contains(textOf(r), "invalid_arguments") {
+	if r := h.Call(cs, "emails_list", map[string]any{"limit": 1000}); !strings.Contains(textOf(r), "invalid_arguments") {
 		t.Errorf("limit 1000: %s", textOf(r))
 	}
 	var u inbox.Usage
-	structured(t, h.call(cs, "usage_get", map[string]any{"month": "2026-11"}), &u)
+	structured(t, h.Call(cs, "usage_get", map[string]any{"month": "2026-11"}), &u)
 	if u.AgentRuns == 0 || len(u.ByModel) != 2 || u.CostUSD <= 0 {
 		t.Errorf("usage = %+v", u)
 	}
@@ -223,10 +223,10 @@ func TestSecretsNeverLeave(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
-	cs := h.connect("owner", "2026-07-28", yes)
+	cs := h.Connect("owner", "2026-07-28", yes)
 	var out strings.Builder
 	var sl inboxmcp.SecretList
-	r := h.call(cs, "secrets_list", nil)
+	r := h.Call(cs, "secrets_list", nil)
 	structured(t, r, &sl)
 	var got []string
 	for _, s := range sl.Secrets {
@@ -236,17 +236,17 @@ func TestSecretsNeverLeave(t *testing.T) {
 		t.Errorf("secrets_list = %v (internal webhook secrets must not be listed)", got)
 	}
 	out.WriteString(textOf(r))
-	set := h.call(cs, "secrets_set", map[string]any{"name": "NEW_KEY", "value": "v3ry-s3cret-value"})
+	set := h.Call(cs, "secrets_set", map[string]any{"name": "NEW_KEY", "value": "v3ry-s3cret-value"})
 	out.WriteString(textOf(set))
-	if r := h.call(cs, "secrets_set", map[string]any{"name": "kobana:webhook:whk_chat", "value": "x"}); !r.IsError {
+	if r := h.Call(cs, "secrets_set", map[string]any{"name": "kobana:webhook:whk_chat", "value": "x"}); !r.IsError {
 		t.Error("secrets_set may overwrite an internal secret")
 	}
 	values["NEW_KEY"] = "v3ry-s3cret-value"
 	for _, tool := range []string{"webhooks_list", "system_events_list", "agent_runs_list", "workflow_runs_list", "agents_list", "usage_get", "workspaces_get", "inboxes_list"} {
-		out.WriteString(textOf(h.call(cs, tool, nil)))
+		out.WriteString(textOf(h.Call(cs, tool, nil)))
 	}
 	for _, id := range []string{"wrun_inv_00", "wrun_inv_01"} {
-		out.WriteString(textOf(h.call(cs, "workflow_runs_get", map[string]any{"id": id})))
+		out.WriteString(textOf(h.Call(cs, "workflow_runs_get", map[string]any{"id": id})))
 	}
 	for _, p := range []string{"webhook_health", "review_failed_runs", "usage_report"} {
 		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p})
@@ -266,21 +266,21 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 	// Rotating returns the new secret once; reading the webhook never does.
 	var ws inboxmcp.WebhookSecret
-	structured(t, h.call(cs, "webhooks_rotate_secret", map[string]any{"id": "whk_erp"}), &ws)
+	structured(t, h.Call(cs, "webhooks_rotate_secret", map[string]any{"id": "whk_erp"}), &ws)
 	after, _ := h.st.RevealSecrets(ctx, demo.Workspace)
-	if ws.Secret == "" || after["kobana:webhook:whk_erp"] != ws.Secret || strings.Contains(textOf(h.call(cs, "webhooks_get", map[string]any{"id": "whk_erp"})), ws.Secret) {
+	if ws.Secret == "" || after["kobana:webhook:whk_erp"] != ws.Secret || strings.Contains(textOf(h.Call(cs, "webhooks_get", map[string]any{"id": "whk_erp"})), ws.Secret) {
 		t.Errorf("rotation: %+v", ws)
 	}
-	if r := h.call(cs, "secrets_delete", map[string]any{"name": "NEW_KEY"}); r.IsError {
+	if r := h.Call(cs, "secrets_delete", map[string]any{"name": "NEW_KEY"}); r.IsError {
 		t.Errorf("secrets_delete: %s", textOf(r))
 	}
 }
 
 func TestWebhookCreateTestReplay(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
+	cs := h.Connect("owner", "2026-07-28", yes)
 	var created inboxmcp.WebhookSecret
-	structured(t, h.call(cs, "webhooks_create", map[string]any{"url": h.recv.srv.URL + "/new", "events": []string{"email.failed"}}), &created)
+	structured(t, h.Call(cs, "webhooks_create", map[string]any{"url": h.recv.srv.URL + "/new", "events": []string{"email.failed"}}), &created)
 	if !strings.HasPrefix(created.Secret, "whsec_") || created.Webhook.Status != "active" {
 		t.Fatalf("create: %+v", created)
 	}
@@ -289,17 +289,17 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 		{"url": "https://user:pw@x.example/", "events": []string{"email.failed"}},
 		{"url": "https://x.example/", "events": []string{"email.exploded"}},
 	} {
-		if r := h.call(cs, "webhooks_create", bad); !strings.Contains(textOf(r), "invalid_arguments") {
+		if r := h.Call(cs, "webhooks_create", bad); !strings.Contains(textOf(r), "invalid_arguments") {
 			t.Errorf("create %v: %s", bad, textOf(r))
 		}
 	}
 	var d inbox.Delivery
-	structured(t, h.call(cs, "webhooks_test", map[string]any{"id": created.Webhook.ID}), &d)
+	structured(t, h.Call(cs, "webhooks_test", map[string]any{"id": created.Webhook.ID}), &d)
 	if d.Status != "delivered" || d.HTTPStatus != 200 {
 		t.Fatalf("test delivery: %+v", d)
 	}
 	var replay inbox.Delivery
-	structured(t, h.call(cs, "webhooks_deliveries_replay", map[string]any{"delivery_id": "dlv_chat_03"}), &replay)
+	structured(t, h.Call(cs, "webhooks_deliveries_replay", map[string]any{"delivery_id": "dlv_chat_03"}), &replay)
 	if replay.ReplayOf != "dlv_chat_03" || replay.Status != "delivered" {
 		t.Fatalf("replay: %+v", replay)
 	}
@@ -309,7 +309,7 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 	}
 	// A successful delivery heals a failing webhook.
 	var wh inbox.Webhook
-	structured(t, h.call(cs, "webhooks_get", map[string]any{"id": "whk_chat"}), &wh)
+	structured(t, h.Call(cs, "webhooks_get", map[string]any{"id": "whk_chat"}), &wh)
 	if wh.Status != "active" || !wh.FailingSince.IsZero() {
 		t.Errorf("webhook after a good delivery: %+v", wh)
 	}
@@ -317,14 +317,14 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 
 func TestWorkflowsValidate(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("viewer", "2025-11-25", nil)
+	cs := h.Connect("viewer", "2025-11-25", nil)
 	var v inboxmcp.Validation
-	structured(t, h.call(cs, "workflows_validate", map[string]any{"document": `{"result":{}}`}), &v)
+	structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": `{"result":{}}`}), &v)
 	if !v.OK {
 		t.Errorf("valid document: %+v", v)
 	}
 	v = inboxmcp.Validation{}
-	structured(t, h.call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
+	structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
 	if v.OK || !strings.Contains(string(v.Diagnostics), "invalid_json") {
 		t.Errorf("invalid document: %+v", v)
 	}
@@ -334,9 +334,9 @@ func TestWorkflowsValidate(t *testing.T) {
 // without loss or repetition.
 func TestPagingWithEqualTimestamps(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", nil)
+	cs := h.Connect("owner", "2026-07-28", nil)
 	for _, lp := range []string{"a", "b", "c", "d", "e"} {
-		if r := h.call(cs, "inboxes_create", map[string]any{"name": lp, "local_part": lp}); r.IsError {
+		if r := h.Call(cs, "inboxes_create", map[string]any{"name": lp, "local_part": lp}); r.IsError {
 			t.Fatal(textOf(r))
 		}
 	}
@@ -348,7 +348,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 			args["cursor"] = before
 		}
 		var page inboxmcp.EventList
-		structured(t, h.call(cs, "system_events_list", args), &page)
+		structured(t, h.Call(cs, "system_events_list", args), &page)
 		for _, e := range page.Events {
 			if seen[e.ID] {
 				t.Fatalf("event %s on two pages", e.ID)
@@ -367,23 +367,23 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 
 func TestPlanLimits(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
-	if r := h.call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
+	cs := h.Connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
+	if r := h.Call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
 		t.Errorf("second inbox: %s", textOf(r))
 	}
-	if r := h.call(cs, "agents_create", map[string]any{"name": "A", "model": "gpt-4.1-mini", "system_message": "x"}); r.IsError {
+	if r := h.Call(cs, "agents_create", map[string]any{"name": "A", "model": "gpt-4.1-mini", "system_message": "x"}); r.IsError {
 		t.Fatalf("first agent: %s", textOf(r))
 	}
-	if r := h.call(cs, "agents_create", map[string]any{"name": "B", "model": "gpt-4.1-mini", "system_message": "x"}); !strings.Contains(textOf(r), "limit_reached") {
+	if r := h.Call(cs, "agents_create", map[string]any{"name": "B", "model": "gpt-4.1-mini", "system_message": "x"}); !strings.Contains(textOf(r), "limit_reached") {
 		t.Errorf("second agent: %s", textOf(r))
 	}
-	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://a.example/h", "events": []string{"email.failed"}}); r.IsError {
+	if r := h.Call(cs, "webhooks_create", map[string]any{"url": "https://a.example/h", "events": []string{"email.failed"}}); r.IsError {
 		t.Fatalf("first webhook: %s", textOf(r))
 	}
-	if r := h.call(cs, "webhooks_create", map[string]any{"url": "https://b.example/h", "events": []string{"email.failed"}}); !strings.Contains(textOf(r), "limit_reached") {
+	if r := h.Call(cs, "webhooks_create", map[string]any{"url": "https://b.example/h", "events": []string{"email.failed"}}); !strings.Contains(textOf(r), "limit_reached") {
 		t.Errorf("second webhook: %s", textOf(r))
 	}
-	if r := h.call(cs, "agents_create", map[string]any{"name": "C", "model": "gpt-5-ultra", "system_message": "x"}); !strings.HasPrefix(textOf(r), "invalid_arguments: ") || !strings.Contains(textOf(r), "gpt-5-ultra") {
+	if r := h.Call(cs, "agents_create", map[string]any{"name": "C", "model": "gpt-5-ultra", "system_message": "x"}); !strings.HasPrefix(textOf(r), "invalid_arguments: ") || !strings.Contains(textOf(r), "gpt-5-ultra") {
 		t.Errorf("unknown model: %s", textOf(r))
 	}
 }
@@ -392,14 +392,14 @@ func TestPlanLimits(t *testing.T) {
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 	h := newHarness(t)
-	cs := h.connect("owner", "2026-07-28", yes)
-	if r := h.call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
+	cs := h.Connect("owner", "2026-07-28", yes)
+	if r := h.Call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
 		t.Fatal(textOf(r))
 	}
 	if _, err := h.st.GetBlob(context.Background(), demo.Workspace, "eml_rcp_01"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("raw message after the delete: %v", err)
 	}
-	if r := h.call(cs, "emails_get", map[string]any{"id": "eml_rcp_01"}); !strings.HasPrefix(textOf(r), "not_found: ") {
+	if r := h.Call(cs, "emails_get", map[string]any{"id": "eml_rcp_01"}); !strings.HasPrefix(textOf(r), "not_found: ") {
 		t.Fatalf("e-mail after the delete: %s", textOf(r))
 	}
 }

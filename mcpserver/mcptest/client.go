@@ -27,6 +27,11 @@ func Yes(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 }
 
+// Decline declines every elicitation.
+func Decline(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
 // bearer adds a bearer token to every request.
 type bearer struct {
 	token string
@@ -143,6 +148,36 @@ func (c ToolCall) Must(t testing.TB) map[string]any {
 		t.Fatalf("%s: JSON-RPC error %v (HTTP %d %s)", c.Tool, r.Error, r.Status, r.Body)
 	}
 	return r.Result
+}
+
+// Concurrently sends the call n times at once and counts the answers that
+// succeeded and the tool errors naming code (confirmation_replayed, say);
+// a transport or JSON-RPC error, or any other answer, fails the test.
+func (c ToolCall) Concurrently(t testing.TB, n int, code string) (ok, refused int64) {
+	t.Helper()
+	var okN, refusedN atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Send(nil)
+			switch {
+			case err != nil:
+				t.Error(err)
+			case r.Error != nil || r.Result == nil:
+				t.Errorf("%s: JSON-RPC error %v (HTTP %d %s)", c.Tool, r.Error, r.Status, r.Body)
+			case r.Result["isError"] != true:
+				okN.Add(1)
+			case strings.Contains(ResultText(r.Result), code):
+				refusedN.Add(1)
+			default:
+				t.Errorf("%s: unexpected %s", c.Tool, ResultText(r.Result))
+			}
+		}()
+	}
+	wg.Wait()
+	return okN.Load(), refusedN.Load()
 }
 
 // CallConcurrently sends a copy of params n times at once, spread over

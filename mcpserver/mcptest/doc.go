@@ -10,7 +10,17 @@
 //     checks the answer the same way; FormCaps and YesAnswer are the usual
 //     capabilities and answer of a client that confirms with a form.
 //   - Snapshot compares what a session lists (tools, resources, templates,
-//     prompts) with a golden file; -update rewrites it.
+//     prompts) with a golden file (internal/golden; -update rewrites it);
+//     Snapshots does so for each role of an Env.
+//   - Env is a product's server under test as its token holders reach it
+//     (Serve starts it over HTTP): Connect, ConnectStdio, Call, OK, Fails,
+//     RawCall and ToolCall (whose Concurrently sends one call many times at
+//     once); Clock is a settable clock; DemoTokens, Member and Token mint
+//     the tokens, Count counts stored records.
+//   - EveryMessageKind drives a product's wire test: both eras, HTTP and in
+//     process, every answer checked against the official schema, and every
+//     kind of answer required to have been seen.
 //   - CallConcurrently, TextOf, ErrorCode, RPCCode, ResultCode help
-//     assertions.
+//     assertions; Tag and WantAnchored check a tool argument's schema tags
+//     (enums, id patterns) against the product's values.
 package mcptest

@@ -4,26 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kobana/workflow/internal/golden"
 )
-
-// update is the -update flag of every test binary that imports mcptest:
-// `go test ./mcpserver/inbox -run Snapshot -update` rewrites the snapshots.
-// (A test package using mcptest must not define its own -update flag.)
-var update = flag.Bool("update", false, "rewrite the golden files (MCP snapshots) instead of comparing with them")
-
-// Updating reports whether the test binary runs with -update.
-func Updating() bool { return *update }
 
 // Listing is what a client sees of a server before using it: every page of
 // tools/list, resources/list, resources/templates/list and prompts/list,
@@ -115,57 +103,8 @@ func Snapshot(t testing.TB, cs *mcp.ClientSession, path string) {
 	if err != nil {
 		t.Fatalf("snapshot %s: %v", path, err)
 	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: %d tools, %d resources, %d templates, %d prompts", path, len(l.Tools), len(l.Resources), len(l.ResourceTemplates), len(l.Prompts))
-		return
+	if golden.Updating() {
+		t.Logf("writing %s: %d tools, %d resources, %d templates, %d prompts", path, len(l.Tools), len(l.Resources), len(l.ResourceTemplates), len(l.Prompts))
 	}
-	want, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("no snapshot %s yet: run `go test -run '%s' -update` in this package and review the file", path, t.Name())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("what clients see differs from %s; if the change is intended, run `go test -run '%s' -update` and review the diff:\n%s",
-			path, t.Name(), lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows where two texts differ: the lines between their common
-// beginning and common end, "-" from a and "+" from b, with three lines of
-// context.
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	pre := 0
-	for pre < len(al) && pre < len(bl) && al[pre] == bl[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(al)-pre && suf < len(bl)-pre && al[len(al)-1-suf] == bl[len(bl)-1-suf] {
-		suf++
-	}
-	const context = 3
-	var out strings.Builder
-	from := max(0, pre-context)
-	fmt.Fprintf(&out, "@@ line %d @@\n", from+1)
-	for _, l := range al[from:pre] {
-		out.WriteString("  " + l + "\n")
-	}
-	for _, l := range al[pre : len(al)-suf] {
-		out.WriteString("- " + l + "\n")
-	}
-	for _, l := range bl[pre : len(bl)-suf] {
-		out.WriteString("+ " + l + "\n")
-	}
-	for _, l := range al[len(al)-suf : min(len(al), len(al)-suf+context)] {
-		out.WriteString("  " + l + "\n")
-	}
-	return out.String()
+	golden.Check(t, path, got)
 }

@@ -23,9 +23,9 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/examples"
-	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/lsp"
 	"github.com/kobana/workflow/plan"
+	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 )
 
@@ -266,17 +266,8 @@ func parseFacts(s string) (map[string]string, error) {
 		if err := json.Unmarshal(v, &val); err != nil {
 			return nil, fmt.Errorf("the value of %q must be a string", k)
 		}
-		switch {
-		case k == "now":
-			return nil, fmt.Errorf(`"now" cannot be set: kobana.now is the time of the plan`)
-		case !lang.IsKobanaKey(k):
-			var known []string
-			for _, key := range lang.KobanaKeys() {
-				if key != "now" {
-					known = append(known, key)
-				}
-			}
-			return nil, fmt.Errorf("unknown fact %q; the facts are %s", k, strings.Join(known, ", "))
+		if err := resolve.CheckFact(k, val); err != nil {
+			return nil, err
 		}
 		facts[k] = val
 	}

@@ -129,3 +129,23 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("CompileLoop: %d diagnostics", n)
 	}
 }
+
+// TestFactsAreCheckedAsKobanaRunChecksThem: the page's facts obey the rules
+// kobana run and kobana plan apply to -facts (resolve.CheckFact).
+func TestFactsAreCheckedAsKobanaRunChecksThem(t *testing.T) {
+	sample := Samples()[0]
+	for facts, want := range map[string]string{
+		`{"env": "staging"}`:         `facts: fact "env" is "staging"; kobana.env is one of development, sandbox, production`,
+		`{"app_url": "/relative"}`:   `facts: fact "app_url" is "/relative"`,
+		`{"inbox_email": "A <a@b>"}`: `facts: fact "inbox_email" is "A <a@b>"`,
+		`{"kobana.email_id": "e"}`:   `facts: key "kobana.email_id": write the fact without the "kobana." prefix`,
+	} {
+		var res Result
+		if err := json.Unmarshal([]byte(PlanJSON(sample.Document, Inputs{Facts: facts, Now: "2026-11-30T10:00:00Z"})), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Problems) != 1 || !strings.HasPrefix(res.Problems[0], want) {
+			t.Errorf("facts %s: problems %q, want %q…", facts, res.Problems, want)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 	ctx, cancel := s.quick(ctx)
 	defer cancel()
 	var inserted bool
-	err := s.conns.retryWhen(ctx, retryable, func() (err error) {
+	err := s.c.conns.retryWhen(ctx, retryable, func() (err error) {
 		inserted, err = s.consume(ctx, nonce, expires)
 		return err
 	})

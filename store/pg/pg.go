@@ -120,11 +120,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.ops = ops{db: pool, conns: c, now: s.now}
-	if s.ops.dialect.lower, err = lowerCollation(ctx, pool); err != nil {
+	lower, err := lowerCollation(ctx, pool)
+	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pg: reading collations: %w", err)
 	}
+	s.ops = newOps(pool, false, c, s.now, dialect{lower: lower})
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {
 		pool.Close()
@@ -178,4 +179,25 @@ func unavailable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, pgconn.ErrConnClosed)
+}
+
+// retry runs f, and once more on a fresh connection when the first attempt
+// died with the connection it was given (backends terminated, server
+// restarted): after any such failure for reads and idempotent upserts, only
+// when nothing was sent otherwise. pgxpool replaces the dead connection by
+// itself. A failure to connect, or a timeout, is not retried: the server is
+// unreachable and a second wait would only double the delay.
+func retry(ctx context.Context, idempotent bool, f func() error) error {
+	err := f()
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if pgconn.SafeToRetry(err) || (idempotent && unavailable(err)) {
+		return f()
+	}
+	return err
 }

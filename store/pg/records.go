@@ -22,43 +22,98 @@ type dbtx interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// ops are the record, blob and counter operations, on the pool or inside a
-// transaction.
-type ops struct {
-	db      dbtx
-	inTx    bool
-	conns   *conns
-	now     func() time.Time
-	dialect dialect
+// conn is the way to the database of the shared operations (a sqlq.Conn)
+// and of the Store's own statements: the pool, or one transaction.
+type conn struct {
+	db    dbtx
+	inTx  bool
+	conns *conns
 }
 
-// retry is the pool's retry (see conns.retry); inside a transaction a
-// statement is never sent again, since the transaction died with its
-// connection.
+// shared are the record, blob and counter operations both stores share.
+type shared = sqlq.Ops
+
+// ops are the operations of the Store and of its transactions: the shared
+// ones (store.Records, store.Blobs, store.Counters) and exec and execTag
+// for the Store's own statements, on the pool or inside a transaction.
+type ops struct {
+	shared
+	c conn
+}
+
+// newOps returns the operations over db; inTx says db is a transaction;
+// cs is the pool's record of dead connections, which retries consult.
+func newOps(db dbtx, inTx bool, cs *conns, now func() time.Time, d dialect) ops {
+	c := conn{db: db, inTx: inTx, conns: cs}
+	return ops{shared: sqlq.Ops{Name: "pg", Conn: c, Dialect: d, Now: now}, c: c}
+}
+
+// retry runs f on the pool with the pool's retry, or once inside a
+// transaction (see conn.retry).
 func (o *ops) retry(ctx context.Context, idempotent bool, f func() error) error {
-	if o.inTx {
-		return f()
-	}
-	return o.conns.retry(ctx, idempotent, f)
+	return o.c.retry(ctx, idempotent, f)
 }
 
 // exec runs a statement that returns no rows (see retry for idempotent).
 func (o *ops) exec(ctx context.Context, idempotent bool, sql string, args ...any) error {
-	return o.retry(ctx, idempotent, func() error {
-		_, err := o.db.Exec(ctx, sql, args...)
-		return err
-	})
+	_, err := o.c.run(ctx, idempotent, sql, args...)
+	return err
 }
 
 // execTag runs a statement whose row count matters (a DELETE, an UPDATE):
 // it is sent again only if the first attempt never reached the server.
 func (o *ops) execTag(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return o.c.run(ctx, false, sql, args...)
+}
+
+// retry is the pool's retry (see conns.retry); inside a transaction a
+// statement is never sent again, since the transaction died with its
+// connection.
+func (c conn) retry(ctx context.Context, idempotent bool, f func() error) error {
+	if c.inTx {
+		return f()
+	}
+	return c.conns.retry(ctx, idempotent, f)
+}
+
+// run runs a statement that returns no rows (see retry for idempotent).
+func (c conn) run(ctx context.Context, idempotent bool, sql string, args ...any) (pgconn.CommandTag, error) {
 	var tag pgconn.CommandTag
-	err := o.retry(ctx, false, func() (err error) {
-		tag, err = o.db.Exec(ctx, sql, args...)
+	err := c.retry(ctx, idempotent, func() (err error) {
+		tag, err = c.db.Exec(ctx, sql, args...)
 		return err
 	})
 	return tag, err
+}
+
+// Exec implements sqlq.Conn: a Write is sent again only if it never
+// reached the server.
+func (c conn) Exec(ctx context.Context, m sqlq.Mode, sql string, args ...any) (int64, error) {
+	tag, err := c.run(ctx, m != sqlq.Write, sql, args...)
+	return tag.RowsAffected(), err
+}
+
+// QueryRow implements sqlq.Conn.
+func (c conn) QueryRow(ctx context.Context, m sqlq.Mode, sql string, args []any, dest ...any) error {
+	err := c.retry(ctx, m != sqlq.Write, func() error {
+		return c.db.QueryRow(ctx, sql, args...).Scan(dest...)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// Query implements sqlq.Conn.
+func (c conn) Query(ctx context.Context, sql string, args []any, read func(sqlq.Rows) error) error {
+	return c.retry(ctx, true, func() error {
+		rows, err := c.db.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return read(rows)
+	})
 }
 
 // affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
@@ -67,26 +122,6 @@ func affected(tag pgconn.CommandTag, what string) error {
 		return fmt.Errorf("pg: %s: %w", what, store.ErrNotFound)
 	}
 	return nil
-}
-
-// GetRecord implements store.Records.
-func (o *ops) GetRecord(ctx context.Context, workspace, kind, id string) (store.Record, error) {
-	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
-	var created int64
-	var data string
-	err := o.retry(ctx, true, func() error {
-		return o.db.QueryRow(ctx, `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`,
-			workspace, kind, id).Scan(&r.Parent, &r.Status, &created, &data)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("pg: get %s %s: %w", kind, id, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Record{}, fmt.Errorf("pg: get %s %s: %w", kind, id, err)
-	}
-	r.Created = store.FromMillis(created)
-	r.Data = []byte(data)
-	return r, nil
 }
 
 // dialect writes PostgreSQL's side of a listing. Data is kept as TEXT (served
@@ -130,6 +165,8 @@ func (dialect) Prefix(expr, p string, arg func(any) string) string {
 	return "(" + expr + ") LIKE " + arg(escaped) + " ESCAPE '!'"
 }
 
+func (dialect) Greatest(a, b string) string { return "GREATEST(" + a + ", " + b + ")" }
+
 func (d dialect) Contains(expr, placeholder string) string {
 	if d.lower != "" {
 		expr = "(" + expr + `) COLLATE "` + d.lower + `"`
@@ -152,164 +189,6 @@ func lowerCollation(ctx context.Context, db dbtx) (string, error) {
 		return "", nil
 	}
 	return name, err
-}
-
-func (o *ops) list(ctx context.Context, workspace, kind string, q store.Query, page bool) (store.Page, error) {
-	plan, err := sqlq.NewPlan(o.dialect, workspace, kind, q, page)
-	if err != nil {
-		return store.Page{}, fmt.Errorf("pg: list %s: %w", kind, err)
-	}
-	var out []sqlq.Row
-	err = o.retry(ctx, true, func() error {
-		out = nil
-		rows, err := o.db.Query(ctx, plan.SQL, plan.Args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			r := sqlq.Row{Record: store.Record{Workspace: workspace, Kind: kind}}
-			var created int64
-			var data string
-			dest := []any{&r.Record.ID, &r.Record.Parent, &r.Record.Status, &created, &data}
-			if plan.Key {
-				dest = append(dest, &r.Key)
-			}
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			r.Record.Created = store.FromMillis(created)
-			r.Record.Data = []byte(data)
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return store.Page{}, fmt.Errorf("pg: list %s: %w", kind, err)
-	}
-	p, err := plan.Page(out)
-	if err != nil {
-		return store.Page{}, fmt.Errorf("pg: list %s: %w", kind, err)
-	}
-	return p, nil
-}
-
-// ListRecords implements store.Records.
-func (o *ops) ListRecords(ctx context.Context, workspace, kind string, q store.Query) ([]store.Record, error) {
-	p, err := o.list(ctx, workspace, kind, q, false)
-	return p.Records, err
-}
-
-// ListPage implements store.Records.
-func (o *ops) ListPage(ctx context.Context, workspace, kind string, q store.Query) (store.Page, error) {
-	return o.list(ctx, workspace, kind, q, true)
-}
-
-// PutRecord implements store.Records.
-func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.now)
-	if err != nil {
-		return fmt.Errorf("pg: put: %w", err)
-	}
-	err = o.exec(ctx, true,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("pg: put %s %s: %w", r.Kind, r.ID, err)
-	}
-	return nil
-}
-
-// CreateRecord implements store.Records. It is not retried on a dead
-// connection: a retry after an insert whose commit went unseen would report
-// a false conflict.
-func (o *ops) CreateRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.now)
-	if err != nil {
-		return fmt.Errorf("pg: create: %w", err)
-	}
-	tag, err := o.execTag(ctx,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("pg: create %s %s: %w", r.Kind, r.ID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pg: create %s %s: %w", r.Kind, r.ID, store.ErrConflict)
-	}
-	return nil
-}
-
-// DeleteRecord implements store.Records.
-func (o *ops) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
-	tag, err := o.execTag(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
-	if err != nil {
-		return fmt.Errorf("pg: delete %s %s: %w", kind, id, err)
-	}
-	return affected(tag, "delete "+kind+" "+id)
-}
-
-// PutBlob implements store.Blobs.
-func (o *ops) PutBlob(ctx context.Context, workspace, id string, content []byte) error {
-	if content == nil {
-		content = []byte{} // pgx sends a nil slice as NULL
-	}
-	err := o.exec(ctx, true,
-		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
-		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
-	if err != nil {
-		return fmt.Errorf("pg: put blob %s: %w", id, err)
-	}
-	return nil
-}
-
-// GetBlob implements store.Blobs.
-func (o *ops) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
-	var b []byte
-	err := o.retry(ctx, true, func() error {
-		return o.db.QueryRow(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("pg: get blob %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pg: get blob %s: %w", id, err)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
-}
-
-// DeleteBlob implements store.Blobs.
-func (o *ops) DeleteBlob(ctx context.Context, workspace, id string) error {
-	tag, err := o.execTag(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
-	if err != nil {
-		return fmt.Errorf("pg: delete blob %s: %w", id, err)
-	}
-	return affected(tag, "delete blob "+id)
-}
-
-// NextNumber implements store.Counters: the next number of a workspace's
-// counter is start the first time (or whenever start is above the last
-// number handed out), one more than the last number otherwise. It is one
-// statement, so numbers are unique across every replica sharing the
-// database, with no lock held by the caller (a product's in-process mutex
-// does not span replicas). A statement that may have reached the server is
-// not sent again, since a lost answer would skip a number.
-func (o *ops) NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error) {
-	var n int64
-	err := o.retry(ctx, false, func() error {
-		return o.db.QueryRow(ctx, `INSERT INTO counters (workspace_id, name, value) VALUES ($1, $2, $3)
-			ON CONFLICT (workspace_id, name) DO UPDATE SET value = GREATEST(counters.value + 1, excluded.value)
-			RETURNING value`, workspace, name, start).Scan(&n)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("pg: counter %s: %w", name, err)
-	}
-	return n, nil
 }
 
 // Tx is a transaction of the PostgreSQL store (see Store.WithTx). Besides
@@ -359,7 +238,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			cancel()
 		}
 	}()
-	if err := fn(&Tx{ops: ops{db: pgTx, inTx: true, conns: s.conns, now: s.now, dialect: s.ops.dialect}, tx: pgTx}); err != nil {
+	if err := fn(&Tx{ops: newOps(pgTx, true, s.c.conns, s.now, s.ops.Dialect.(dialect)), tx: pgTx}); err != nil {
 		return err
 	}
 	if err := pgTx.Commit(ctx); err != nil {

@@ -39,17 +39,55 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// ops are the record, blob and counter operations, over the store's pools
-// (reads on the reader pool, writes on the writer) or inside a transaction
-// (both on it).
-type ops struct {
+// conn is the way of the shared operations (sqlq.Ops) to the file: reads on
+// the reader pool and writes on the writer, or both inside a transaction.
+// Nothing is sent twice: a local file has no connection to lose.
+type conn struct {
 	read, write querier
-	now         func() time.Time
-	// getRecord is GetRecord's statement prepared on the reader pool; nil
-	// inside a transaction.
-	getRecord *sql.Stmt
+	// prepared are statements prepared on the reader pool, by their SQL:
+	// the fixed reads of every request. None inside a transaction.
+	prepared map[string]*sql.Stmt
 }
 
+func (c conn) on(m sqlq.Mode) querier {
+	if m == sqlq.Read {
+		return c.read
+	}
+	return c.write
+}
+
+func (c conn) Exec(ctx context.Context, m sqlq.Mode, query string, args ...any) (int64, error) {
+	res, err := c.on(m).ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c conn) QueryRow(ctx context.Context, m sqlq.Mode, query string, args []any, dest ...any) error {
+	var row *sql.Row
+	if st := c.prepared[query]; st != nil && m == sqlq.Read {
+		row = st.QueryRowContext(ctx, args...)
+	} else {
+		row = c.on(m).QueryRowContext(ctx, query, args...)
+	}
+	err := row.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+func (c conn) Query(ctx context.Context, query string, args []any, read func(sqlq.Rows) error) error {
+	rows, err := c.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return read(rows)
+}
+
+// affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
 func affected(res sql.Result, what string) error {
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -61,29 +99,33 @@ func affected(res sql.Result, what string) error {
 	return nil
 }
 
-const getRecordQuery = `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`
+// prepare prepares the fixed reads of sqlq.Ops on the reader pool.
+func prepare(ctx context.Context, read *sql.DB) (map[string]*sql.Stmt, error) {
+	prepared := map[string]*sql.Stmt{}
+	for _, q := range []string{sqlq.GetRecordSQL, sqlq.GetBlobSQL} {
+		st, err := read.PrepareContext(ctx, q)
+		if err != nil {
+			closeAll(prepared)
+			return nil, err
+		}
+		prepared[q] = st
+	}
+	return prepared, nil
+}
 
-// GetRecord implements store.Records.
-func (o *ops) GetRecord(ctx context.Context, workspace, kind, id string) (store.Record, error) {
-	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
-	var created int64
-	var data string
-	var row *sql.Row
-	if o.getRecord != nil {
-		row = o.getRecord.QueryRowContext(ctx, workspace, kind, id)
-	} else {
-		row = o.read.QueryRowContext(ctx, getRecordQuery, workspace, kind, id)
+func closeAll(prepared map[string]*sql.Stmt) {
+	for _, st := range prepared {
+		st.Close()
 	}
-	err := row.Scan(&r.Parent, &r.Status, &created, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("sqlite: get %s %s: %w", kind, id, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Record{}, fmt.Errorf("sqlite: get %s %s: %w", kind, id, err)
-	}
-	r.Created = store.FromMillis(created)
-	r.Data = []byte(data)
-	return r, nil
+}
+
+// ops are the record, blob and counter operations both stores share, over
+// a conn: of the Store and of each transaction.
+type ops = sqlq.Ops
+
+// newOps returns the operations over c.
+func newOps(c conn, now func() time.Time) ops {
+	return sqlq.Ops{Name: "sqlite", Conn: c, Dialect: dialect{}, Now: now}
 }
 
 // dialect writes SQLite's side of a listing.
@@ -119,6 +161,8 @@ func (dialect) Contains(expr, placeholder string) string {
 	return "instr(" + lowerFunc + "(" + expr + "), " + placeholder + ") > 0"
 }
 
+func (dialect) Greatest(a, b string) string { return "MAX(" + a + ", " + b + ")" }
+
 // prefixEnd returns the smallest string above every string that starts with
 // p (bytewise), and false when there is none (p is empty or all 0xff bytes).
 func prefixEnd(p string) (string, bool) {
@@ -130,152 +174,6 @@ func prefixEnd(p string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func (o *ops) list(ctx context.Context, workspace, kind string, q store.Query, page bool) (store.Page, error) {
-	plan, err := sqlq.NewPlan(dialect{}, workspace, kind, q, page)
-	if err != nil {
-		return store.Page{}, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	rows, err := o.read.QueryContext(ctx, plan.SQL, plan.Args...)
-	if err != nil {
-		return store.Page{}, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	defer rows.Close()
-	var out []sqlq.Row
-	for rows.Next() {
-		r := sqlq.Row{Record: store.Record{Workspace: workspace, Kind: kind}}
-		var created int64
-		var data string
-		dest := []any{&r.Record.ID, &r.Record.Parent, &r.Record.Status, &created, &data}
-		if plan.Key {
-			dest = append(dest, &r.Key)
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return store.Page{}, fmt.Errorf("sqlite: list %s: %w", kind, err)
-		}
-		r.Record.Created = store.FromMillis(created)
-		r.Record.Data = []byte(data)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Page{}, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	p, err := plan.Page(out)
-	if err != nil {
-		return store.Page{}, fmt.Errorf("sqlite: list %s: %w", kind, err)
-	}
-	return p, nil
-}
-
-// ListRecords implements store.Records.
-func (o *ops) ListRecords(ctx context.Context, workspace, kind string, q store.Query) ([]store.Record, error) {
-	p, err := o.list(ctx, workspace, kind, q, false)
-	return p.Records, err
-}
-
-// ListPage implements store.Records.
-func (o *ops) ListPage(ctx context.Context, workspace, kind string, q store.Query) (store.Page, error) {
-	return o.list(ctx, workspace, kind, q, true)
-}
-
-// PutRecord implements store.Records.
-func (o *ops) PutRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.now)
-	if err != nil {
-		return fmt.Errorf("sqlite: put: %w", err)
-	}
-	_, err = o.write.ExecContext(ctx,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("sqlite: put %s %s: %w", r.Kind, r.ID, err)
-	}
-	return nil
-}
-
-// CreateRecord implements store.Records.
-func (o *ops) CreateRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.now)
-	if err != nil {
-		return fmt.Errorf("sqlite: create: %w", err)
-	}
-	res, err := o.write.ExecContext(ctx,
-		`INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		 ON CONFLICT (workspace_id, kind, id) DO NOTHING`,
-		r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
-	if err != nil {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, err)
-	} else if n == 0 {
-		return fmt.Errorf("sqlite: create %s %s: %w", r.Kind, r.ID, store.ErrConflict)
-	}
-	return nil
-}
-
-// DeleteRecord implements store.Records.
-func (o *ops) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
-	res, err := o.write.ExecContext(ctx, `DELETE FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`, workspace, kind, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete %s %s: %w", kind, id, err)
-	}
-	return affected(res, "delete "+kind+" "+id)
-}
-
-// PutBlob implements store.Blobs.
-func (o *ops) PutBlob(ctx context.Context, workspace, id string, content []byte) error {
-	if content == nil {
-		content = []byte{}
-	}
-	_, err := o.write.ExecContext(ctx,
-		`INSERT INTO blobs (workspace_id, id, content) VALUES ($1, $2, $3)
-		 ON CONFLICT (workspace_id, id) DO UPDATE SET content = excluded.content`, workspace, id, content)
-	if err != nil {
-		return fmt.Errorf("sqlite: put blob %s: %w", id, err)
-	}
-	return nil
-}
-
-// GetBlob implements store.Blobs.
-func (o *ops) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
-	var b []byte
-	err := o.read.QueryRowContext(ctx, `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite: get blob %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: get blob %s: %w", id, err)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
-}
-
-// DeleteBlob implements store.Blobs.
-func (o *ops) DeleteBlob(ctx context.Context, workspace, id string) error {
-	res, err := o.write.ExecContext(ctx, `DELETE FROM blobs WHERE workspace_id = $1 AND id = $2`, workspace, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete blob %s: %w", id, err)
-	}
-	return affected(res, "delete blob "+id)
-}
-
-// NextNumber implements store.Counters in one statement: SQLite runs it under
-// the database's write lock, so numbers are unique across every handle (and
-// process) sharing the file.
-func (o *ops) NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error) {
-	var n int64
-	err := o.write.QueryRowContext(ctx, `INSERT INTO counters (workspace_id, name, value) VALUES ($1, $2, $3)
-		ON CONFLICT (workspace_id, name) DO UPDATE SET value = MAX(counters.value + 1, excluded.value)
-		RETURNING value`, workspace, name, start).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: counter %s: %w", name, err)
-	}
-	return n, nil
 }
 
 // Tx is a transaction of the SQLite store (see Store.WithTx). Besides
@@ -305,7 +203,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) (err err
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
-	tx := &Tx{ops: ops{read: sqlTx, write: sqlTx, now: s.now}, tx: sqlTx}
+	tx := &Tx{ops: newOps(conn{read: sqlTx, write: sqlTx}, s.now), tx: sqlTx}
 	committed := false
 	defer func() {
 		if !committed {

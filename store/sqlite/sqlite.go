@@ -26,8 +26,10 @@ type Store struct {
 	write, read *sql.DB
 	now         func() time.Time
 	sealer      *store.Sealer
-	// Statement on the hot path of every request, prepared once.
+	// Statements on the hot path of every request, prepared once: the
+	// token lookup, and the Ops' fixed reads.
 	authStmt *sql.Stmt
+	prepared map[string]*sql.Stmt
 }
 
 // readers is the number of connections of the reader pool.
@@ -89,7 +91,6 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.ops = ops{read: read, write: write, now: s.now}
 	fail := func(err error) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -97,9 +98,10 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if s.authStmt, err = read.PrepareContext(ctx, authQuery); err != nil {
 		return fail(fmt.Errorf("prepare: %w", err))
 	}
-	if s.ops.getRecord, err = read.PrepareContext(ctx, getRecordQuery); err != nil {
+	if s.prepared, err = prepare(ctx, read); err != nil {
 		return fail(fmt.Errorf("prepare: %w", err))
 	}
+	s.ops = newOps(conn{read: read, write: write, prepared: s.prepared}, s.now)
 	if s.sealer, err = store.ResolveSecretKey(opts, func() (store.Key, error) { return s.SigningKey(ctx, store.SecretsKeyPurpose) }); err != nil {
 		return fail(err)
 	}
@@ -151,11 +153,10 @@ func isBusy(err error) bool {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.authStmt, s.ops.getRecord} {
-		if st != nil {
-			st.Close()
-		}
+	if s.authStmt != nil {
+		s.authStmt.Close()
 	}
+	closeAll(s.prepared)
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 

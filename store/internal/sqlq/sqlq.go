@@ -1,7 +1,12 @@
-// Package sqlq writes the SQL of a record listing (store.Query) once for
-// both stores: the filters, the keyset after a cursor and the order. A
-// Dialect supplies the few expressions in which SQLite and PostgreSQL differ
-// (reading a typed JSON field, prefix and substring matches).
+// Package sqlq is what both stores do with records, blobs and counters,
+// written once: Ops implements store.Records, store.Blobs and
+// store.Counters over a Conn (a store's pools, or one transaction), and a
+// listing's SQL (store.Query: the filters, the keyset after a cursor and the
+// order) is written by List. A Dialect supplies the few expressions in which
+// SQLite and PostgreSQL differ (reading a typed JSON field, prefix and
+// substring matches, the greater of two values); a Conn, how a statement
+// reaches the driver (database/sql or pgx) and whether it is sent again
+// after its connection failed.
 package sqlq
 
 import (
@@ -27,6 +32,8 @@ type Dialect interface {
 	// Contains is the condition that the lower-cased text expression
 	// contains the placeholder's (already lower-cased) string.
 	Contains(expr, placeholder string) string
+	// Greatest is the greater of two numeric expressions.
+	Greatest(a, b string) string
 }
 
 // Columns is what a listing selects, in order; a Statement with Key also

@@ -1,4 +1,7 @@
-package emit
+// Package jsonstr writes the contents of JSON string literals, for the code
+// that builds JSON byte by byte (request bodies, their records, values a
+// reference takes whole). Append is the entry point.
+package jsonstr
 
 import (
 	"unicode/utf8"
@@ -6,11 +9,11 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends the contents of a JSON string literal for s,
+// Append appends the contents of a JSON string literal for s,
 // without the quotes: the escapes RFC 8259 requires, invalid UTF-8 replaced by
 // U+FFFD and U+2028/U+2029 escaped, as encoding/json does, but without
 // escaping <, > and & (the body is not HTML) and without allocating.
-func appendJSONString(dst []byte, s string) []byte {
+func Append(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
