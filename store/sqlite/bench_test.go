@@ -25,6 +25,35 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}
 }
 
+func BenchmarkGetPerson(b *testing.B) {
+	st, _ := open(b, nil)
+	defer st.Close()
+	seedIdentity(b, st)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if p, err := st.GetPerson(ctx, "p1"); err != nil || p.Name != "Ana" {
+			b.Fatal(p, err)
+		}
+	}
+}
+
+func BenchmarkVerifyingKey(b *testing.B) {
+	st, _ := open(b, nil)
+	defer st.Close()
+	ctx := context.Background()
+	k, err := st.SigningKey(ctx, "confirm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := st.VerifyingKey(ctx, "confirm", k.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkGetRecord(b *testing.B) {
 	st, _ := open(b, nil)
 	defer st.Close()
