@@ -126,8 +126,6 @@ func LoadIndex(ctx context.Context, records store.Records, workspace, emailID st
 
 // Record implements intake.Recorder.
 func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, error) {
-	base, readErr := r.read(d)
-	index := r.index(d)
 	type pending struct {
 		rcpt   Recipient
 		email  inbox.Email
@@ -136,13 +134,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 	}
 	items := make([]*pending, len(d.Recipients))
 	for i, rc := range d.Recipients {
-		e := base
-		e.Headers = copyMap(base.Headers)
-		e.ID = inbox.NewID("eml")
-		e.InboxID = rc.InboxID
-		e.ReceivedAt = d.ReceivedAt
-		e.Status = inbox.EmailPending
-		items[i] = &pending{rcpt: rc, email: e}
+		items[i] = &pending{rcpt: rc, email: inbox.Email{ID: inbox.NewID("eml")}}
 	}
 	undoAll := func() {
 		for _, it := range items {
@@ -153,13 +145,36 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			}
 		}
 	}
-	for _, it := range items {
-		undo, err := r.Raw.Prepare(ctx, d.Message, it.rcpt.Workspace, it.email.ID)
-		if err != nil {
-			undoAll()
-			return nil, fmt.Errorf("intake: storing the message for %s: %w", it.rcpt.Address, err)
+	// The message is made durable (for files: synced, linked into place,
+	// directory synced) while it is read and indexed: the two wait on
+	// different things (the disk, the processor) and both end before the
+	// records' transaction starts.
+	prepared := make(chan error, 1)
+	go func() {
+		for _, it := range items {
+			undo, err := r.Raw.Prepare(ctx, d.Message, it.rcpt.Workspace, it.email.ID)
+			if err != nil {
+				prepared <- fmt.Errorf("intake: storing the message for %s: %w", it.rcpt.Address, err)
+				return
+			}
+			it.undo = undo
 		}
-		it.undo = undo
+		prepared <- nil
+	}()
+	base, readErr := r.read(d)
+	index := r.index(d)
+	if err := <-prepared; err != nil {
+		undoAll()
+		return nil, err
+	}
+	for _, it := range items {
+		e := base
+		e.Headers = copyMap(base.Headers)
+		e.ID = it.email.ID
+		e.InboxID = it.rcpt.InboxID
+		e.ReceivedAt = d.ReceivedAt
+		e.Status = inbox.EmailPending
+		it.email = e
 	}
 	err := r.Store.WithTx(ctx, func(tx store.Tx) error {
 		repo := inbox.NewRepo(tx)
