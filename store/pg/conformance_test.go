@@ -13,18 +13,18 @@ import (
 	"github.com/kobana/workflow/store/storetest"
 )
 
-// TestConformance runs the store suite against PostgreSQL: a database is a
-// schema of the test database, and handles on the same schema share it.
-func TestConformance(t *testing.T) {
-	pgtest.BaseDSN(t)
+// opener opens the databases of the shared suites as schemas of the test
+// database, dropped when tb ends: handles on the same schema share it.
+func opener(tb testing.TB) storetest.Open {
+	pgtest.BaseDSN(tb)
 	var mu sync.Mutex
 	schemas := map[string]string{}
-	storetest.Run(t, func(st *testing.T, name string, opts store.Options) store.Store {
+	return func(st testing.TB, name string, opts store.Options) store.Store {
 		mu.Lock()
 		schema, ok := schemas[name]
 		if !ok {
 			sum := sha256.Sum256([]byte(name))
-			schema = pgtest.FreshSchema(t, "c"+hex.EncodeToString(sum[:4]))
+			schema = pgtest.FreshSchema(tb, "c"+hex.EncodeToString(sum[:4]))
 			schemas[name] = schema
 		}
 		mu.Unlock()
@@ -34,5 +34,16 @@ func TestConformance(t *testing.T) {
 			st.Fatal(err)
 		}
 		return s
-	})
+	}
+}
+
+// TestConformance runs the store suite against PostgreSQL.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, "pg", opener(t))
+}
+
+// BenchmarkStore runs the shared benchmarks (the reads of every request)
+// against PostgreSQL.
+func BenchmarkStore(b *testing.B) {
+	storetest.Benchmark(b, opener(b))
 }

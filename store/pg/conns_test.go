@@ -125,6 +125,12 @@ func TestTerminatedBackendsAreNotRetriedInto(t *testing.T) {
 		}},
 		{"authenticate", func(s *pg.Store, _ int) error { _, err := s.Authenticate(ctx, tok); return err }},
 		{"signing key", func(s *pg.Store, _ int) error { _, err := s.SigningKey(ctx, "confirm"); return err }},
+		// The first key of a purpose is created in a transaction under the
+		// keys lock, which is sent again whole: it looks again first.
+		{"first key of a purpose", func(s *pg.Store, round int) error {
+			_, err := s.SigningKey(ctx, fmt.Sprint("first-", round))
+			return err
+		}},
 		{"ledger", func(s *pg.Store, round int) error { return s.Consume(ctx, fmt.Sprint("nonce-", round), exp) }},
 		{"transaction", func(s *pg.Store, round int) error {
 			return s.WithTx(ctx, func(tx store.Tx) error {

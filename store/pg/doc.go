@@ -17,8 +17,10 @@
 //     (invoice, NF-e) that are unique across replicas, where a product's
 //     in-process lock would not span them.
 //
-// Semantics are package store's, shared with the embedded store (package
-// storetest checks both against the same suite): listings most recent first
+// Semantics are package store's, shared with the embedded store: the
+// statements are written once for both (package store/internal/sqlq, over
+// this package's connection with its retries), and package storetest
+// checks both against the same suite: listings most recent first
 // with ties by id, bytewise; ErrNotFound, ErrConflict and ErrReplayed as
 // documented; times in Unix milliseconds; secrets sealed by store.Sealer, so
 // a value sealed by either store opens in the other under the same key;
@@ -40,9 +42,10 @@
 //   - Consumed nonces are purged by a background loop in bounded batches that
 //     skip locked rows (FOR UPDATE SKIP LOCKED), by the database's clock.
 //   - One active signing key per purpose (a partial unique index): the first
-//     key is created race-free by whichever replica gets there first;
-//     RotateKey retires it (it still verifies until PruneKeys) under an
-//     advisory lock.
+//     key is created by whichever replica gets there first, and RotateKey
+//     retires it (it still verifies until PruneKeys), both under an
+//     advisory lock per purpose; SigningKey and VerifyingKey are bounded by
+//     Options.LedgerTimeout.
 //   - A statement whose connection turns out dead (backends terminated, a
 //     server restart) is sent again when that cannot apply it twice, on a
 //     connection that is not dead: once a death is seen, every connection

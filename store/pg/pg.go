@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/internal/sqlq"
 )
 
 // Options configures Open.
@@ -51,13 +52,17 @@ type Options struct {
 // Store implements store.Store on PostgreSQL. One Store per process; several
 // processes (replicas) share one database.
 type Store struct {
-	ops
-	pool   *pgxpool.Pool
-	now    func() time.Time
-	sealer *store.Sealer
-	opts   Options
-	log    *slog.Logger
-	grace  graceCache
+	// The operations both stores share (records, blobs, counters,
+	// identity, secrets, keys), over the pool.
+	shared
+	// c is the pool, for the store's own statements.
+	c       conn
+	dialect dialect
+	pool    *pgxpool.Pool
+	now     func() time.Time
+	opts    Options
+	log     *slog.Logger
+	grace   graceCache
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -108,12 +113,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.AuthGrace == 0 {
 		opts.AuthGrace = defaultAuthGrace
 	}
-	c := newConns(cfg)
+	cs := newConns(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: connect: %w", err)
 	}
-	s := &Store{pool: pool, now: opts.Now, opts: opts, log: opts.Logger}
+	s := &Store{c: conn{db: pool, conns: cs}, pool: pool, now: opts.Now, opts: opts, log: opts.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -125,17 +130,20 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pg: reading collations: %w", err)
 	}
-	s.ops = newOps(pool, false, c, s.now, dialect{lower: lower})
+	s.dialect = dialect{lower: lower}
+	ops := newOps(s.c, s.now, s.dialect)
+	s.shared = sqlq.NewStore(ops, nil) // SigningKey needs no sealer
 	s.grace.m = map[string]graceEntry{}
 	if _, err := migrate(ctx, pool, migrations); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s.sealer, err = store.ResolveSecretKey(opts.Options, func() (store.Key, error) { return s.SigningKey(ctx, store.SecretsKeyPurpose) })
+	sealer, err := store.ResolveSecretKey(opts.Options, func() (store.Key, error) { return s.SigningKey(ctx, store.SecretsKeyPurpose) })
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pg: %w", err)
 	}
+	s.shared = sqlq.NewStore(ops, sealer)
 	loopCtx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	if opts.PurgeInterval > 0 {
@@ -179,25 +187,4 @@ func unavailable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, pgconn.ErrConnClosed)
-}
-
-// retry runs f, and once more on a fresh connection when the first attempt
-// died with the connection it was given (backends terminated, server
-// restarted): after any such failure for reads and idempotent upserts, only
-// when nothing was sent otherwise. pgxpool replaces the dead connection by
-// itself. A failure to connect, or a timeout, is not retried: the server is
-// unreachable and a second wait would only double the delay.
-func retry(ctx context.Context, idempotent bool, f func() error) error {
-	err := f()
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if pgconn.SafeToRetry(err) || (idempotent && unavailable(err)) {
-		return f()
-	}
-	return err
 }

@@ -17,6 +17,7 @@ import (
 
 // dbtx is a *pgxpool.Pool or a pgx.Tx.
 type dbtx interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -30,40 +31,16 @@ type conn struct {
 	conns *conns
 }
 
-// shared are the record, blob and counter operations both stores share.
-type shared = sqlq.Ops
+// shared are the operations both stores share, over the Store's pool.
+type shared = sqlq.Store
 
-// ops are the operations of the Store and of its transactions: the shared
-// ones (store.Records, store.Blobs, store.Counters) and exec and execTag
-// for the Store's own statements, on the pool or inside a transaction.
-type ops struct {
-	shared
-	c conn
-}
+// ops are the record, blob and counter operations both stores share, of
+// the Store and of each transaction.
+type ops = sqlq.Ops
 
-// newOps returns the operations over db; inTx says db is a transaction;
-// cs is the pool's record of dead connections, which retries consult.
-func newOps(db dbtx, inTx bool, cs *conns, now func() time.Time, d dialect) ops {
-	c := conn{db: db, inTx: inTx, conns: cs}
-	return ops{shared: sqlq.Ops{Name: "pg", Conn: c, Dialect: d, Now: now}, c: c}
-}
-
-// retry runs f on the pool with the pool's retry, or once inside a
-// transaction (see conn.retry).
-func (o *ops) retry(ctx context.Context, idempotent bool, f func() error) error {
-	return o.c.retry(ctx, idempotent, f)
-}
-
-// exec runs a statement that returns no rows (see retry for idempotent).
-func (o *ops) exec(ctx context.Context, idempotent bool, sql string, args ...any) error {
-	_, err := o.c.run(ctx, idempotent, sql, args...)
-	return err
-}
-
-// execTag runs a statement whose row count matters (a DELETE, an UPDATE):
-// it is sent again only if the first attempt never reached the server.
-func (o *ops) execTag(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return o.c.run(ctx, false, sql, args...)
+// newOps returns the operations over c.
+func newOps(c conn, now func() time.Time, d dialect) ops {
+	return sqlq.NewOps("pg", c, d, now)
 }
 
 // retry is the pool's retry (see conns.retry); inside a transaction a
@@ -76,20 +53,14 @@ func (c conn) retry(ctx context.Context, idempotent bool, f func() error) error 
 	return c.conns.retry(ctx, idempotent, f)
 }
 
-// run runs a statement that returns no rows (see retry for idempotent).
-func (c conn) run(ctx context.Context, idempotent bool, sql string, args ...any) (pgconn.CommandTag, error) {
-	var tag pgconn.CommandTag
-	err := c.retry(ctx, idempotent, func() (err error) {
-		tag, err = c.db.Exec(ctx, sql, args...)
-		return err
-	})
-	return tag, err
-}
-
 // Exec implements sqlq.Conn: a Write is sent again only if it never
 // reached the server.
 func (c conn) Exec(ctx context.Context, m sqlq.Mode, sql string, args ...any) (int64, error) {
-	tag, err := c.run(ctx, m != sqlq.Write, sql, args...)
+	var tag pgconn.CommandTag
+	err := c.retry(ctx, m != sqlq.Write, func() (err error) {
+		tag, err = c.db.Exec(ctx, sql, args...)
+		return err
+	})
 	return tag.RowsAffected(), err
 }
 
@@ -116,12 +87,25 @@ func (c conn) Query(ctx context.Context, sql string, args []any, read func(sqlq.
 	})
 }
 
-// affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
-func affected(tag pgconn.CommandTag, what string) error {
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pg: %s: %w", what, store.ErrNotFound)
+// Locked implements sqlq.Conn: the transaction takes the advisory lock
+// (lock.Class, hashtext(lock.Name)) first, which it holds until it ends. On
+// the pool the whole transaction is sent again after its connection died,
+// as a statement of mode m would be.
+func (c conn) Locked(ctx context.Context, m sqlq.Mode, lock sqlq.Lock, fn func(sqlq.Conn) error) error {
+	locked := func(tx conn) error {
+		if _, err := tx.db.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lock.Class, lock.Name); err != nil {
+			return err
+		}
+		return fn(tx)
 	}
-	return nil
+	if c.inTx {
+		return locked(c)
+	}
+	return c.retry(ctx, m != sqlq.Write, func() error {
+		return pgx.BeginFunc(ctx, c.db, func(tx pgx.Tx) error {
+			return locked(conn{db: tx, inTx: true, conns: c.conns})
+		})
+	})
 }
 
 // dialect writes PostgreSQL's side of a listing. Data is kept as TEXT (served
@@ -221,7 +205,7 @@ var (
 // dies fails with the error.
 func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	var pgTx pgx.Tx
-	err := s.retry(ctx, true, func() (err error) {
+	err := s.c.retry(ctx, true, func() (err error) {
 		pgTx, err = s.pool.Begin(ctx)
 		return err
 	})
@@ -238,7 +222,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 			cancel()
 		}
 	}()
-	if err := fn(&Tx{ops: newOps(pgTx, true, s.c.conns, s.now, s.ops.Dialect.(dialect)), tx: pgTx}); err != nil {
+	if err := fn(&Tx{ops: newOps(conn{db: pgTx, inTx: true, conns: s.c.conns}, s.now, s.dialect), tx: pgTx}); err != nil {
 		return err
 	}
 	if err := pgTx.Commit(ctx); err != nil {

@@ -17,8 +17,9 @@ import (
 // byte for byte as stored) with BYTEA for bytes, and:
 //   - COLLATE "C" on text, so that ordering and LIKE prefixes compare bytes as
 //     SQLite does (and prefix matches can use the primary key);
-//   - a partial unique index allowing one active signing key per purpose,
-//     which makes the creation of the first key race-free across replicas;
+//   - a partial unique index allowing one active signing key per purpose
+//     (the first key is created, and keys rotated, under an advisory lock;
+//     the index guards what the lock serialises);
 //   - an index on the ledger's consumption time for the purge.
 var migrations = [][]string{
 	// Version 1: the embedded store's tables.

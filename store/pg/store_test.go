@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
+	"github.com/kobana/workflow/store/storetest"
 )
 
 func open(t *testing.T, dsn string, opts pg.Options) *pg.Store {
@@ -29,20 +30,12 @@ func open(t *testing.T, dsn string, opts pg.Options) *pg.Store {
 	return s
 }
 
+// seed creates the suite's identities (storetest.SeedIdentity) and a
+// read-write token of p1 in w1.
 func seed(t *testing.T, s store.Store) (token string) {
 	t.Helper()
-	ctx := context.Background()
-	for _, err := range []error{
-		s.PutOrganization(ctx, store.Organization{ID: "o1", Name: "O"}),
-		s.PutWorkspace(ctx, store.Workspace{ID: "w1", Organization: "o1", Name: "W"}),
-		s.PutPerson(ctx, store.Person{ID: "p1", Organization: "o1", Name: "Ana"}),
-		s.SetMembership(ctx, "w1", "p1", "owner"),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	tok, err := s.CreateToken(ctx, store.NewToken{Person: "p1", Workspace: "w1", Scopes: []string{"read", "write"}})
+	storetest.SeedIdentity(t, s)
+	tok, err := s.CreateToken(context.Background(), store.NewToken{Person: "p1", Workspace: "w1", Scopes: []string{"read", "write"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,29 +416,5 @@ func TestUnreachableDatabase(t *testing.T) {
 	}
 	if n := count(t, schema, `SELECT count(*) FROM S.confirmation_ledger`); n != 5 {
 		t.Errorf("%d ledger rows, want 5 (two after recoveries, three after terminates)", n)
-	}
-}
-
-// Errors start with the database's name, so that a log tells the stores
-// apart; sentinel errors stay recognisable.
-func TestErrorsNameTheDatabase(t *testing.T) {
-	dsn, _ := pgtest.SchemaDSN(t, "errs", "errs")
-	s := open(t, dsn, pg.Options{})
-	ctx := context.Background()
-	for name, err := range map[string]error{
-		"invalid record": s.PutRecord(ctx, store.Record{Kind: "k"}),
-		"bad token":      func() error { _, err := s.CreateToken(ctx, store.NewToken{Scopes: []string{"admin"}}); return err }(),
-		"membership":     s.SetMembership(ctx, "nope", "p", "owner"),
-	} {
-		if err == nil || !strings.HasPrefix(err.Error(), "pg: ") {
-			t.Errorf("%s: %v, want an error starting with \"pg: \"", name, err)
-		}
-	}
-	if err := s.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	err := s.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)})
-	if !errors.Is(err, store.ErrConflict) || !strings.HasPrefix(err.Error(), "pg: ") {
-		t.Errorf("conflict: %v", err)
 	}
 }

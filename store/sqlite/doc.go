@@ -20,6 +20,10 @@
 // The file is opened in WAL mode with a busy timeout, so several handles and
 // processes may share it; writers take the database's write lock when their
 // transaction begins (BEGIN IMMEDIATE), so concurrent writers queue instead
-// of failing. Semantics are package store's; package storetest checks them
-// against the same suite as the PostgreSQL store.
+// of failing; that lock is also what serialises the creation and rotation
+// of signing keys. Semantics are package store's: the statements are
+// written once for both stores (package store/internal/sqlq, over this
+// package's connection, which prepares the reads of every request), and
+// package storetest checks them against the same suite as the PostgreSQL
+// store.
 package sqlite

@@ -39,11 +39,15 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// conn is the way of the shared operations (sqlq.Ops) to the file: reads on
-// the reader pool and writes on the writer, or both inside a transaction.
-// Nothing is sent twice: a local file has no connection to lose.
+// conn is the way of the shared operations (sqlq.Store, sqlq.Ops) to the
+// file: reads on the reader pool and writes on the writer, or both inside a
+// transaction. Nothing is sent twice: a local file has no connection to
+// lose.
 type conn struct {
 	read, write querier
+	// writer is the writer pool, which Locked begins its transactions on;
+	// nil inside a transaction.
+	writer *sql.DB
 	// prepared are statements prepared on the reader pool, by their SQL:
 	// the fixed reads of every request. None inside a transaction.
 	prepared map[string]*sql.Stmt
@@ -87,22 +91,29 @@ func (c conn) Query(ctx context.Context, query string, args []any, read func(sql
 	return read(rows)
 }
 
-// affected turns a DELETE or UPDATE that touched nothing into ErrNotFound.
-func affected(res sql.Result, what string) error {
-	n, err := res.RowsAffected()
+// Locked implements sqlq.Conn: every transaction of the store is IMMEDIATE
+// (it takes the database's one write lock when it begins: Open sets
+// _txlock), which covers any lock. Inside a transaction fn runs in it.
+func (c conn) Locked(ctx context.Context, _ sqlq.Mode, _ sqlq.Lock, fn func(sqlq.Conn) error) error {
+	if c.writer == nil {
+		return fn(c)
+	}
+	tx, err := c.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", what, err)
+		return err
 	}
-	if n == 0 {
-		return fmt.Errorf("sqlite: %s: %w", what, store.ErrNotFound)
+	defer tx.Rollback()
+	if err := fn(conn{read: tx, write: tx}); err != nil {
+		return err
 	}
-	return nil
+	return tx.Commit()
 }
 
-// prepare prepares the fixed reads of sqlq.Ops on the reader pool.
+// prepare prepares the fixed reads of the shared operations (sqlq.Fixed)
+// on the reader pool.
 func prepare(ctx context.Context, read *sql.DB) (map[string]*sql.Stmt, error) {
 	prepared := map[string]*sql.Stmt{}
-	for _, q := range []string{sqlq.GetRecordSQL, sqlq.GetBlobSQL} {
+	for _, q := range sqlq.Fixed {
 		st, err := read.PrepareContext(ctx, q)
 		if err != nil {
 			closeAll(prepared)
@@ -119,13 +130,16 @@ func closeAll(prepared map[string]*sql.Stmt) {
 	}
 }
 
-// ops are the record, blob and counter operations both stores share, over
-// a conn: of the Store and of each transaction.
+// shared are the operations both stores share, over the Store's pools.
+type shared = sqlq.Store
+
+// ops are the record, blob and counter operations both stores share, of
+// the Store and of each transaction.
 type ops = sqlq.Ops
 
 // newOps returns the operations over c.
 func newOps(c conn, now func() time.Time) ops {
-	return sqlq.Ops{Name: "sqlite", Conn: c, Dialect: dialect{}, Now: now}
+	return sqlq.NewOps("sqlite", c, dialect{}, now)
 }
 
 // dialect writes SQLite's side of a listing.

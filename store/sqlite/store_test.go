@@ -4,20 +4,19 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/store/storetest"
 )
 
-// The conformance suite runs against this store in package storetest's
-// tests (mcpserver/storetest); these are the SQLite store's own.
+// The conformance suite and the shared benchmarks run against this store in
+// conformance_test.go; these are the SQLite store's own tests.
 
 func open(t testing.TB, now func() time.Time) (*sqlite.Store, string) {
 	t.Helper()
@@ -30,25 +29,10 @@ func open(t testing.TB, now func() time.Time) (*sqlite.Store, string) {
 	return st, path
 }
 
-func seedIdentity(t testing.TB, st *sqlite.Store) {
-	t.Helper()
-	ctx := context.Background()
-	for _, err := range []error{
-		st.PutOrganization(ctx, store.Organization{ID: "o1", Name: "O"}),
-		st.PutWorkspace(ctx, store.Workspace{ID: "w1", Organization: "o1", Name: "W"}),
-		st.PutPerson(ctx, store.Person{ID: "p1", Organization: "o1", Name: "Ana"}),
-		st.SetMembership(ctx, "w1", "p1", "operator"),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // The file never holds a token or a secret value in clear.
 func TestFileHoldsNoTokenOrSecret(t *testing.T) {
 	st, path := open(t, nil)
-	seedIdentity(t, st)
+	storetest.SeedIdentity(t, st)
 	ctx := context.Background()
 	tok, err := st.CreateToken(ctx, store.NewToken{Person: "p1", Workspace: "w1", Scopes: []string{"read"}})
 	if err != nil {
@@ -166,28 +150,5 @@ func TestConcurrentOpenSharesSecretKey(t *testing.T) {
 				t.Errorf("secret set through handle %d, revealed by handle %d: %q %v", i, j, got, err)
 			}
 		}
-	}
-}
-
-// Errors start with the database's name, so that a log tells the stores
-// apart; sentinel errors stay recognisable.
-func TestErrorsNameTheDatabase(t *testing.T) {
-	st, _ := open(t, nil)
-	ctx := context.Background()
-	for name, err := range map[string]error{
-		"invalid record": st.PutRecord(ctx, store.Record{Kind: "k"}),
-		"bad token":      func() error { _, err := st.CreateToken(ctx, store.NewToken{Scopes: []string{"admin"}}); return err }(),
-		"membership":     st.SetMembership(ctx, "nope", "p", "owner"),
-	} {
-		if err == nil || !strings.HasPrefix(err.Error(), "sqlite: ") {
-			t.Errorf("%s: %v, want an error starting with \"sqlite: \"", name, err)
-		}
-	}
-	if err := st.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	err := st.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)})
-	if !errors.Is(err, store.ErrConflict) || !strings.HasPrefix(err.Error(), "sqlite: ") {
-		t.Errorf("conflict: %v", err)
 	}
 }

@@ -18,9 +18,10 @@ import (
 
 // Open opens a handle on the database called name, creating the database
 // empty on its first use. Handles opened with the same name share one
-// database, as replicas do; the names Run passes are unique within one Run.
-// Open reports its own failures with t.Fatal. Run closes every handle.
-type Open func(t *testing.T, name string, opts store.Options) store.Store
+// database, as replicas do; the names Run (or Benchmark) passes are unique
+// within one Run. Open reports its own failures with t.Fatal. Run closes
+// every handle.
+type Open func(t testing.TB, name string, opts store.Options) store.Store
 
 // Option adjusts Run.
 type Option func(*config)
@@ -37,13 +38,14 @@ func Skip(test, reason string) Option {
 }
 
 // Run checks every method of the store interfaces against its documented
-// contract, each test on a database of its own.
-func Run(t *testing.T, open Open, opts ...Option) {
+// contract, each test on a database of its own. impl is the
+// implementation's name, with which its errors start ("sqlite", "pg").
+func Run(t *testing.T, impl string, open Open, opts ...Option) {
 	cfg := config{skip: map[string]string{}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{open: open}
+	e := &env{impl: impl, open: open}
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T, *env)
@@ -84,6 +86,7 @@ func Run(t *testing.T, open Open, opts ...Option) {
 		{"Transactions", testTransactions},
 		{"TransactionsConcurrent", testTransactionsConcurrent},
 		{"Repo", testRepo},
+		{"ErrorsNameTheDatabase", testErrorsNameTheDatabase},
 	} {
 		reason, skip := cfg.skip[tc.name]
 		delete(cfg.skip, tc.name)
@@ -101,6 +104,7 @@ func Run(t *testing.T, open Open, opts ...Option) {
 
 // env hands the tests databases and handles.
 type env struct {
+	impl string
 	open Open
 	seq  atomic.Int64
 }
@@ -148,7 +152,7 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 var base = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -332,9 +336,11 @@ func testBlobs(t *testing.T, e *env) {
 	}
 }
 
-// seedIdentity creates organizations o1 and o2, workspace w1 (in o1), people
-// p1 (o1, operator of w1) and p2 (o2).
-func seedIdentity(t *testing.T, s store.Store) {
+// SeedIdentity creates organizations o1 and o2, workspace w1 (in o1, slug
+// "finance"), people p1 (o1, Ana, operator of w1) and p2 (o2), failing t
+// when it cannot: the identities the suite's tests, and an
+// implementation's own, start from.
+func SeedIdentity(t testing.TB, s store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	must(t, s.PutOrganization(ctx, store.Organization{ID: "o1", Name: "Org One"}))
@@ -348,7 +354,7 @@ func seedIdentity(t *testing.T, s store.Store) {
 func testIdentity(t *testing.T, e *env) {
 	s := e.fresh(t, store.Options{})
 	ctx := context.Background()
-	seedIdentity(t, s)
+	SeedIdentity(t, s)
 	if w, err := s.GetWorkspace(ctx, "w1"); err != nil || w != (store.Workspace{ID: "w1", Organization: "o1", Name: "Finance", Slug: "finance"}) {
 		t.Errorf("workspace = %+v %v", w, err)
 	}
@@ -392,7 +398,7 @@ func testTokens(t *testing.T, e *env) {
 	clk := &clock{t: base}
 	s := e.fresh(t, store.Options{Now: clk.Now})
 	ctx := context.Background()
-	seedIdentity(t, s)
+	SeedIdentity(t, s)
 	for name, nt := range map[string]store.NewToken{
 		"non-member":    {Person: "p2", Workspace: "w1", Scopes: []string{"read"}},
 		"unknown scope": {Person: "p1", Workspace: "w1", Scopes: []string{"admin"}},
@@ -892,7 +898,7 @@ func testBlobsBinary(t *testing.T, e *env) {
 func testIdentityTokens(t *testing.T, e *env) {
 	st, c := e.clocked(t)
 	ctx := context.Background()
-	seedIdentity(t, st)
+	SeedIdentity(t, st)
 	if w, err := st.GetWorkspace(ctx, "w1"); err != nil || w.Organization != "o1" || w.Slug != "finance" {
 		t.Errorf("GetWorkspace = %+v %v", w, err)
 	}
@@ -1143,5 +1149,37 @@ func testKeysetPaging(t *testing.T, e *env) {
 	}
 	if got := strings.Join(seen, " "); got != "r5 r4 r3 r2 r1 r0" {
 		t.Errorf("paged %q, want every record once, newest first, ties by id descending", got)
+	}
+}
+
+// testErrorsNameTheDatabase: errors start with the implementation's name, so
+// that a log tells the stores apart; sentinel errors stay recognisable.
+func testErrorsNameTheDatabase(t *testing.T, e *env) {
+	s := e.fresh(t, store.Options{})
+	ctx := context.Background()
+	prefix := e.impl + ": "
+	for name, err := range map[string]error{
+		"invalid record": s.PutRecord(ctx, store.Record{Kind: "k"}),
+		"bad token":      func() error { _, err := s.CreateToken(ctx, store.NewToken{Scopes: []string{"admin"}}); return err }(),
+		"membership":     s.SetMembership(ctx, "nope", "p", "owner"),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) {
+			t.Errorf("%s: %v, want an error starting with %q", name, err, prefix)
+		}
+	}
+	must(t, s.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)}))
+	err := s.CreateRecord(ctx, store.Record{Workspace: "w", Kind: "k", ID: "i", Data: []byte(`{}`)})
+	if !errors.Is(err, store.ErrConflict) || !strings.HasPrefix(err.Error(), prefix) {
+		t.Errorf("conflict: %v", err)
+	}
+	for name, err := range map[string]error{
+		"revoke an unknown token":  s.RevokeToken(ctx, "tok_none"),
+		"delete an unknown secret": s.DeleteSecret(ctx, "w", "NONE"),
+		"delete an unknown record": s.DeleteRecord(ctx, "w", "k", "none"),
+		"delete an unknown blob":   s.DeleteBlob(ctx, "w", "none"),
+	} {
+		if !errors.Is(err, store.ErrNotFound) || !strings.HasPrefix(err.Error(), prefix) {
+			t.Errorf("%s: %v, want store.ErrNotFound in an error starting with %q", name, err, prefix)
+		}
 	}
 }

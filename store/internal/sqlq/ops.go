@@ -43,15 +43,35 @@ type Conn interface {
 	// Query runs a read and hands its rows to read, once per time the
 	// statement is sent (read starts over on a retry).
 	Query(ctx context.Context, sql string, args []any, read func(Rows) error) error
+	// Locked runs fn in one transaction that holds lock until it ends, and
+	// commits when fn returns nil: no two transactions holding the same
+	// lock overlap, on any handle of the database. fn works through the
+	// transaction's Conn. The whole transaction is sent again after its
+	// connection failed as a statement of mode m would be. On a Conn that
+	// is itself a transaction, fn runs in it once the lock is held.
+	Locked(ctx context.Context, m Mode, lock Lock, fn func(Conn) error) error
 }
 
-// The statements of Ops that a store may prepare (see Conn.QueryRow).
-const (
-	GetRecordSQL = `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`
-	GetBlobSQL   = `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`
-)
+// Lock names what Conn.Locked serialises: a class of locks and one lock
+// within it. A database whose transactions all take one write lock
+// (SQLite) needs neither; PostgreSQL takes the advisory lock (Class,
+// hashtext(Name)).
+type Lock struct {
+	Class int32
+	Name  string
+}
+
+// KeysLock is the class of the locks under which the signing keys of a
+// purpose (the lock's Name) are created and rotated ("kbnk").
+const KeysLock int32 = 0x6b626e6b
+
+// Fixed are the statements of Ops and Store that a store may prepare (see
+// Conn.QueryRow): the fixed reads on the path of every request.
+var Fixed = []string{getRecordSQL, getBlobSQL, authenticateSQL, getPersonSQL, getWorkspaceSQL, verifyingKeySQL, activeKeySQL}
 
 const (
+	getRecordSQL    = `SELECT parent_id, status, created_at, data FROM records WHERE workspace_id = $1 AND kind = $2 AND id = $3`
+	getBlobSQL      = `SELECT content FROM blobs WHERE workspace_id = $1 AND id = $2`
 	insertRecordSQL = `INSERT INTO records (workspace_id, kind, id, parent_id, status, created_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	putRecordSQL    = insertRecordSQL + `
 		 ON CONFLICT (workspace_id, kind, id) DO UPDATE SET parent_id = excluded.parent_id, status = excluded.status, data = excluded.data`
@@ -65,19 +85,24 @@ const (
 
 // Ops are the operations on records, blobs and counters (store.Records,
 // store.Blobs, store.Counters) written once for both stores over a Conn. A
-// store embeds them, on its pools and in each transaction.
+// store embeds them in each transaction, and in a Store on its pools.
 type Ops struct {
-	// Name starts every error ("sqlite", "pg"), so that a log tells the
-	// databases apart.
-	Name    string
-	Conn    Conn
-	Dialect Dialect
-	// Now stamps a record written without a creation time.
-	Now func() time.Time
+	name    string
+	conn    Conn
+	dialect Dialect
+	now     func() time.Time
+}
+
+// NewOps returns the operations over c. name starts every error ("sqlite",
+// "pg"), so that a log tells the databases apart; d writes the listings;
+// now is the store's clock (a record written without a creation time, a
+// token's, a key's, a secret's times).
+func NewOps(name string, c Conn, d Dialect, now func() time.Time) Ops {
+	return Ops{name: name, conn: c, dialect: d, now: now}
 }
 
 func (o *Ops) errorf(format string, args ...any) error {
-	return fmt.Errorf(o.Name+": "+format, args...)
+	return fmt.Errorf(o.name+": "+format, args...)
 }
 
 // GetRecord implements store.Records.
@@ -85,7 +110,7 @@ func (o *Ops) GetRecord(ctx context.Context, workspace, kind, id string) (store.
 	r := store.Record{Workspace: workspace, Kind: kind, ID: id}
 	var created int64
 	var data string
-	if err := o.Conn.QueryRow(ctx, Read, GetRecordSQL, []any{workspace, kind, id}, &r.Parent, &r.Status, &created, &data); err != nil {
+	if err := o.conn.QueryRow(ctx, Read, getRecordSQL, []any{workspace, kind, id}, &r.Parent, &r.Status, &created, &data); err != nil {
 		return store.Record{}, o.errorf("get %s %s: %w", kind, id, err)
 	}
 	r.Created = store.FromMillis(created)
@@ -105,12 +130,12 @@ func (o *Ops) ListPage(ctx context.Context, workspace, kind string, q store.Quer
 }
 
 func (o *Ops) list(ctx context.Context, workspace, kind string, q store.Query, page bool) (store.Page, error) {
-	plan, err := NewPlan(o.Dialect, workspace, kind, q, page)
+	plan, err := NewPlan(o.dialect, workspace, kind, q, page)
 	if err != nil {
 		return store.Page{}, o.errorf("list %s: %w", kind, err)
 	}
 	var out []Row
-	err = o.Conn.Query(ctx, plan.SQL, plan.Args, func(rows Rows) error {
+	err = o.conn.Query(ctx, plan.SQL, plan.Args, func(rows Rows) error {
 		out = out[:0]
 		for rows.Next() {
 			r := Row{Record: store.Record{Workspace: workspace, Kind: kind}}
@@ -141,12 +166,17 @@ func (o *Ops) list(ctx context.Context, workspace, kind string, q store.Query, p
 
 // PutRecord implements store.Records.
 func (o *Ops) PutRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.Now)
+	r, err := r.Prepared(o.now)
 	if err != nil {
 		return o.errorf("put: %w", err)
 	}
-	if _, err := o.Conn.Exec(ctx, Upsert, putRecordSQL, r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data)); err != nil {
-		return o.errorf("put %s %s: %w", r.Kind, r.ID, err)
+	return o.exec(ctx, Upsert, "put "+r.Kind+" "+r.ID, putRecordSQL, r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
+}
+
+// exec runs a statement that returns no rows; what names it in the error.
+func (o *Ops) exec(ctx context.Context, m Mode, what, sql string, args ...any) error {
+	if _, err := o.conn.Exec(ctx, m, sql, args...); err != nil {
+		return o.errorf("%s: %w", what, err)
 	}
 	return nil
 }
@@ -155,11 +185,11 @@ func (o *Ops) PutRecord(ctx context.Context, r store.Record) error {
 // never reached the server: a retry after an insert whose commit went
 // unseen would report a false conflict.
 func (o *Ops) CreateRecord(ctx context.Context, r store.Record) error {
-	r, err := r.Prepared(o.Now)
+	r, err := r.Prepared(o.now)
 	if err != nil {
 		return o.errorf("create: %w", err)
 	}
-	n, err := o.Conn.Exec(ctx, Write, createRecordSQL, r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
+	n, err := o.conn.Exec(ctx, Write, createRecordSQL, r.Workspace, r.Kind, r.ID, r.Parent, r.Status, store.Millis(r.Created), string(r.Data))
 	if err != nil {
 		return o.errorf("create %s %s: %w", r.Kind, r.ID, err)
 	}
@@ -171,12 +201,13 @@ func (o *Ops) CreateRecord(ctx context.Context, r store.Record) error {
 
 // DeleteRecord implements store.Records.
 func (o *Ops) DeleteRecord(ctx context.Context, workspace, kind, id string) error {
-	return o.delete(ctx, "delete "+kind+" "+id, deleteRecordSQL, workspace, kind, id)
+	return o.affect(ctx, "delete "+kind+" "+id, deleteRecordSQL, workspace, kind, id)
 }
 
-// delete runs a DELETE; one that touched nothing is store.ErrNotFound.
-func (o *Ops) delete(ctx context.Context, what, sql string, args ...any) error {
-	n, err := o.Conn.Exec(ctx, Write, sql, args...)
+// affect runs a DELETE or an UPDATE (a Write); one that touched no row is
+// store.ErrNotFound.
+func (o *Ops) affect(ctx context.Context, what, sql string, args ...any) error {
+	n, err := o.conn.Exec(ctx, Write, sql, args...)
 	if err != nil {
 		return o.errorf("%s: %w", what, err)
 	}
@@ -191,16 +222,13 @@ func (o *Ops) PutBlob(ctx context.Context, workspace, id string, content []byte)
 	if content == nil {
 		content = []byte{} // a nil slice is sent as NULL
 	}
-	if _, err := o.Conn.Exec(ctx, Upsert, putBlobSQL, workspace, id, content); err != nil {
-		return o.errorf("put blob %s: %w", id, err)
-	}
-	return nil
+	return o.exec(ctx, Upsert, "put blob "+id, putBlobSQL, workspace, id, content)
 }
 
 // GetBlob implements store.Blobs.
 func (o *Ops) GetBlob(ctx context.Context, workspace, id string) ([]byte, error) {
 	var b []byte
-	if err := o.Conn.QueryRow(ctx, Read, GetBlobSQL, []any{workspace, id}, &b); err != nil {
+	if err := o.conn.QueryRow(ctx, Read, getBlobSQL, []any{workspace, id}, &b); err != nil {
 		return nil, o.errorf("get blob %s: %w", id, err)
 	}
 	if b == nil {
@@ -211,7 +239,7 @@ func (o *Ops) GetBlob(ctx context.Context, workspace, id string) ([]byte, error)
 
 // DeleteBlob implements store.Blobs.
 func (o *Ops) DeleteBlob(ctx context.Context, workspace, id string) error {
-	return o.delete(ctx, "delete blob "+id, deleteBlobSQL, workspace, id)
+	return o.affect(ctx, "delete blob "+id, deleteBlobSQL, workspace, id)
 }
 
 // NextNumber implements store.Counters: the next number of a workspace's
@@ -223,10 +251,10 @@ func (o *Ops) DeleteBlob(ctx context.Context, workspace, id string) error {
 // number.
 func (o *Ops) NextNumber(ctx context.Context, workspace, name string, start int64) (int64, error) {
 	sql := `INSERT INTO counters (workspace_id, name, value) VALUES ($1, $2, $3)
-		ON CONFLICT (workspace_id, name) DO UPDATE SET value = ` + o.Dialect.Greatest("counters.value + 1", "excluded.value") + `
+		ON CONFLICT (workspace_id, name) DO UPDATE SET value = ` + o.dialect.Greatest("counters.value + 1", "excluded.value") + `
 		RETURNING value`
 	var n int64
-	if err := o.Conn.QueryRow(ctx, Write, sql, []any{workspace, name, start}, &n); err != nil {
+	if err := o.conn.QueryRow(ctx, Write, sql, []any{workspace, name, start}, &n); err != nil {
 		return 0, o.errorf("counter %s: %w", name, err)
 	}
 	return n, nil

@@ -1,12 +1,3 @@
-// Package sqlq is what both stores do with records, blobs and counters,
-// written once: Ops implements store.Records, store.Blobs and
-// store.Counters over a Conn (a store's pools, or one transaction), and a
-// listing's SQL (store.Query: the filters, the keyset after a cursor and the
-// order) is written by List. A Dialect supplies the few expressions in which
-// SQLite and PostgreSQL differ (reading a typed JSON field, prefix and
-// substring matches, the greater of two values); a Conn, how a statement
-// reaches the driver (database/sql or pgx) and whether it is sent again
-// after its connection failed.
 package sqlq
 
 import (

@@ -6,110 +6,34 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/internal/sqlq"
 )
-
-// keysLockClass is the first half of the advisory-lock key that serialises
-// rotations of one purpose ("kbnk"); the second half is hashtext(purpose).
-const keysLockClass int32 = 0x6b626e6b
 
 // quick bounds an operation on the confirmation path by Options.LedgerTimeout.
 func (s *Store) quick(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.opts.LedgerTimeout)
 }
 
-// SigningKey implements store.Keys. Replicas asking at once for the first
-// key of a purpose all get the same key: a partial unique index allows one
-// active key per purpose, the losers' inserts do nothing, and everyone reads
-// the winner's.
+// SigningKey implements store.Keys, bounded by Options.LedgerTimeout (it is
+// on the confirmation path). Replicas asking at once for the first key of a
+// purpose all get the same key: it is created under an advisory lock (see
+// sqlq.Conn.Locked), and a partial unique index allows one active key per
+// purpose.
 func (s *Store) SigningKey(ctx context.Context, purpose string) (store.Key, error) {
 	ctx, cancel := s.quick(ctx)
 	defer cancel()
-	k, err := s.activeKey(ctx, purpose)
-	if !errors.Is(err, store.ErrNotFound) {
-		return k, err
-	}
-	k = store.NewKey(purpose, s.now())
-	if err := s.exec(ctx, true, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)
-		ON CONFLICT (purpose) WHERE retired_at = 0 DO NOTHING`, k.ID, purpose, k.Secret, store.Millis(k.Created)); err != nil {
-		return store.Key{}, fmt.Errorf("pg: signing key %s: %w", purpose, err)
-	}
-	return s.activeKey(ctx, purpose)
+	return s.shared.SigningKey(ctx, purpose)
 }
 
-func (s *Store) activeKey(ctx context.Context, purpose string) (store.Key, error) {
-	k := store.Key{Purpose: purpose}
-	var created int64
-	err := s.retry(ctx, true, func() error {
-		return s.pool.QueryRow(ctx, `SELECT id, secret, created_at FROM signing_keys WHERE purpose = $1 AND retired_at = 0`, purpose).
-			Scan(&k.ID, &k.Secret, &created)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Key{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Key{}, fmt.Errorf("pg: signing key %s: %w", purpose, err)
-	}
-	k.Created = store.FromMillis(created)
-	return k, nil
-}
-
-// VerifyingKey implements store.Keys.
+// VerifyingKey implements store.Keys, bounded by Options.LedgerTimeout (it
+// is on the confirmation path).
 func (s *Store) VerifyingKey(ctx context.Context, purpose, id string) (store.Key, error) {
 	ctx, cancel := s.quick(ctx)
 	defer cancel()
-	k := store.Key{ID: id, Purpose: purpose}
-	var created, retired int64
-	err := s.retry(ctx, true, func() error {
-		return s.pool.QueryRow(ctx, `SELECT secret, created_at, retired_at FROM signing_keys WHERE purpose = $1 AND id = $2`, purpose, id).
-			Scan(&k.Secret, &created, &retired)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Key{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Key{}, fmt.Errorf("pg: verifying key %s: %w", id, err)
-	}
-	k.Created, k.Retired = store.FromMillis(created), store.FromMillis(retired)
-	return k, nil
-}
-
-// RotateKey implements store.Keys: in one transaction, under an advisory
-// lock per purpose (concurrent rotations queue up), the active key is retired
-// and a new one inserted.
-func (s *Store) RotateKey(ctx context.Context, purpose string) (store.Key, error) {
-	k := store.NewKey(purpose, s.now())
-	err := s.retry(ctx, false, func() error { return s.rotate(ctx, purpose, k) })
-	if err != nil {
-		return store.Key{}, fmt.Errorf("pg: rotate key %s: %w", purpose, err)
-	}
-	return k, nil
-}
-
-func (s *Store) rotate(ctx context.Context, purpose string, k store.Key) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, keysLockClass, purpose); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE signing_keys SET retired_at = $1 WHERE purpose = $2 AND retired_at = 0`, store.Millis(k.Created), purpose); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (id, purpose, secret, created_at, retired_at) VALUES ($1, $2, $3, $4, 0)`,
-			k.ID, purpose, k.Secret, store.Millis(k.Created))
-		return err
-	})
-}
-
-// PruneKeys implements store.Keys.
-func (s *Store) PruneKeys(ctx context.Context, purpose string, retiredBefore time.Time) error {
-	err := s.exec(ctx, true, `DELETE FROM signing_keys WHERE purpose = $1 AND retired_at <> 0 AND retired_at < $2`, purpose, store.Millis(retiredBefore))
-	if err != nil {
-		return fmt.Errorf("pg: prune keys %s: %w", purpose, err)
-	}
-	return nil
+	return s.shared.VerifyingKey(ctx, purpose, id)
 }
 
 // ---- Ledger ----
@@ -210,18 +134,6 @@ func retryable(err error) bool {
 		errors.As(err, &pgErr) && (pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03")
 }
 
-// ConsumedNonce implements store.Ledger.
-func (s *Store) ConsumedNonce(ctx context.Context, nonce string) (bool, error) {
-	var used bool
-	err := s.retry(ctx, true, func() error {
-		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM confirmation_ledger WHERE nonce = $1)`, nonce).Scan(&used)
-	})
-	if err != nil {
-		return false, fmt.Errorf("pg: ledger: %w", err)
-	}
-	return used, nil
-}
-
 // purgeBatch is how many ledger rows one purge statement deletes at most.
 const purgeBatch = 1000
 
@@ -233,18 +145,14 @@ const purgeBatch = 1000
 func (s *Store) PurgeLedger(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		var tag pgconn.CommandTag
-		err := s.retry(ctx, true, func() (err error) {
-			tag, err = s.pool.Exec(ctx, `DELETE FROM confirmation_ledger WHERE nonce IN (
+		n, err := s.c.Exec(ctx, sqlq.Upsert, `DELETE FROM confirmation_ledger WHERE nonce IN (
 			SELECT nonce FROM confirmation_ledger WHERE consumed_at < `+dbNowMS+` - $1
 			ORDER BY consumed_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, s.opts.LedgerRetention.Milliseconds(), purgeBatch)
-			return err
-		})
 		if err != nil {
 			return total, fmt.Errorf("pg: ledger purge: %w", err)
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < purgeBatch {
+		total += n
+		if n < purgeBatch {
 			return total, nil
 		}
 	}
