@@ -448,29 +448,16 @@ type demoStep struct {
 	} `json:"response"`
 }
 
-// line describes the step on one line, e.g.
+// line describes the step on one line, as kobana run does, e.g.
 //
 //	step 0 "crea la cuenta a pagar": succeeded, status 201, 12ms
 func (s demoStep) line() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "step %d", s.Index)
-	if s.Label != "" {
-		fmt.Fprintf(&b, " %q", s.Label)
-	}
-	fmt.Fprintf(&b, ": %s", s.State)
+	l := stepLine{Index: s.Index, Label: s.Label, State: s.State, Sent: s.Request != nil,
+		DurationMS: s.DurationMS, Error: s.Error, Reason: s.Reason}
 	if s.Response != nil {
-		fmt.Fprintf(&b, ", status %d", s.Response.Status)
+		l.Status = s.Response.Status
 	}
-	if s.Request != nil {
-		fmt.Fprintf(&b, ", %dms", s.DurationMS)
-	}
-	if s.Error != "" {
-		fmt.Fprintf(&b, ": %s", printable(strings.TrimPrefix(s.Error, s.State+": ")))
-	}
-	if s.Reason != "" {
-		fmt.Fprintf(&b, " [%s]", s.Reason)
-	}
-	return b.String()
+	return l.String()
 }
 
 // lockedBuffer collects what goroutines write.

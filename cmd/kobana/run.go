@@ -253,21 +253,45 @@ func readStringObject(path, what string) (map[string]string, error) {
 //	step 0 "crea la cuenta a pagar": succeeded, status 201, 12ms
 //	step 2: failed: not sent: no secret "X" [reference]
 func progressLine(s executor.StepRecord) string {
+	l := stepLine{Index: s.Index, Label: s.Label, State: s.State.String(), Sent: s.Request != nil,
+		DurationMS: s.DurationMS, Error: s.Error, Reason: s.Reason}
+	if s.Response != nil {
+		l.Status = s.Response.Status
+	}
+	return l.String()
+}
+
+// stepLine is what a one-line summary of a step shows; kobana run prints
+// it from the executor's record, the demo from the record read back
+// through MCP.
+type stepLine struct {
+	Index      int
+	Label      string
+	State      string
+	Status     int // 0: no response
+	Sent       bool
+	DurationMS int64
+	Error      string
+	Reason     string
+}
+
+// String implements fmt.Stringer.
+func (s stepLine) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d", s.Index)
 	if s.Label != "" {
 		fmt.Fprintf(&b, " %q", s.Label)
 	}
 	fmt.Fprintf(&b, ": %s", s.State)
-	if s.Response != nil {
-		fmt.Fprintf(&b, ", status %d", s.Response.Status)
+	if s.Status != 0 {
+		fmt.Fprintf(&b, ", status %d", s.Status)
 	}
-	if s.Request != nil {
+	if s.Sent {
 		fmt.Fprintf(&b, ", %dms", s.DurationMS)
 	}
 	if s.Error != "" {
 		// Errors of skipped steps already start with "skipped: ".
-		fmt.Fprintf(&b, ": %s", printable(strings.TrimPrefix(s.Error, s.State.String()+": ")))
+		fmt.Fprintf(&b, ": %s", printable(strings.TrimPrefix(s.Error, s.State+": ")))
 	}
 	if s.Reason != "" {
 		fmt.Fprintf(&b, " [%s]", s.Reason)
