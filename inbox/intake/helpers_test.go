@@ -78,7 +78,11 @@ func (m *memRecorder) Record(ctx context.Context, d *intake.Delivery) ([]intake.
 	if err := m.dir.Keep(ctx, d.Message, d.Recipients[0].Workspace, id); err != nil {
 		return nil, err
 	}
-	rec := recorded{Recipients: d.Recipients, Envelope: d.Envelope, Auth: d.Auth, SHA256: d.Message.SHA256(), Size: d.Message.Size()}
+	sum, err := d.Message.SHA256()
+	if err != nil {
+		return nil, err
+	}
+	rec := recorded{Recipients: d.Recipients, Envelope: d.Envelope, Auth: d.Auth, SHA256: sum, Size: d.Message.Size()}
 	var out []intake.Receipt
 	for _, r := range d.Recipients {
 		rc := intake.Receipt{Recipient: r, EmailID: id}

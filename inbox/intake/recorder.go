@@ -130,43 +130,20 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 		rcpt   Recipient
 		email  inbox.Email
 		reason string
-		undo   func(context.Context) error
 	}
 	items := make([]*pending, len(d.Recipients))
+	keys := make([]rawKey, len(d.Recipients))
 	for i, rc := range d.Recipients {
 		items[i] = &pending{rcpt: rc, email: inbox.Email{ID: inbox.NewID("eml")}}
+		keys[i] = rawKey{workspace: rc.Workspace, emailID: items[i].email.ID, address: rc.Address}
 	}
-	undoAll := func() {
-		for _, it := range items {
-			if it.undo != nil {
-				if err := it.undo(context.WithoutCancel(ctx)); err != nil && r.Logger != nil {
-					r.Logger.Error("intake: removing a message whose records did not commit", "email", it.email.ID, "err", err)
-				}
-			}
-		}
-	}
-	// The message is made durable (for files: synced, linked into place,
-	// directory synced) while it is read and indexed: the two wait on
-	// different things (the disk, the processor) and both end before the
-	// records' transaction starts.
-	prepared := make(chan error, 1)
-	go func() {
-		for _, it := range items {
-			undo, err := r.Raw.Prepare(ctx, d.Message, it.rcpt.Workspace, it.email.ID)
-			if err != nil {
-				prepared <- fmt.Errorf("intake: storing the message for %s: %w", it.rcpt.Address, err)
-				return
-			}
-			it.undo = undo
-		}
-		prepared <- nil
-	}()
+	// The message is made durable (for files: linked into place, file and
+	// directory synced) while it is read and indexed and while the records
+	// are written: the two wait on different things (the disk, the
+	// processor). The transaction commits only once the message is durable.
+	prep := r.prepare(ctx, d.Message, keys)
 	base, readErr := r.read(d)
 	index := r.index(d)
-	if err := <-prepared; err != nil {
-		undoAll()
-		return nil, err
-	}
 	for _, it := range items {
 		e := base
 		e.Headers = copyMap(base.Headers)
@@ -252,10 +229,10 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 				}
 			}
 		}
-		return nil
+		return prep.wait()
 	})
 	if err != nil {
-		undoAll()
+		prep.undo(context.WithoutCancel(ctx), r.Logger)
 		return nil, err
 	}
 	out := make([]Receipt, 0, len(items))
@@ -269,6 +246,57 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 		out = append(out, rc)
 	}
 	return out, nil
+}
+
+// rawKey names one stored copy of a message: its workspace and e-mail id,
+// and the address it was sent to (for errors).
+type rawKey struct{ workspace, emailID, address string }
+
+// preparation is the raw store's Prepare for every recipient of a message,
+// running in the background.
+type preparation struct {
+	done  chan struct{}
+	err   error
+	undos []func(context.Context) error
+	keys  []rawKey
+}
+
+// prepare starts storing the message under every key.
+func (r *StoreRecorder) prepare(ctx context.Context, sp *mailstore.Spool, keys []rawKey) *preparation {
+	p := &preparation{done: make(chan struct{}), keys: keys}
+	go func() {
+		defer close(p.done)
+		for _, k := range keys {
+			undo, err := r.Raw.Prepare(ctx, sp, k.workspace, k.emailID)
+			if err != nil {
+				p.err = fmt.Errorf("intake: storing the message for %s: %w", k.address, err)
+				return
+			}
+			p.undos = append(p.undos, undo)
+		}
+	}()
+	return p
+}
+
+// wait returns once the message is stored under every key, or why it
+// could not be.
+func (p *preparation) wait() error {
+	<-p.done
+	return p.err
+}
+
+// undo removes what Prepare stored, once it has ended: the records that
+// would have named it did not commit.
+func (p *preparation) undo(ctx context.Context, logger *slog.Logger) {
+	<-p.done
+	for i, undo := range p.undos {
+		if undo == nil {
+			continue
+		}
+		if err := undo(ctx); err != nil && logger != nil {
+			logger.Error("intake: removing a message whose records did not commit", "email", p.keys[i].emailID, "err", err)
+		}
+	}
 }
 
 // index reads the message's part index once (offsets, decoded sizes,

@@ -50,8 +50,11 @@ func (d *Dir) path(workspace, id string) (string, error) {
 }
 
 // Keep makes a spooled message durable as (workspace, id): the spool file is
-// synced, linked into place and the directory synced, so once Keep returns
-// the message survives a crash. A spool can be kept under several names (one
+// linked into place, then the file and the directory that names it are
+// synced together, so once Keep returns the message survives a crash. A
+// crash during Keep can leave a name for a partly synced file; nothing
+// refers to it yet (its records commit after Keep), and Files.Sweep in the
+// intake removes such files. A spool can be kept under several names (one
 // message for several inboxes: the names share the file); Remove on the
 // spool afterwards drops only its own name. An existing message with the
 // same name is an error: stored messages are never rewritten.
@@ -61,9 +64,6 @@ func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 	}
 	dst, err := d.path(workspace, id)
 	if err != nil {
-		return err
-	}
-	if err := sp.sync(); err != nil {
 		return err
 	}
 	wsDir := filepath.Dir(dst)
@@ -83,7 +83,15 @@ func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 		}
 		return fmt.Errorf("mailstore: storing %s/%s: %w", workspace, id, err)
 	}
-	if err := syncDir(wsDir); err != nil {
+	// The two flushes run at once, so a journaling file system can commit
+	// them together instead of one after the other.
+	dirSynced := make(chan error, 1)
+	go func() { dirSynced <- syncDir(wsDir) }()
+	err = sp.sync()
+	if derr := <-dirSynced; err == nil {
+		err = derr
+	}
+	if err != nil {
 		os.Remove(dst)
 		return err
 	}

@@ -5,11 +5,11 @@
 // Entry points:
 //
 //   - Spool is the temporary file an incoming message is written into while
-//     it arrives (size counted, SHA-256 computed on the way); it reads back as
+//     it arrives (size counted; SHA256 reads it back); it reads back as
 //     an io.ReaderAt so the intake can parse it before deciding.
 //   - Dir stores messages as files under a data directory (the embedded
-//     default): Keep moves a spool into place durably (file fsync, rename,
-//     directory fsync), Open returns a read-only snapshot, Delete purges.
+//     default): Keep links a spool into place and syncs the file and its
+//     directory together, Open returns a read-only snapshot, Delete purges.
 //   - LargeObjects stores messages as PostgreSQL large objects (replicas
 //     sharing one database): KeepTx writes the object and its row inside the
 //     caller's transaction, so the message, the e-mail record and its first

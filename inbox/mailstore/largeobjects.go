@@ -2,6 +2,7 @@ package mailstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -87,16 +88,16 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 	}
 	size := sp.Size()
 	buf := make([]byte, 256<<10)
-	if _, err := io.CopyBuffer(lo, io.NewSectionReader(sp, 0, size), buf); err != nil {
+	sum := sha256.New()
+	if _, err := io.CopyBuffer(io.MultiWriter(lo, sum), io.NewSectionReader(sp, 0, size), buf); err != nil {
 		lo.Close()
 		return fmt.Errorf("mailstore: writing message %s/%s: %w", workspace, id, err)
 	}
 	if err := lo.Close(); err != nil {
 		return fmt.Errorf("mailstore: closing large object for %s/%s: %w", workspace, id, err)
 	}
-	sum := sp.SHA256()
 	_, err = tx.Exec(ctx, `INSERT INTO inbox_messages (workspace_id, id, object, size, sha256) VALUES ($1, $2, $3, $4, $5)`,
-		workspace, id, oid, size, sum[:])
+		workspace, id, oid, size, sum.Sum(nil))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"sync"
@@ -30,7 +29,7 @@ type Message = inbox.Message
 var ErrTooLarge = errors.New("mailstore: message exceeds the size limit")
 
 // Spool is an incoming message being written to a temporary file. Write
-// appends (counting and hashing), ReadAt reads back what was written. Remove
+// appends (counting), ReadAt reads back what was written. Remove
 // deletes the spool file's name when the message has been handled; a copy a
 // store kept (a link, a large object) stays.
 type Spool struct {
@@ -39,7 +38,6 @@ type Spool struct {
 	path   string
 	size   int64
 	limit  int64
-	sum    hash.Hash
 	closed bool
 	// syncing is the flush StartSync began (nil before); syncedSize the
 	// size it covers.
@@ -54,10 +52,10 @@ func NewSpool(dir string, limit int64) (*Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mailstore: creating a spool file in %s: %w", dir, err)
 	}
-	return &Spool{f: f, path: f.Name(), limit: limit, sum: sha256.New()}, nil
+	return &Spool{f: f, path: f.Name(), limit: limit}, nil
 }
 
-// Write appends to the message. It fails with ErrTooLarge, writing nothing
+// Write appends to the message (counting). It fails with ErrTooLarge, writing nothing
 // of p, once the message would pass the limit.
 func (s *Spool) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -70,7 +68,6 @@ func (s *Spool) Write(p []byte) (int, error) {
 	}
 	n, err := s.f.Write(p)
 	s.size += int64(n)
-	s.sum.Write(p[:n])
 	if err != nil {
 		return n, fmt.Errorf("mailstore: writing spool %s: %w", s.path, err)
 	}
@@ -114,13 +111,16 @@ func (s *Spool) Size() int64 {
 	return s.size
 }
 
-// SHA256 is the digest of the bytes written so far.
-func (s *Spool) SHA256() [32]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// SHA256 is the digest of the bytes written so far, read back from the
+// spool file.
+func (s *Spool) SHA256() ([32]byte, error) {
 	var d [32]byte
-	s.sum.Sum(d[:0])
-	return d
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(s, 0, s.Size())); err != nil {
+		return d, fmt.Errorf("mailstore: reading spool %s: %w", s.path, err)
+	}
+	h.Sum(d[:0])
+	return d, nil
 }
 
 // Path is the spool file's path (for stores that move it into place).

@@ -60,7 +60,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	// synchronous(FULL): a commit is on disk when it returns (WAL mode with
 	// NORMAL survives a crashed process but not a power cut), because a
 	// commit is what the mail intake's "250 OK" promises.
-	write, err := sql.Open("sqlite", dsn("journal_mode(WAL)", "synchronous(FULL)"))
+	write, err := openDB(dsn("journal_mode(WAL)", "synchronous(FULL)"))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -72,7 +72,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		write.Close()
 		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
-	read, err := sql.Open("sqlite", dsn("query_only(1)"))
+	read, err := openDB(dsn("query_only(1)"))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -98,6 +98,18 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	}
 	s.shared = sqlq.NewStore(ops, sealer)
 	return s, nil
+}
+
+// openDB opens a handle on dsn through the registered modernc driver whose
+// connections cache their prepared statements (see connector).
+func openDB(dsn string) (*sql.DB, error) {
+	h, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	drv := h.Driver()
+	h.Close() // it opened no connection
+	return sql.OpenDB(connector{dsn: dsn, driver: drv}), nil
 }
 
 // migrate brings the schema up to date in one write transaction. Several
