@@ -26,4 +26,9 @@
 // package's connection, which prepares the reads of every request), and
 // package storetest checks them against the same suite as the PostgreSQL
 // store.
+//
+// Every connection keeps the statements it has compiled (up to 256, least
+// recently used out first), so a query run again — the store's, or River's
+// on the shared writer — skips SQLite's compiler; the driver would otherwise
+// compile every query database/sql hands it with arguments.
 package sqlite
