@@ -78,6 +78,15 @@ func newReceiver(t *testing.T, h func(w http.ResponseWriter, r *http.Request, go
 	return rv
 }
 
+// hang answers nothing: it waits until the client gives up on the request,
+// then drops the connection without a response. (A handler that returned
+// instead would answer 200, which can still reach a client that is closing
+// the connection, and the client would rightly record it.)
+func hang(w http.ResponseWriter, r *http.Request) {
+	<-r.Context().Done()
+	panic(http.ErrAbortHandler)
+}
+
 // to returns a transport that sends every request, whatever its host, to
 // the receiver — dialling through the guard, so the guard still decides.
 func to(g *guard.Guard, rv *receiver) http.RoundTripper {
@@ -302,7 +311,7 @@ func TestFaultyReceivers(t *testing.T) {
 		msg0    string
 		msg1    string
 	}{
-		{"hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
+		{"hang", hang, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
 		{"slow trickle", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "100")
 			for i := 0; i < 100; i++ {
@@ -388,7 +397,7 @@ func TestCancellationRecordsEveryStep(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
 		cancel()
-		<-r.Context().Done()
+		hang(w, r)
 	})
 	g := allowLoopback()
 	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
@@ -410,7 +419,7 @@ func TestCancellationRecordsEveryStep(t *testing.T) {
 }
 
 func TestRunDeadline(t *testing.T) {
-	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) { <-r.Context().Done() })
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) { hang(w, r) })
 	g := allowLoopback()
 	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), RunTimeout: 200 * time.Millisecond})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"}]}`), env(nil))
