@@ -155,6 +155,28 @@ func (e *env) start() {
 func (e *env) repo() inbox.Repo { return inbox.NewRepo(e.st) }
 
 // put writes records of any of the domain's types.
+// leaveRunning puts the state a server leaves when it stops during the
+// workflow of e-mail m: agent run arun_ID (done), workflow run wrun_ID still
+// running with the given steps and the step in flight, and the workflow job
+// to run again. The intake's agent job is done already (its run is
+// recorded): the agent fails from here on, so it cannot produce another run.
+func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string) {
+	e.t.Helper()
+	run := inbox.AgentRun{ID: "arun_" + id, AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
+		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: "wrun_" + id, StartedAt: time.Now().UTC()}
+	wr := inbox.WorkflowRun{ID: "wrun_" + id, AgentRunID: run.ID, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunRunning,
+		InFlight: inFlight, Steps: json.RawMessage(steps), StartedAt: time.Now().UTC()}
+	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
+	e.put(run, wr, m)
+	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
+		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.agent.errs = 1 << 20
+}
+
 func (e *env) put(docs ...inbox.Document) {
 	e.t.Helper()
 	for _, d := range docs {

@@ -315,23 +315,9 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 	m := e.receive(sampleEmail)
 	// The state a server leaves when it stops while step 1 is being sent:
 	// step 0 recorded, step 1 marked as being sent, the job to run again.
-	run := inbox.AgentRun{ID: "arun_left", AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
-		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: "wrun_left", StartedAt: time.Now().UTC()}
 	one := 1
-	wr := inbox.WorkflowRun{ID: "wrun_left", AgentRunID: run.ID, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunRunning, InFlight: &one,
-		Steps: json.RawMessage(`[{"index":0,"state":"succeeded","label":"create the payable"},
-			{"index":1,"label":"attach the invoice","state":"sending","request":{"method":"POST","url":"[redacted secrets.ERP_URL]/payables/pay_1/attachments"}}]`),
-		StartedAt: time.Now().UTC()}
-	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
-	e.put(run, wr, m)
-	// The intake's agent job is done already (its run is recorded).
-	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	e.agent.errs = 1 << 20 // the intake's agent job must not produce another run
+	e.leaveRunning(m, "left", &one, `[{"index":0,"state":"succeeded","label":"create the payable"},
+			{"index":1,"label":"attach the invoice","state":"sending","request":{"method":"POST","url":"[redacted secrets.ERP_URL]/payables/pay_1/attachments"}}]`)
 	e.start()
 	got := e.settled(m.ID)
 	if got.Status != inbox.EmailFailed || got.StatusDetail != string(inbox.CauseInterrupted) {
@@ -362,7 +348,7 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 			t.Errorf("%s was sent %d times after the interruption", path, n)
 		}
 	}
-	ar, _ := e.repo().AgentRuns.Get(e.ctx, testWS, run.ID)
+	ar, _ := e.repo().AgentRuns.Get(e.ctx, testWS, "arun_left")
 	if ar.Status != inbox.RunFailed || ar.Cause != inbox.CauseInterrupted {
 		t.Errorf("agent run %s (%s)", ar.Status, ar.Cause)
 	}
@@ -593,23 +579,10 @@ func TestARunLeftRunningAfterItsLastStepIsRecordedAsItEnded(t *testing.T) {
 	m := e.receive(sampleEmail)
 	// The server stopped after the last step's outcome was recorded and
 	// before the final commit.
-	run := inbox.AgentRun{ID: "arun_done", AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
-		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: "wrun_done", StartedAt: time.Now().UTC()}
-	wr := inbox.WorkflowRun{ID: "wrun_done", AgentRunID: run.ID, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunRunning,
-		Steps:     json.RawMessage(`[{"index":0,"state":"succeeded"},{"index":1,"state":"succeeded"},{"index":2,"state":"succeeded"}]`),
-		StartedAt: time.Now().UTC()}
-	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
-	e.put(run, wr, m)
-	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	e.agent.errs = 1 << 20
+	e.leaveRunning(m, "done", nil, `[{"index":0,"state":"succeeded"},{"index":1,"state":"succeeded"},{"index":2,"state":"succeeded"}]`)
 	e.start()
 	got := e.settled(m.ID)
-	wr, _ = e.repo().WorkflowRuns.Get(e.ctx, testWS, "wrun_done")
+	wr, _ := e.repo().WorkflowRuns.Get(e.ctx, testWS, "wrun_done")
 	if got.Status != inbox.EmailProcessed || wr.Status != inbox.RunSucceeded || wr.Error != "" {
 		t.Fatalf("e-mail %s (%s), run %s %q", got.Status, got.StatusDetail, wr.Status, wr.Error)
 	}
