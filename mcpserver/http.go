@@ -84,7 +84,6 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	if o.Auth != nil {
 		opts.ResourceMetadataURL = o.Auth.metadataURL()
 		inner = s.scopeChallenge(o.Auth, router)
-		o.Auth.routes(mux)
 	}
 	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		return s.verifyToken(ctx, o.Auth, token, r)
