@@ -19,8 +19,8 @@ import (
 // session is what fosite keeps with every code and token: who the grant
 // speaks for and when each of its tokens expires.
 type session struct {
-	Person    string                        `json:"person"`
-	Workspace string                        `json:"workspace"`
+	Person    string                         `json:"person"`
+	Workspace string                         `json:"workspace"`
 	Expires   map[fosite.TokenType]time.Time `json:"expires,omitempty"`
 }
 
@@ -32,8 +32,8 @@ func (s *session) SetExpiresAt(key fosite.TokenType, exp time.Time) {
 }
 
 func (s *session) GetExpiresAt(key fosite.TokenType) time.Time { return s.Expires[key] }
-func (s *session) GetUsername() string                        { return s.Person }
-func (s *session) GetSubject() string                         { return s.Person }
+func (s *session) GetUsername() string                         { return s.Person }
+func (s *session) GetSubject() string                          { return s.Person }
 
 func (s *session) Clone() fosite.Session {
 	c := *s
