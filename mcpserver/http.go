@@ -109,11 +109,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 func invalidTokenChallenge(a *ResourceAuth, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "bearer") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: challenge(a, true)}, r)
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: challenge(a, strings.EqualFold(scheme, "bearer"))}, r)
 	})
 }
 

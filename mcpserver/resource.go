@@ -95,17 +95,22 @@ func (a *ResourceAuth) routes(mux *http.ServeMux) {
 }
 
 // challenge is the WWW-Authenticate value of a 401 (RFC 6750 §3): bare
-// without a token, with error="invalid_token" for a refused one; both name
-// the metadata and the scope every caller needs.
+// without a token, with error="invalid_token" for a refused one. With
+// OAuth both name the metadata and every scope the server offers: hosts
+// ask for what the challenge names (the MCP scope selection strategy), and
+// the consent page and the person's role bound what is granted, so a host
+// is not sent back for write on its first write. Without OAuth the scope
+// is read, which every static token holds.
 func challenge(a *ResourceAuth, invalid bool) string {
 	var params []string
 	if invalid {
 		params = append(params, `error="invalid_token"`, `error_description="the token is unknown, expired or revoked, or was issued for another resource"`)
 	}
 	if a != nil {
-		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL()))
+		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL()), `scope="read write"`)
+	} else {
+		params = append(params, `scope="read"`)
 	}
-	params = append(params, `scope="read"`)
 	return "Bearer " + strings.Join(params, ", ")
 }
 

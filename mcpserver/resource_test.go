@@ -63,7 +63,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	resp, _ := post(t, e.url, body, h)
-	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(got, meta) || strings.Contains(got, "error=") || !strings.Contains(got, `scope="read"`) {
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(got, meta) || strings.Contains(got, "error=") || !strings.Contains(got, `scope="read write"`) {
 		t.Errorf("no token: HTTP %d %q", resp.StatusCode, got)
 	}
 	for _, tok := range []string{"oa-nobody-read", "kbn_not_a_token", "garbage"} {
