@@ -189,6 +189,26 @@ func purgeOAuth(a *assembly) func() {
 	return cancel
 }
 
+// defaultHosts are the Host values accepted when none are configured: the
+// loopback names, plus the public URL's host and the ACME domains (the
+// names the server is reached by once it has them).
+func defaultHosts(cfg HTTP, publicURL string) []string {
+	if len(cfg.AllowedHosts) > 0 {
+		return cfg.AllowedHosts
+	}
+	var names []string
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" && !isLoopbackHost(u.Hostname()) {
+		names = append(names, u.Hostname())
+	}
+	if cfg.TLS != nil {
+		names = append(names, cfg.TLS.ACMEDomains...)
+	}
+	if len(names) == 0 {
+		return nil // loopback only, the framework's default
+	}
+	return append(names, "localhost", "127.0.0.1", "::1")
+}
+
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

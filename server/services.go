@@ -71,6 +71,7 @@ func (h *httpServer) listen(a *assembly) error {
 		a.publicURL = h.scheme + "://" + ln.Addr().String()
 	}
 	addPlayground(a.handlers)
+	h.cfg.AllowedHosts = defaultHosts(h.cfg, a.publicURL)
 	return h.setupAuth(a)
 }
 
