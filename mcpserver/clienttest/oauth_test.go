@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,62 +19,17 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/testwait"
-	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/mcpserver/authserver"
-	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
 )
 
-// oauthServer serves both demo products as kobana serve does with the
-// embedded authorization server: /mcp a protected resource whose issuer
-// is the server's own loopback URL.
+// oauthServer serves both demo products with the embedded authorization
+// server (see demoServer).
 func oauthServer(t *testing.T) (mcpURL string, st store.Store) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kobana.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	now := time.Now()
-	if _, err := inbox.Seed(ctx, st, now); err != nil {
-		t.Fatal(err)
-	}
-	if err := billing.SeedDemo(ctx, st, now); err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-	ibx, ip, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bil, _, err := billing.New(billing.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ibx, bil}, Name: "kobana"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource := hs.URL + "/mcp"
-	as, err := authserver.New(ctx, authserver.Options{Store: st, Issuer: hs.URL, Resource: resource, ResourceName: "Kobana (inbox, billing)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	extra := map[string]http.Handler{inboxmcp.DownloadPath: ip.DownloadHandler()}
-	for p, h := range as.PageRoutes() {
-		extra[p] = h
-	}
-	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: extra, OpenRoutes: as.OpenRoutes(),
-		Auth: &mcpserver.ResourceAuth{Resource: resource, AuthorizationServers: []string{as.Issuer()}, Verify: as.Verify}}))
-	return resource, st
+	mcpURL, _, st = demoServer(t, true)
+	return mcpURL, st
 }
 
 // signInCode mints a one-time sign-in code for the demo owner.
