@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -684,5 +685,63 @@ func TestRegistration(t *testing.T) {
 	}
 	if last != http.StatusTooManyRequests {
 		t.Errorf("the 13th registration from one address: HTTP %d, want 429", last)
+	}
+}
+
+// TestClientIDMetadataDocument: a client whose id is the https URL of its
+// metadata document is read from there (through Options.HTTPClient),
+// kept, and served like a registered one; a document whose client_id is
+// not its URL, one that redirects, or one naming a confidential client is
+// refused, with this server's error page and no redirect.
+func TestClientIDMetadataDocument(t *testing.T) {
+	docs := map[string]string{}
+	var fetches int
+	var mu sync.Mutex
+	host := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fetches++
+		if r.URL.Path == "/moved.json" {
+			http.Redirect(w, r, "/client.json", http.StatusFound)
+			return
+		}
+		doc, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, doc)
+	}))
+	defer host.Close()
+	e := newEnv(t, func(o *authserver.Options) { o.HTTPClient = host.Client() })
+	id := host.URL + "/client.json"
+	docs["/client.json"] = fmt.Sprintf(`{"client_id":%q,"client_name":"Metadata App","redirect_uris":[%q],"token_endpoint_auth_method":"none"}`, id, e.redir)
+	docs["/other.json"] = fmt.Sprintf(`{"client_id":%q,"client_name":"Liar","redirect_uris":[%q]}`, id, e.redir)
+	docs["/secret.json"] = fmt.Sprintf(`{"client_id":%q,"client_name":"Secret","redirect_uris":[%q],"token_endpoint_auth_method":"client_secret_basic"}`, host.URL+"/secret.json", e.redir)
+	p := newPKCE()
+	q := e.consent(browser(t), e.authURL(id, "read", p, nil), "ana")
+	tk := e.exchange(id, q.Get("code"), p)
+	if tk.status != http.StatusOK {
+		t.Fatalf("exchange for a metadata-document client: %+v", tk)
+	}
+	if c, err := e.st.GetOAuthClient(e.ctx, id); err != nil || c.Name != "Metadata App" || c.Kind != "metadata" {
+		t.Errorf("kept client = %+v %v", c, err)
+	}
+	if re := e.refresh(id, tk.Refresh, nil); re.status != http.StatusOK {
+		t.Errorf("refresh: %+v", re)
+	}
+	mu.Lock()
+	n := fetches
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("the document was read %d times, want once (kept by its Cache-Control)", n)
+	}
+	for _, bad := range []string{host.URL + "/other.json", host.URL + "/moved.json", host.URL + "/secret.json", host.URL + "/missing.json"} {
+		resp, html := page(t, browser(t), "GET", e.authURL(bad, "read", p, nil), nil, nil)
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("%s: HTTP %d Location %q\n%s", bad, resp.StatusCode, resp.Header.Get("Location"), html)
+		}
 	}
 }
