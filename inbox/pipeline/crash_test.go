@@ -35,7 +35,7 @@ var stepPaths = []string{"/payables", "/payables/pay_1/attachments", "/notify"}
 // server is a server process (the test binary started again, see
 // TestMain).
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	addr   string
 	done   chan struct{}
@@ -62,7 +62,7 @@ func (s *syncBuffer) String() string {
 }
 
 // startServer starts a server process and waits until it takes mail.
-func startServer(t *testing.T, cfg serverConfig) *server {
+func startServer(t testing.TB, cfg serverConfig) *server {
 	t.Helper()
 	cfg.Ready = filepath.Join(t.TempDir(), "ready")
 	if cfg.Document == "" {
