@@ -68,6 +68,9 @@ type serverConfig struct {
 	// Defaults runs the queue as kobana serve does (its default polling),
 	// not with the tests' quicker settings.
 	Defaults bool
+	// Lease is the queue's lease on PostgreSQL (queue.Config.Lease; zero:
+	// its default).
+	Lease time.Duration
 }
 
 // serve is the server process: the SMTP intake and the pipeline over one
@@ -98,7 +101,7 @@ func runServer(cfg serverConfig) error {
 		})
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	qcfg := queue.Config{ID: cfg.Replica, PollInterval: 100 * time.Millisecond, Logger: logger}
+	qcfg := queue.Config{ID: cfg.Replica, PollInterval: 100 * time.Millisecond, Lease: cfg.Lease, Logger: logger}
 	if cfg.Defaults {
 		qcfg.PollInterval = 0
 	}

@@ -31,10 +31,12 @@ import (
 var (
 	throughputEmails = flag.Int("throughput.emails", 500, "e-mails sent in each round of BenchmarkThroughput")
 	throughputConns  = flag.Int("throughput.conns", 8, "SMTP connections BenchmarkThroughput sends over at once")
+	throughputRounds = flag.Int("throughput.rounds", 3, "rounds of BenchmarkThroughput per iteration (run it with -benchtime 1x)")
 )
 
 // BenchmarkThroughput measures the pipeline's rate against the intake's, in
-// one run: each iteration is a round of two servers (processes of their own,
+// one run: -throughput.rounds rounds (per iteration: run it with -benchtime
+// 1x), each of two servers (processes of their own,
 // as kobana serve runs, each on a fresh database), one that only receives
 // (kobana serve -process=false) and one that receives and processes, each
 // sent the same -throughput.emails e-mails over -throughput.conns SMTP
@@ -51,7 +53,7 @@ var (
 // seconds per second), and its peak RSS. Each round's figures are logged
 // with -v. Run it with rounds interleaved:
 //
-//	go test ./inbox/pipeline -run '^$' -bench Throughput -benchtime 3x -throughput.emails 2000
+//	go test ./inbox/pipeline -run '^$' -bench Throughput -benchtime 1x -throughput.emails 2000
 func BenchmarkThroughput(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { benchThroughput(b, false) })
 	b.Run("postgres", func(b *testing.B) { benchThroughput(b, true) })
@@ -76,7 +78,7 @@ func benchThroughput(b *testing.B, onPG bool) {
 	}
 	n, conns := *throughputEmails, *throughputConns
 	var intake, e2e []round
-	for i := range b.N {
+	for i := range b.N * *throughputRounds {
 		modes := []bool{false, true}
 		if i%2 == 1 {
 			slices.Reverse(modes)

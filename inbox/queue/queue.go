@@ -32,10 +32,21 @@ type Config struct {
 	// database cannot notify them (SQLite; default 200 ms). On PostgreSQL
 	// LISTEN/NOTIFY wakes them and polling is only the fallback (default 1 s).
 	PollInterval time.Duration
+	// FetchCooldown is the least time between two fetches of one queue
+	// (River's FetchCooldown; default River's, 100 ms).
+	FetchCooldown time.Duration
 	// RescueAfter is how long a job may stay running before it is taken for
 	// abandoned (its process died) and made available again (default: twice
 	// JobTimeout).
 	RescueAfter time.Duration
+	// Lease bounds how long a job stays with a PostgreSQL replica that
+	// stopped answering (it crashed, its database connection was cut or
+	// stalled, or the reply to its fetch was lost): every replica says
+	// which jobs it works every Lease/6; one that could not for Lease/2
+	// stops its jobs, and after Lease the others take them over (default
+	// DefaultLease; negative leaves it to River's rescue after
+	// RescueAfter). SQLite's single process needs none (RescueAbandoned).
+	Lease time.Duration
 	// ID names this process among the replicas (default: River's).
 	ID string
 	// Logger receives River's logs (default: discard below warnings).
@@ -63,6 +74,9 @@ type Queue struct {
 	exec riverdriver.Executor
 	// working says this process works jobs (Config.Workers names a queue).
 	working bool
+	// leases is a PostgreSQL replica's claim on its jobs (nil on SQLite,
+	// or with Config.Lease negative).
+	leases *leases
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
@@ -110,6 +124,15 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
+	if cfg.Lease >= 0 {
+		if cfg.Lease == 0 {
+			cfg.Lease = DefaultLease
+		}
+		q.leases = newLeases(pool, cfg.Lease, quiet(cfg.Logger))
+		if err := q.leases.migrate(ctx); err != nil {
+			return nil, fmt.Errorf("queue: creating the replicas' lease table: %w", err)
+		}
+	}
 	var err error
 	q.pg, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
@@ -160,6 +183,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: rescue,
 		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        cfg.FetchCooldown,
 		Logger:               quiet(cfg.Logger),
 		PeriodicJobs:         cfg.Periodic,
 		Workers:              q.workers,
@@ -171,6 +195,9 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 	}
 	if len(queues) > 0 {
 		c.Queues = queues
+	}
+	if q.leases != nil {
+		c.Middleware = append(c.Middleware, &leaseMiddleware{l: q.leases})
 	}
 	return c
 }
@@ -185,7 +212,24 @@ func (q *Queue) Start(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Start(ctx)
 	}
-	return q.pg.Start(ctx)
+	if q.leases != nil && q.working {
+		if err := q.leases.start(q.pg.ID()); err != nil {
+			return err
+		}
+	}
+	if err := q.pg.Start(ctx); err != nil {
+		if q.leases != nil {
+			q.leases.close()
+		}
+		return err
+	}
+	if q.leases != nil {
+		go func() {
+			<-q.pg.Stopped()
+			q.leases.close()
+		}()
+	}
+	return nil
 }
 
 // Stop stops fetching and waits for the running jobs to finish (or ctx to
@@ -194,7 +238,11 @@ func (q *Queue) Stop(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Stop(ctx)
 	}
-	return q.pg.Stop(ctx)
+	err := q.pg.Stop(ctx)
+	if q.leases != nil {
+		q.leases.close()
+	}
+	return err
 }
 
 // driverTx returns the driver transaction inside tx: tx itself when it is a
@@ -270,6 +318,9 @@ func CompleteTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T])
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, t, job)
 	default:
 		return fmt.Errorf("queue: completing job %d: %w (%T)", job.ID, ErrWrongTx, tx)
+	}
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return fmt.Errorf("queue: completing job %d (%s): %w (it was rescued and runs again under a new id)", job.ID, job.Kind, ErrNotHeld)
 	}
 	if err != nil {
 		return fmt.Errorf("queue: completing job %d (%s): %w", job.ID, job.Kind, err)
