@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
@@ -68,6 +69,13 @@ type Config struct {
 	// workflows, webhook deliveries, retention. Without it the process only
 	// inserts jobs, for others to work.
 	Process bool
+	// Workers sizes the stages when Process is set.
+	Workers Workers
+	// QueueLease bounds how long the jobs of a PostgreSQL replica that
+	// stopped answering stay with it before the others take them over
+	// (queue.Config.Lease; zero: queue.DefaultLease, negative: River's
+	// own rescue, after twice the job timeout).
+	QueueLease time.Duration
 
 	// Logger receives the server's activity (nil: discarded).
 	Logger *slog.Logger
@@ -160,6 +168,9 @@ func (c *Config) check() error {
 		return &ConfigError{fmt.Errorf("the largest message must be positive, got %d bytes", c.Intake.MaxMessageBytes)}
 	case c.Intake != nil && c.Intake.Domain != "" && strings.Trim(c.Intake.Domain, ".") == "":
 		return &ConfigError{fmt.Errorf("the mail domain %q names no domain", c.Intake.Domain)}
+	}
+	if err := c.Workers.check(); err != nil {
+		return err
 	}
 	_, err := c.products()
 	return err

@@ -51,10 +51,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		return a.inbox, nil
 	}
 	s := &inboxStorage{}
-	qcfg := queue.Config{Logger: a.log}
-	if !a.cfg.Process {
-		qcfg.Workers = map[string]int{}
-	}
+	qcfg := a.queueConfig()
 	var err error
 	switch st := a.store.(type) {
 	case interface{ SQLDB() *sql.DB }:
@@ -72,6 +69,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 			return nil, err
 		}
 	case interface{ PgxPool() *pgxpool.Pool }:
+		a.checkPool(st.PgxPool())
 		lo := mailstore.NewLargeObjects(st.PgxPool(), a.cfg.Messages)
 		if err := lo.Migrate(a.ctx); err != nil {
 			return nil, err

@@ -80,6 +80,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.Int64Var(&in.MaxMessageBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
 	fs.StringVar(&in.DNSServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
 	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+	registerWorkerFlags(fs, &f.cfg)
 
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
 		return nil, code, false
@@ -143,6 +144,12 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	}
 	if in.HTTP && f.cfg.HTTP == nil {
 		return fail("-intake-http needs -http ADDR")
+	}
+	if err := checkWorkers(f.cfg.Workers); err != nil {
+		return fail("%v", err)
+	}
+	if isPostgres(f.db) && f.cfg.Process {
+		f.db = sizePool(f.db, f.cfg.Workers)
 	}
 	return f, exitOK, true
 }

@@ -71,6 +71,9 @@ type options struct {
 	// pg runs on PostgreSQL (KOBANA_TEST_POSTGRES), raw messages as large
 	// objects; the default is the embedded SQLite store with files.
 	pg bool
+	// poolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
+	// default).
+	poolConns int
 }
 
 func newEnv(t *testing.T, agent *scripted, opt options) *env {
@@ -82,6 +85,9 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	var raw pipeline.RawMessages
 	if opt.pg {
 		dsn, _ := pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
+		if opt.poolConns > 0 {
+			dsn += fmt.Sprintf(" pool_max_conns=%d", opt.poolConns)
+		}
 		st, err := pg.Open(ctx, dsn, pg.Options{})
 		if err != nil {
 			t.Fatal(err)

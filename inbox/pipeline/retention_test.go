@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -11,9 +12,12 @@ import (
 
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store/pg"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -221,6 +225,12 @@ func retentionJobs(e *env) []*rivertype.JobRow {
 // database and a pipeline on it, started (and stopped when the test ends).
 func (e *env) restart() {
 	e.t.Helper()
+	e.restartWith(e.agent)
+}
+
+// restartWith is restart with another agent runner.
+func (e *env) restartWith(agents inbox.AgentRunner) {
+	e.t.Helper()
 	var err error
 	switch st := e.st.(type) {
 	case *pg.Store:
@@ -232,7 +242,11 @@ func (e *env) restart() {
 		e.t.Fatal(err)
 	}
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-	if e.p, err = pipeline.New(pipeline.Config{Store: e.st, Queue: e.q, Raw: pipelineRaw(e), Agents: e.agent, Executor: executor.Options{Guard: g}}); err != nil {
+	if e.p, err = pipeline.New(pipeline.Config{Store: e.st, Queue: e.q, Raw: pipelineRaw(e), Agents: agents,
+		Index: func(ctx context.Context, ws, id string) (*eml.Index, error) {
+			return intake.LoadIndex(ctx, e.st, ws, id)
+		},
+		Executor: executor.Options{Guard: g, StepTimeout: 10 * time.Second, RunTimeout: 30 * time.Second}, AppURL: "https://kobana.test"}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.start()

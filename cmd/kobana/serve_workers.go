@@ -1,0 +1,49 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/server"
+)
+
+// registerWorkerFlags adds the pipeline's sizing flags to serve's.
+func registerWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
+	fs.IntVar(&cfg.Workers.Agent, "agent-workers", queue.DefaultWorkers[queue.QueueAgent], "agent runs at once in this process (each waits on the model)")
+	fs.IntVar(&cfg.Workers.Workflow, "workflow-workers", queue.DefaultWorkers[queue.QueueWorkflow], "workflow runs at once in this process (each waits on its steps' receivers)")
+	fs.IntVar(&cfg.Workers.Webhook, "webhook-workers", queue.DefaultWorkers[queue.QueueWebhook], "webhook deliveries at once in this process")
+	fs.DurationVar(&cfg.QueueLease, "queue-lease", queue.DefaultLease, "with PostgreSQL: how long the jobs of a replica that stopped answering (crashed, cut off) stay with it before another takes them over; negative leaves it to River's rescue after 20 minutes")
+}
+
+// checkWorkers reports a worker count below one.
+func checkWorkers(w server.Workers) error {
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"-agent-workers", w.Agent}, {"-workflow-workers", w.Workflow}, {"-webhook-workers", w.Webhook}} {
+		if f.n < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", f.name, f.n)
+		}
+	}
+	return nil
+}
+
+// sizePool gives a postgres:// URL without pool_max_conns a pool large
+// enough for the workers (server.Workers.PoolConns); a URL that sets it is
+// the operator's choice, which the server checks and warns about.
+func sizePool(db string, w server.Workers) string {
+	u, err := url.Parse(db)
+	if err != nil {
+		return db // opening it says what is wrong, without its password
+	}
+	q := u.Query()
+	if q.Has("pool_max_conns") {
+		return db
+	}
+	q.Set("pool_max_conns", strconv.Itoa(w.PoolConns()))
+	u.RawQuery = q.Encode()
+	return u.String()
+}

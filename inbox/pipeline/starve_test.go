@@ -1,0 +1,164 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/pipeline"
+	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/store"
+)
+
+// slowModel stands for a model that does not answer: each run reads the
+// e-mail as agents do (its raw message open), then waits until released or
+// stopped.
+type slowModel struct {
+	release chan struct{}
+	mu      sync.Mutex
+	waiting int
+}
+
+func (m *slowModel) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.AgentResult, error) {
+	m.mu.Lock()
+	m.waiting++
+	m.mu.Unlock()
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return inbox.AgentResult{}, ctx.Err()
+	}
+	return inbox.AgentResult{Status: inbox.RunSucceeded, Output: json.RawMessage(invoiceWorkflow)}, nil
+}
+
+func (m *slowModel) runs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.waiting
+}
+
+// readyWorkflow records an e-mail whose agent has answered and queues its
+// workflow, as the agent stage does.
+func (e *env) readyWorkflow(i int) inbox.Email {
+	e.t.Helper()
+	m := e.receive(uniqueEmail(1000 + i))
+	run := inbox.AgentRun{ID: fmt.Sprintf("arun_ready_%d", i), AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
+		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: fmt.Sprintf("wrun_ready_%d", i), StartedAt: time.Now().UTC()}
+	m.AgentRunID, m.WorkflowRunID = run.ID, run.WorkflowRunID
+	e.put(run, m)
+	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
+		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// stagePool is the PostgreSQL pool kobana serve gives the default workers
+// (server.Workers.PoolConns): twice the agent and workflow workers, so that
+// every one of them can have its e-mail's message open (a snapshot holds a
+// connection, and snapshots take at most half the pool) without waiting on
+// the other stage.
+const stagePool = 2 * 8
+
+// Agent runs waiting on a model that does not answer hold every agent
+// worker; e-mails whose agent has answered still have their workflows run
+// (the stages have workers, and on PostgreSQL message snapshots, of their
+// own).
+func TestASlowModelDoesNotHoldUpWorkflows(t *testing.T) {
+	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
+			model := &slowModel{release: make(chan struct{})}
+			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
+			e.restartWith(model)
+			defer close(model.release)
+			const agents = 12 // more than the agent workers
+			for i := range agents {
+				e.receive(uniqueEmail(i))
+			}
+			if err := testwait.Until(30*time.Second, func() error {
+				if n := model.runs(); n < queue.DefaultWorkers[queue.QueueAgent] {
+					return fmt.Errorf("%d agent runs waiting on the model", n)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var ready []inbox.Email
+			for i := range 6 {
+				ready = append(ready, e.readyWorkflow(i))
+			}
+			for _, m := range ready {
+				if got := e.settled(m.ID); got.Status != inbox.EmailProcessed {
+					t.Errorf("e-mail %s: %s (%s)", m.ID, got.Status, got.StatusDetail)
+				}
+			}
+		})
+	}
+}
+
+// hangingReceiver answers nothing until released (the caller closes
+// release).
+func hangingReceiver(t *testing.T) (*httptest.Server, chan struct{}) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, release
+}
+
+// Workflows whose receivers hang hold every workflow worker; new e-mails
+// still get their agent runs (recorded, their workflows queued).
+func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
+	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
+			// Steps wait on the receiver longer than this test waits.
+			opt.cfg = func(c *pipeline.Config) { c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute }
+			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
+			hang, release := hangingReceiver(t)
+			defer close(release) // before the queue stops
+			if err := e.st.SetSecret(e.ctx, testWS, "ERP_URL", hang.URL); err != nil {
+				t.Fatal(err)
+			}
+			e.start()
+			stuck := queue.DefaultWorkers[queue.QueueWorkflow] + 4
+			for i := range stuck {
+				e.receive(uniqueEmail(i))
+			}
+			if err := testwait.Until(30*time.Second, func() error {
+				runs := all(e, e.repo().WorkflowRuns)
+				if len(runs) < queue.DefaultWorkers[queue.QueueWorkflow] {
+					return fmt.Errorf("%d workflow runs sending to the hanging receiver", len(runs))
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			later := e.receive(uniqueEmail(100))
+			if err := testwait.Until(30*time.Second, func() error {
+				m, err := e.repo().Emails.Get(e.ctx, testWS, later.ID)
+				if err != nil {
+					return err
+				}
+				if m.AgentRunID == "" {
+					return fmt.Errorf("the later e-mail has no agent run")
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
