@@ -223,10 +223,11 @@ type assembly struct {
 	// product is built.
 	inbox    *inboxStorage
 	pipeline *pipeline.Pipeline
-	// outbound, when set, carries the workflows' requests and the webhook
-	// deliveries instead of the guard's own transport; it must dial through
-	// the guard (the demo sends them to its local receiver this way).
-	outbound http.RoundTripper
+	// outbound is how the workflows' requests and the webhook deliveries
+	// reach the network; the guard checks every connection it opens (the
+	// demo sends them to its local receiver this way). The zero value dials
+	// each host as named.
+	outbound guard.Network
 	// agents, when set, runs the Inbox's agents instead of the runner the
 	// model flags configure (the demo's).
 	agents inbox.AgentRunner

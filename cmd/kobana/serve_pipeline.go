@@ -96,10 +96,6 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	webhooks := a.guard.Client()
-	if a.outbound != nil {
-		webhooks.Transport = a.outbound
-	}
 	p, err := pipeline.New(pipeline.Config{
 		Store:  a.store,
 		Queue:  s.queue,
@@ -108,8 +104,7 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
 			return intake.LoadIndex(ctx, a.store, workspace, emailID)
 		},
-		Executor: executor.Options{Guard: a.guard, Transport: a.outbound},
-		Webhooks: webhooks,
+		Executor: executor.Options{Guard: a.guard, Network: a.outbound},
 		AppURL:   a.publicURL,
 		Logger:   a.log,
 	})

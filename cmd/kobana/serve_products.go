@@ -87,8 +87,7 @@ func inboxProduct(fs *flag.FlagSet) productSetup {
 			}
 			mp, p, err := inboxmcp.New(inboxmcp.Options{
 				Store:      a.store,
-				Lint:       agent.LintJSON,
-				Plan:       workflowPlanner(a.guard),
+				Guard:      a.guard,
 				Processor:  pl.Processor(),
 				HTTPClient: a.guard.Client(),
 				PublicURL:  a.publicURL,
