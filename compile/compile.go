@@ -207,7 +207,7 @@ func article(k jsonpos.Kind) string {
 func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	base := pointer("workflow", strconv.Itoa(i))
 	if v.Kind != jsonpos.Object {
-		c.errorAt(v, CodeStepType, base, `step %d must be an object such as {"type": "request", "url": "https://…"}, not %s %s`, i, article(v.Kind), v.Kind)
+		c.errorAt(v, CodeStepType, base, `step %d must be an object such as {"type": %q, "url": "https://…"}, not %s %s`, i, stepTypes[0].Name, article(v.Kind), v.Kind)
 		return nil
 	}
 	st := &Step{Index: i, Method: "POST"}
@@ -238,11 +238,11 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	ok := true
 	// type
 	if t := fields["type"]; t == nil {
-		c.add(SeverityError, CodeMissingField, base, v.Start, v.Start+1, "", `step %d has no "type": the only step type is "request"`, i)
+		c.add(SeverityError, CodeMissingField, base, v.Start, v.Start+1, "", `step %d has no "type": %s`, i, StepTypesText())
 		ok = false
 	} else if sc.noPlaceholder(t, "type") && sc.wantString(t, "type") {
-		if t.Text != "request" {
-			c.errorAt(t, CodeUnknownStepType, base+"/type", `unknown step type %q: the only step type is "request"; a workflow with an unknown step is rejected whole`, t.Text)
+		if !IsStepType(t.Text) {
+			c.errorAt(t, CodeUnknownStepType, base+"/type", `unknown step type %q: %s; a workflow with an unknown step is rejected whole`, t.Text, StepTypesText())
 			ok = false
 		}
 	} else {
