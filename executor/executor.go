@@ -277,6 +277,11 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, 
 		finish(runrecord.Failed, runrecord.ReasonInvalidRequest, "not sent: "+err.Error())
 		return sr, failed, nil
 	}
+	if run.over() {
+		// Stopped or out of time while the step was being rendered.
+		finish(runrecord.Skipped, runrecord.ReasonCancelled, "not run: "+run.cause())
+		return sr, &resolve.Result{State: runrecord.Skipped}, nil
+	}
 	// The journal hears of the request before its first byte leaves; a
 	// journal that cannot record it refuses it.
 	sending := sr

@@ -1,6 +1,9 @@
 package runrecord
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // State is how a step ended, or where it stands while its run is going.
 type State string
@@ -31,18 +34,18 @@ var states = [...]State{Succeeded, Failed, Skipped, Sending, Unknown}
 func (s State) String() string { return string(s) }
 
 // UnmarshalText accepts every state a record has ever been written with.
-func (s *State) UnmarshalText(b []byte) error {
-	for _, st := range states {
-		if string(b) == string(st) {
-			*s = st
+func (s *State) UnmarshalText(b []byte) error { return readWord(b, states[:], "step state", s) }
+
+// readWord sets *dst to the word of words that b spells, or says b is none.
+func readWord[W ~string](b []byte, words []W, what string, dst *W) error {
+	for _, w := range words {
+		if string(b) == string(w) {
+			*dst = w
 			return nil
 		}
 	}
-	return fmt.Errorf("runrecord: %q is not a step state (%v)", b, states)
+	return fmt.Errorf("runrecord: %q is not a %s (%v)", b, what, words)
 }
-
-// Ended reports whether the state is an outcome (not Sending).
-func (s State) Ended() bool { return s != Sending }
 
 // Status is the status of a run.
 type Status string
@@ -67,22 +70,15 @@ const (
 
 var statuses = [...]Status{RunSucceeded, RunFailed, RunRunning, RunInterrupted}
 
-// Statuses returns every run status, for filters that list them.
-func Statuses() []Status { return statuses[:] }
+// Statuses returns every run status, for filters that list them, as a new
+// slice.
+func Statuses() []Status { return slices.Clone(statuses[:]) }
 
 // String implements fmt.Stringer.
 func (s Status) String() string { return string(s) }
 
 // UnmarshalText accepts every status a record has ever been written with.
-func (s *Status) UnmarshalText(b []byte) error {
-	for _, st := range statuses {
-		if string(b) == string(st) {
-			*s = st
-			return nil
-		}
-	}
-	return fmt.Errorf("runrecord: %q is not a run status (%v)", b, statuses)
-}
+func (s *Status) UnmarshalText(b []byte) error { return readWord(b, statuses[:], "run status", s) }
 
 // Reason is a stable classification of why a step did not succeed (and,
 // for a dry run, why it would not). Its Error says it for people.
