@@ -81,3 +81,29 @@ func TestRunContextEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// LatestOutput walks an e-mail's reprocess chain back to the agent's
+// latest run that recorded an output: a failed reprocess without one does
+// not lose it, and another agent's runs are passed over.
+func TestLatestOutputWalksTheReprocessChain(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	r := inbox.NewRepo(st)
+	const ws = "ws_chain"
+	for _, run := range []inbox.AgentRun{
+		{ID: "arun_a", AgentID: "agt_1", Output: json.RawMessage(`{"result":"first"}`), Tokens: inbox.Tokens{Input: 7}, StartedAt: demoNow},
+		{ID: "arun_b", AgentID: "agt_2", Output: json.RawMessage(`{"result":"other agent"}`), ReprocessOf: "arun_a", StartedAt: demoNow},
+		{ID: "arun_c", AgentID: "agt_1", Status: inbox.RunFailed, Cause: inbox.CauseProviderError, ReprocessOf: "arun_b", StartedAt: demoNow},
+	} {
+		if err := r.AgentRuns.Put(ctx, ws, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := inbox.LatestOutput(ctx, r, ws, "arun_c", "agt_1")
+	if err != nil || got == nil || got.ID != "arun_c" || string(got.Output) != `{"result":"first"}` || got.Tokens.Input != 7 {
+		t.Fatalf("latest output %+v (%v)", got, err)
+	}
+	if got, _ := inbox.LatestOutput(ctx, r, ws, "arun_c", "agt_3"); got != nil {
+		t.Errorf("an agent without runs on the e-mail: %+v", got)
+	}
+}

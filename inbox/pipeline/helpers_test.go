@@ -492,6 +492,13 @@ func (r *receiver) count(path, email string) int {
 	return n
 }
 
+// total returns how many requests the receiver got.
+func (r *receiver) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
 // requests returns the requests received at a path.
 func (r *receiver) requests(path string) []received {
 	r.mu.Lock()

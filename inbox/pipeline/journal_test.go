@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/testwait"
@@ -283,5 +286,107 @@ func TestAnInterruptedRunIsResumedWithTheSameIdentities(t *testing.T) {
 	// Only an interrupted run is resumed.
 	if err := proc.Check(e.ctx, resume); !errors.As(err, &de) || de.Code != inbox.CodeNotResumable {
 		t.Errorf("resuming a run that succeeded: %v", err)
+	}
+}
+
+// The processor refuses, before changing anything, a reprocess that could
+// not start: an e-mail that does not exist (or is another workspace's), an
+// inbox without an agent or whose agent was deleted, a mode it does not
+// know, and a resume of an e-mail whose latest run was not interrupted.
+func TestTheProcessorRefusesWhatCannotStart(t *testing.T) {
+	e := newEnv(t, agentAnswering(invoiceWorkflow), options{start: true})
+	m := e.receive(sampleEmail)
+	e.settled(m.ID)
+	proc := e.p.Processor()
+	req := func(id, mode string) inbox.ReprocessRequest {
+		return inbox.ReprocessRequest{Workspace: testWS, EmailID: id, Mode: mode, Actor: "person:test"}
+	}
+	code := func(err error) string {
+		var de *inbox.Error
+		if errors.As(err, &de) {
+			return de.Code
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return "not_found"
+		}
+		return fmt.Sprint(err)
+	}
+	reprocessed := func() int { return strings.Count(strings.Join(events(e), " "), inbox.EventEmailReprocessed) }
+	if c := code(proc.Check(e.ctx, req("eml_missing", ""))); c != "not_found" {
+		t.Errorf("a missing e-mail: %s", c)
+	}
+	if c := code(proc.Check(e.ctx, inbox.ReprocessRequest{Workspace: "ws_other", EmailID: m.ID})); c != "not_found" {
+		t.Errorf("another workspace's e-mail: %s", c)
+	}
+	if c := code(proc.Check(e.ctx, req(m.ID, "again"))); c != "invalid_arguments" {
+		t.Errorf("an unknown mode: %s", c)
+	}
+	if c := code(proc.Check(e.ctx, req(m.ID, inbox.ReprocessResume))); c != inbox.CodeNotResumable {
+		t.Errorf("resuming a run that succeeded: %s", c)
+	}
+	ib, _ := e.repo().Inboxes.Get(e.ctx, testWS, testInbox)
+	ib.AgentID = ""
+	e.put(ib)
+	if _, err := proc.Reprocess(e.ctx, req(m.ID, "")); code(err) != inbox.CodeNoAgent {
+		t.Errorf("an inbox without agent: %v", err)
+	}
+	ib.AgentID = testAgent
+	e.put(ib)
+	if err := e.repo().Agents.Delete(e.ctx, testWS, testAgent); err != nil {
+		t.Fatal(err)
+	}
+	if c := code(proc.Check(e.ctx, req(m.ID, inbox.ReprocessRestart))); c != inbox.CodeNoAgent {
+		t.Errorf("a deleted agent: %s", c)
+	}
+	if n := reprocessed(); n != 0 {
+		t.Errorf("refusals recorded %d reprocesses", n)
+	}
+}
+
+// Workflow steps and webhook deliveries reach the network through the one
+// seam, Config.Executor.Network, checked by the guard: a dialer given there
+// opens their connections, and with a guard that denies loopback the same
+// dialer is refused for both.
+func TestStepsAndWebhooksGoThroughTheNetworkAndTheGuard(t *testing.T) {
+	for _, allowed := range []bool{true, false} {
+		var mu sync.Mutex
+		dials := 0
+		var e *env
+		e = newEnv(t, agentAnswering(invoiceWorkflow), options{cfg: func(c *pipeline.Config) {
+			var d net.Dialer
+			c.Executor.Network = guard.Network{Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				mu.Lock()
+				dials++
+				mu.Unlock()
+				return d.DialContext(ctx, network, addr)
+			}}
+			if !allowed {
+				c.Executor.Guard = &guard.Guard{}
+			}
+		}})
+		e.start()
+		m := e.receive(sampleEmail)
+		got := e.settled(m.ID)
+		err := testwait.Until(30*time.Second, func() error {
+			for _, d := range all(e, e.repo().Deliveries) {
+				if d.Status == inbox.DeliveryPending || len(d.Attempts) == 0 {
+					return errorf("delivery %s not attempted yet", d.ID)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n := dials
+		mu.Unlock()
+		ds := all(e, e.repo().Deliveries)
+		switch {
+		case allowed && (got.Status != inbox.EmailProcessed || n == 0 || len(e.recv.requests("/hooks")) == 0):
+			t.Errorf("allowed: e-mail %s, %d dials, %d hooks", got.Status, n, len(e.recv.requests("/hooks")))
+		case !allowed && (got.Status != inbox.EmailFailed || e.recv.total() != 0 || ds[0].Status != inbox.DeliveryFailed || !strings.Contains(ds[0].Error, "denied")):
+			t.Errorf("denied: e-mail %s, receiver got %d, delivery %s %q", got.Status, e.recv.total(), ds[0].Status, ds[0].Error)
+		}
 	}
 }
