@@ -131,7 +131,7 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrec
 	// wrapping the run in a context of its own.
 	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout), journal: env.Journal}
 	if run.journal == nil {
-		run.journal = runrecord.DoneFunc(func(runrecord.Step) {})
+		run.journal = noJournal
 	}
 	red := resolve.NewRedactor(env.Secrets)
 	scope := &resolve.Scope{Secrets: env.Secrets, Facts: env.Facts, Attachments: env.Attachments, Redactor: red}
@@ -202,6 +202,9 @@ func (e *Executor) keep(prev runrecord.Step, from string) (runrecord.Step, *reso
 	}
 	return sr, res
 }
+
+// noJournal is the journal of a run given none: it records nothing.
+var noJournal runrecord.Journal = runrecord.DoneFunc(func(runrecord.Step) {})
 
 // runState is a run's context, deadline and journal.
 type runState struct {
