@@ -17,7 +17,6 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/testwait"
-	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -230,47 +229,7 @@ func testCrash(t *testing.T, point string) {
 	}
 	s.stop()
 
-	runs, err := repo.AgentRuns.All(ctx, testWS, store.Query{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	interrupted := 0
-	for _, e := range emails {
-		var mine []inbox.AgentRun
-		for _, r := range runs {
-			if r.EmailID == e.ID {
-				mine = append(mine, r)
-			}
-		}
-		if len(mine) != 1 {
-			t.Errorf("e-mail %s has %d agent runs, want 1", e.ID, len(mine))
-			continue
-		}
-		wr, err := repo.WorkflowRuns.Get(ctx, testWS, mine[0].WorkflowRunID)
-		if err != nil {
-			t.Errorf("e-mail %s: %v", e.ID, err)
-			continue
-		}
-		switch {
-		case e.Status == inbox.EmailProcessed && wr.Status == runrecord.RunSucceeded:
-		case e.Status == inbox.EmailFailed && e.StatusDetail == string(inbox.CauseInterrupted) && wr.Status == runrecord.RunInterrupted:
-			interrupted++
-		default:
-			t.Errorf("e-mail %s is %s (%s), its workflow run %s: %s %+v", e.ID, e.Status, e.StatusDetail, wr.Status, wr.Error, wr.Steps)
-		}
-		// The record and the receiver agree, step by step.
-		for _, s := range wr.Steps {
-			got := recv.count(stepPaths[s.Index], e.ID)
-			switch {
-			case s.State == runrecord.Succeeded && got != 1:
-				t.Errorf("e-mail %s step %d: recorded succeeded, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State == runrecord.Unknown && got > 1:
-				t.Errorf("e-mail %s step %d: recorded unknown, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State != runrecord.Succeeded && s.State != runrecord.Unknown && got != 0:
-				t.Errorf("e-mail %s step %d: recorded %s, the receiver got it %d times", e.ID, s.Index, s.State, got)
-			}
-		}
-	}
+	interrupted := checkOnce(t, st, recv, emails)
 	// Only a stop while a request was on its way leaves a run interrupted.
 	if interrupted > 0 && point != "workflow.sending" && point != "workflow.sent" {
 		t.Logf("%d runs interrupted by a stop at %s (another run was sending at that moment)", interrupted, point)

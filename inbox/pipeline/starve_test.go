@@ -125,7 +125,9 @@ func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
 		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
 			// Steps wait on the receiver longer than this test waits.
-			opt.cfg = func(c *pipeline.Config) { c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute }
+			opt.cfg = func(c *pipeline.Config) {
+				c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute
+			}
 			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
 			hang, release := hangingReceiver(t)
 			defer close(release) // before the queue stops
