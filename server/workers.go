@@ -21,6 +21,11 @@ type Workers struct {
 	Workflow int
 	// Webhook is how many webhook deliveries run at once.
 	Webhook int
+	// WorkspaceShare is the share of each stage's workers one workspace's
+	// jobs may hold at once, across the replicas; its other jobs wait while
+	// other workspaces' run (queue.Config.WorkspaceShare; zero:
+	// queue.DefaultWorkspaceShare, 1 for no limit).
+	WorkspaceShare float64
 }
 
 // check reports a negative count.
@@ -29,6 +34,9 @@ func (w Workers) check() error {
 		if n < 0 {
 			return &ConfigError{fmt.Errorf("%s workers must be positive, got %d", name, n)}
 		}
+	}
+	if w.WorkspaceShare < 0 || w.WorkspaceShare > 1 {
+		return &ConfigError{fmt.Errorf("a workspace's share of the workers is between 0 and 1, got %v", w.WorkspaceShare)}
 	}
 	return nil
 }
@@ -75,7 +83,7 @@ func (a *assembly) checkPool(pool *pgxpool.Pool) {
 
 // queueConfig is the queue's configuration for this process.
 func (a *assembly) queueConfig() queue.Config {
-	qcfg := queue.Config{Logger: a.log, Workers: a.cfg.Workers.perQueue(), Lease: a.cfg.QueueLease}
+	qcfg := queue.Config{Logger: a.log, Workers: a.cfg.Workers.perQueue(), Lease: a.cfg.QueueLease, WorkspaceShare: a.cfg.Workers.WorkspaceShare}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}

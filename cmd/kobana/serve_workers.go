@@ -15,6 +15,7 @@ func registerWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.Workers.Agent, "agent-workers", queue.DefaultWorkers[queue.QueueAgent], "agent runs at once in this process (each waits on the model)")
 	fs.IntVar(&cfg.Workers.Workflow, "workflow-workers", queue.DefaultWorkers[queue.QueueWorkflow], "workflow runs at once in this process (each waits on its steps' receivers)")
 	fs.IntVar(&cfg.Workers.Webhook, "webhook-workers", queue.DefaultWorkers[queue.QueueWebhook], "webhook deliveries at once in this process")
+	fs.Float64Var(&cfg.Workers.WorkspaceShare, "workspace-share", queue.DefaultWorkspaceShare, "the share (0 to 1) of each stage's workers one workspace's jobs may hold at once, across replicas; its other jobs wait while other workspaces' run (1: no limit)")
 	fs.DurationVar(&cfg.QueueLease, "queue-lease", queue.DefaultLease, "with PostgreSQL: how long the jobs of a replica that stopped answering (crashed, cut off) stay with it before another takes them over; negative leaves it to River's rescue after 20 minutes")
 }
 
@@ -27,6 +28,9 @@ func checkWorkers(w server.Workers) error {
 		if f.n < 1 {
 			return fmt.Errorf("%s must be at least 1, got %d", f.name, f.n)
 		}
+	}
+	if w.WorkspaceShare <= 0 || w.WorkspaceShare > 1 {
+		return fmt.Errorf("-workspace-share is a share of the workers, above 0 and at most 1, got %v", w.WorkspaceShare)
 	}
 	return nil
 }

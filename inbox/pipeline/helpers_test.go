@@ -251,11 +251,17 @@ const testAddress = "invoices@test." + mailDomain
 // (with its deliveries) and the agent job.
 func (e *env) receive(raw string) inbox.Email {
 	e.t.Helper()
+	return e.receiveIn(testWS, testInbox, raw)
+}
+
+// receiveIn is receive for an inbox of another workspace.
+func (e *env) receiveIn(ws, ibx, raw string) inbox.Email {
+	e.t.Helper()
 	m, err := inbox.ParseEmail([]byte(raw))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m.ID, m.InboxID, m.Status, m.ReceivedAt = inbox.NewID("eml"), testInbox, inbox.EmailPending, time.Now().UTC()
+	m.ID, m.InboxID, m.Status, m.ReceivedAt = inbox.NewID("eml"), ibx, inbox.EmailPending, time.Now().UTC()
 	sp, err := mailstore.NewSpool(e.root, 0)
 	if err != nil {
 		e.t.Fatal(err)
@@ -265,17 +271,17 @@ func (e *env) receive(raw string) inbox.Email {
 		e.t.Fatal(err)
 	}
 	if e.dir != nil {
-		if err := e.dir.Keep(e.ctx, sp, testWS, m.ID); err != nil {
+		if err := e.dir.Keep(e.ctx, sp, ws, m.ID); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	err = e.st.WithTx(e.ctx, func(tx store.Tx) error {
 		if e.lo != nil {
-			if err := e.lo.KeepTx(e.ctx, tx.(interface{ PgxTx() pgx.Tx }).PgxTx(), sp, testWS, m.ID); err != nil {
+			if err := e.lo.KeepTx(e.ctx, tx.(interface{ PgxTx() pgx.Tx }).PgxTx(), sp, ws, m.ID); err != nil {
 				return err
 			}
 		}
-		if err := e.repo().In(tx).Emails.Create(e.ctx, testWS, m); err != nil {
+		if err := e.repo().In(tx).Emails.Create(e.ctx, ws, m); err != nil {
 			return err
 		}
 		// The part index, as the intake stores it with the e-mail.
@@ -287,20 +293,20 @@ func (e *env) receive(raw string) inbox.Email {
 		if err != nil {
 			return err
 		}
-		if err := tx.PutRecord(e.ctx, store.Record{Workspace: testWS, Kind: intake.KindEmailIndex, ID: m.ID, Data: b}); err != nil {
+		if err := tx.PutRecord(e.ctx, store.Record{Workspace: ws, Kind: intake.KindEmailIndex, ID: m.ID, Data: b}); err != nil {
 			return err
 		}
-		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": testInbox}, m.ReceivedAt)
+		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": ibx}, m.ReceivedAt)
 		if err != nil {
 			return err
 		}
-		if err := e.repo().In(tx).Events.Create(e.ctx, testWS, ev); err != nil {
+		if err := e.repo().In(tx).Events.Create(e.ctx, ws, ev); err != nil {
 			return err
 		}
-		if err := e.p.Notify(e.ctx, tx, testWS, ev); err != nil {
+		if err := e.p.Notify(e.ctx, tx, ws, ev); err != nil {
 			return err
 		}
-		_, err = e.q.InsertTx(e.ctx, tx, queue.AgentArgs{Workspace: testWS, EmailID: m.ID}, nil)
+		_, err = e.q.InsertTx(e.ctx, tx, queue.AgentArgs{Workspace: ws, EmailID: m.ID}, nil)
 		return err
 	})
 	if err != nil {

@@ -60,15 +60,15 @@ func (j *storeJournal) Sending(ctx context.Context, s runrecord.Step) error {
 	rec := j.record(runrecord.RunRunning, s)
 	i := s.Index
 	rec.InFlight = &i
-	var err error
-	if !j.created {
-		err = j.p.repo.WorkflowRuns.Create(ctx, j.ws, rec)
-		if errors.Is(err, store.ErrConflict) {
-			j.conflict = true
-			return errConflict
+	err := j.p.commit(ctx, func(tx store.Tx) error {
+		if !j.created {
+			return j.p.repo.In(tx).WorkflowRuns.Create(ctx, j.ws, rec)
 		}
-	} else {
-		err = j.p.repo.WorkflowRuns.Put(ctx, j.ws, rec)
+		return j.p.repo.In(tx).WorkflowRuns.Put(ctx, j.ws, rec)
+	})
+	if !j.created && errors.Is(err, store.ErrConflict) {
+		j.conflict = true
+		return errConflict
 	}
 	if err != nil {
 		return fmt.Errorf("recording step %d as being sent: %w", s.Index, err)
@@ -117,7 +117,7 @@ const (
 func (j *storeJournal) commit(ctx context.Context, rec inbox.WorkflowRun) error {
 	pause := commitFirstPause
 	for attempt := 1; ; attempt++ {
-		err := j.p.repo.WorkflowRuns.Put(ctx, j.ws, rec)
+		err := j.p.commit(ctx, func(tx store.Tx) error { return j.p.repo.In(tx).WorkflowRuns.Put(ctx, j.ws, rec) })
 		if err == nil || attempt == commitAttempts || !j.deadline.IsZero() && time.Until(j.deadline) < 2*pause {
 			return err
 		}

@@ -70,7 +70,8 @@ func (e *env) readyWorkflow(i int) inbox.Email {
 const stagePool = 2 * 8
 
 // Agent runs waiting on a model that does not answer hold every agent
-// worker; e-mails whose agent has answered still have their workflows run
+// worker (those of two workspaces); e-mails whose agent has answered still
+// have their workflows run
 // (the stages have workers, and on PostgreSQL message snapshots, of their
 // own).
 func TestASlowModelDoesNotHoldUpWorkflows(t *testing.T) {
@@ -80,9 +81,12 @@ func TestASlowModelDoesNotHoldUpWorkflows(t *testing.T) {
 			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
 			e.restartWith(model)
 			defer close(model.release)
-			const agents = 12 // more than the agent workers
-			for i := range agents {
+			// More than the agent workers, from two workspaces (one holds
+			// its share of them at most).
+			other := seedWorkspace(e, "ws_other", "other", e.recv.URL(""))
+			for i := range 6 {
 				e.receive(uniqueEmail(i))
+				e.receiveIn("ws_other", other, uniqueEmail(i))
 			}
 			if err := testwait.Until(30*time.Second, func() error {
 				if n := model.runs(); n < queue.DefaultWorkers[queue.QueueAgent] {
@@ -119,8 +123,9 @@ func hangingReceiver(t *testing.T) (*httptest.Server, chan struct{}) {
 	return srv, release
 }
 
-// Workflows whose receivers hang hold every workflow worker; new e-mails
-// still get their agent runs (recorded, their workflows queued).
+// Workflows whose receivers hang hold every workflow worker (those of two
+// workspaces, each holding its share); new e-mails still get their agent
+// runs (recorded, their workflows queued).
 func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
 		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
@@ -134,15 +139,21 @@ func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 			if err := e.st.SetSecret(e.ctx, testWS, "ERP_URL", hang.URL); err != nil {
 				t.Fatal(err)
 			}
+			other := seedWorkspace(e, "ws_other", "other", hang.URL)
 			e.start()
-			stuck := queue.DefaultWorkers[queue.QueueWorkflow] + 4
-			for i := range stuck {
+			workers := queue.DefaultWorkers[queue.QueueWorkflow]
+			for i := range workers {
 				e.receive(uniqueEmail(i))
+				e.receiveIn("ws_other", other, uniqueEmail(i))
 			}
 			if err := testwait.Until(30*time.Second, func() error {
-				runs := all(e, e.repo().WorkflowRuns)
-				if len(runs) < queue.DefaultWorkers[queue.QueueWorkflow] {
-					return fmt.Errorf("%d workflow runs sending to the hanging receiver", len(runs))
+				n := len(all(e, e.repo().WorkflowRuns))
+				more, err := e.repo().WorkflowRuns.All(e.ctx, "ws_other", store.Query{})
+				if err != nil {
+					return err
+				}
+				if n += len(more); n < workers {
+					return fmt.Errorf("%d workflow runs sending to the hanging receiver, want %d", n, workers)
 				}
 				return nil
 			}); err != nil {
@@ -160,6 +171,85 @@ func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 				return nil
 			}); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// seedWorkspace writes a second workspace of the test organization with an
+// inbox and agent like the test workspace's, whose workflows' receiver (the
+// ERP) is erp.
+func seedWorkspace(e *env, ws, slug, erp string) (inboxID string) {
+	e.t.Helper()
+	now := time.Now().UTC()
+	repo := inbox.NewRepo(e.st)
+	must := func(err error) {
+		e.t.Helper()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	inboxID = "ibx_" + slug
+	must(e.st.PutWorkspace(e.ctx, store.Workspace{ID: ws, Organization: "org_test", Name: slug, Slug: slug}))
+	must(repo.Workspaces.Put(e.ctx, ws, inbox.Workspace{ID: ws, Name: slug, Slug: slug, ExternalID: "ext-" + slug, Plan: "business", CreatedAt: now}))
+	must(repo.Agents.Put(e.ctx, ws, inbox.Agent{ID: testAgent, Name: "Invoices", Model: "gpt-4.1-mini", Status: inbox.StatusActive, CreatedAt: now}))
+	must(repo.Inboxes.Put(e.ctx, ws, inbox.Inbox{ID: inboxID, Name: "Invoices", Address: "invoices@" + slug + "." + mailDomain, AgentID: testAgent,
+		Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now}))
+	for k, v := range map[string]string{"ERP_TOKEN": testToken, "ERP_URL": erp} {
+		must(e.st.SetSecret(e.ctx, ws, k, v))
+	}
+	return inboxID
+}
+
+// One workspace's receivers hang: its workflow runs hold their share of
+// the workflow workers (half, by default), not all of them — the rest of
+// its e-mails wait — and another workspace's e-mails are processed
+// meanwhile.
+func TestAWorkspaceWhoseReceiversHangHoldsUpOnlyItsOwnMail(t *testing.T) {
+	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
+			opt.cfg = func(c *pipeline.Config) {
+				c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute
+			}
+			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
+			hang, release := hangingReceiver(t)
+			defer close(release) // before the queue stops
+			slowInbox := seedWorkspace(e, "ws_slow", "slow", hang.URL)
+			e.start()
+			workers := queue.DefaultWorkers[queue.QueueWorkflow]
+			for i := range 2 * workers {
+				e.receiveIn("ws_slow", slowInbox, uniqueEmail(i))
+			}
+			limit := e.q.WorkspaceLimit(queue.QueueWorkflow)
+			if limit == 0 || limit >= workers {
+				t.Fatalf("one workspace may hold %d of %d workflow workers", limit, workers)
+			}
+			hung := func() int {
+				runs, err := e.repo().WorkflowRuns.All(e.ctx, "ws_slow", store.Query{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(runs)
+			}
+			if err := testwait.Until(30*time.Second, func() error {
+				if n := hung(); n < limit {
+					return fmt.Errorf("%d workflow runs waiting on the hanging receiver", n)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var prompt []inbox.Email
+			for i := range 6 {
+				prompt = append(prompt, e.receive(uniqueEmail(100+i)))
+			}
+			for _, m := range prompt {
+				if got := e.settled(m.ID); got.Status != inbox.EmailProcessed {
+					t.Errorf("e-mail %s of the other workspace: %s (%s)", m.ID, got.Status, got.StatusDetail)
+				}
+			}
+			if n := hung(); n != limit {
+				t.Errorf("%d workflow runs of the hanging workspace started, want its limit, %d", n, limit)
 			}
 		})
 	}

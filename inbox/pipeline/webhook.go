@@ -181,7 +181,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	}
 	// The attempt was made: record it even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
-	err = p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	err = p.commit(ctx, func(tx store.Tx) error {
 		if err := w.observe(ctx, tx, a.Workspace, d, attempt); err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 func (w *webhookWorker) giveUp(ctx context.Context, job *river.Job[queue.WebhookArgs], d inbox.Delivery, why string) error {
 	p := w.p
 	d.Status, d.Error, d.NextAttemptAt = inbox.DeliveryFailed, why, time.Time{}
-	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	return p.commit(ctx, func(tx store.Tx) error {
 		if err := p.repo.In(tx).Deliveries.Put(ctx, job.Args.Workspace, d); err != nil {
 			return err
 		}

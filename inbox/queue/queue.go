@@ -47,6 +47,12 @@ type Config struct {
 	// DefaultLease; negative leaves it to River's rescue after
 	// RescueAfter). SQLite's single process needs none (RescueAbandoned).
 	Lease time.Duration
+	// WorkspaceShare is the share of each queue's workers (this process's)
+	// that the jobs of one workspace may hold at once, counted across the
+	// replicas: a job beyond it waits (snoozed, its attempt not counted)
+	// while other workspaces' jobs run. 0 means DefaultWorkspaceShare, 1 or
+	// more no limit; the limit is at least one job.
+	WorkspaceShare float64
 	// ID names this process among the replicas (default: River's).
 	ID string
 	// Logger receives River's logs (default: discard below warnings).
@@ -77,6 +83,8 @@ type Queue struct {
 	// leases is a PostgreSQL replica's claim on its jobs (nil on SQLite,
 	// or with Config.Lease negative).
 	leases *leases
+	// shares limits what one workspace holds of each queue.
+	shares *shares
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
@@ -104,6 +112,7 @@ func OpenSQLite(ctx context.Context, db *sql.DB, cfg Config) (*Queue, error) {
 		cfg.PollInterval = 200 * time.Millisecond
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
+	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, nil)
 	var err error
 	q.lite, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
@@ -124,6 +133,7 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
+	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool)
 	if cfg.Lease >= 0 {
 		if cfg.Lease == 0 {
 			cfg.Lease = DefaultLease
@@ -158,11 +168,16 @@ func quiet(logger *slog.Logger) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func (q *Queue) riverConfig(cfg Config) *river.Config {
-	workers := cfg.Workers
-	if workers == nil {
-		workers = DefaultWorkers
+// workersOf is the per-queue concurrency cfg asks for.
+func workersOf(cfg Config) map[string]int {
+	if cfg.Workers == nil {
+		return DefaultWorkers
 	}
+	return cfg.Workers
+}
+
+func (q *Queue) riverConfig(cfg Config) *river.Config {
+	workers := workersOf(cfg)
 	queues := map[string]river.QueueConfig{}
 	for name, n := range workers {
 		if n > 0 {
@@ -199,6 +214,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 	if q.leases != nil {
 		c.Middleware = append(c.Middleware, &leaseMiddleware{l: q.leases})
 	}
+	c.Middleware = append(c.Middleware, &shareMiddleware{s: q.shares})
 	return c
 }
 
@@ -354,6 +370,14 @@ func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()
 	}
 	return q.pg.Subscribe(kinds...)
 }
+
+// WorkspaceLimit is how many jobs of one workspace run at once in a queue
+// (Config.WorkspaceShare), 0 for no limit.
+func (q *Queue) WorkspaceLimit(queue string) int { return q.shares.Limit(queue) }
+
+// OneWriter reports whether the queue's database takes one writer at a
+// time (SQLite), so that writers gain nothing from running in parallel.
+func (q *Queue) OneWriter() bool { return q.lite != nil }
 
 // Working reports whether this process works jobs (Config.Workers names at
 // least one queue); an insert-only queue only enqueues.
