@@ -182,6 +182,9 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	// The attempt was made: record it even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
 	err = p.commit(ctx, func(tx store.Tx) error {
+		if err := queue.HeldTx(ctx, tx, job); err != nil {
+			return err
+		}
 		if err := w.observe(ctx, tx, a.Workspace, d, attempt); err != nil {
 			return err
 		}

@@ -112,6 +112,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	}
 	hit("workflow.start")
 	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
+	journal.held = func(ctx context.Context, tx store.Tx) error { return queue.HeldTx(ctx, tx, job) }
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
 		Journal: journal, Resume: resume}
 	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/pgtest"
@@ -111,6 +113,19 @@ func TestLeaseRescueTakesTheJobsNoLiveReplicaHolds(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "rescued a job no live replica held"); n != 2 {
 		t.Errorf("%d rescue log lines, want 2:\n%s", n, log)
+	}
+
+	// The worker that was cut off can no longer write for its job; the
+	// one whose job is listed still can.
+	held := func(name string) error {
+		job := &river.Job[queue.AgentArgs]{JobRow: &rivertype.JobRow{ID: ids[name], Attempt: 1, Kind: queue.KindAgent}}
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return queue.HeldTx(ctx, tx, job) })
+	}
+	if err := held("silent"); !errors.Is(err, queue.ErrNotHeld) {
+		t.Errorf("HeldTx for the rescued job's old worker: %v, want ErrNotHeld", err)
+	}
+	if err := held("listed"); err != nil {
+		t.Errorf("HeldTx for a job its replica holds: %v", err)
 	}
 }
 

@@ -354,6 +354,31 @@ func CompleteTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T])
 	return nil
 }
 
+// HeldTx checks, inside the worker's transaction, that its job is still
+// its own: running under this attempt, under this id (a rescue gives a job
+// a new one, see Config.Lease). A worker that was cut off from the
+// database while another took its job over gets ErrNotHeld, and its
+// transaction rolls back: nothing it writes after the takeover commits,
+// however late its statements arrive. On SQLite, whose one process works
+// the queue, there is nothing to check.
+func HeldTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T]) error {
+	switch t := driverTx(tx).(type) {
+	case *sql.Tx:
+		return nil
+	case pgx.Tx:
+		var one int
+		err := t.QueryRow(ctx, `SELECT 1 FROM river_job WHERE id = $1 AND state = 'running' AND attempt = $2 FOR SHARE`, job.ID, job.Attempt).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("queue: job %d (%s), attempt %d: %w (it was rescued and runs again under a new id)", job.ID, job.Kind, job.Attempt, ErrNotHeld)
+		}
+		if err != nil {
+			return fmt.Errorf("queue: checking job %d (%s) is still held: %w", job.ID, job.Kind, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("queue: checking job %d: %w (%T)", job.ID, ErrWrongTx, tx)
+}
+
 // Job returns a job by id (for tests and operators).
 func (q *Queue) Job(ctx context.Context, id int64) (*rivertype.JobRow, error) {
 	if q.lite != nil {
