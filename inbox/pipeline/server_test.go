@@ -71,6 +71,9 @@ type serverConfig struct {
 	// Lease is the queue's lease on PostgreSQL (queue.Config.Lease; zero:
 	// its default).
 	Lease time.Duration
+	// PoolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
+	// default).
+	PoolConns int
 }
 
 // serve is the server process: the SMTP intake and the pipeline over one
@@ -117,6 +120,9 @@ func runServer(cfg serverConfig) error {
 		err     error
 	)
 	if cfg.Postgres {
+		if cfg.PoolConns > 0 {
+			cfg.DB += fmt.Sprintf(" pool_max_conns=%d", cfg.PoolConns)
+		}
 		pst, err := pg.Open(ctx, cfg.DB, pg.Options{})
 		if err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/inbox/pipeline"
+	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
@@ -145,7 +146,9 @@ func throughputRound(b *testing.B, onPG, process bool, n, conns int) round {
 		}
 		defer st.Close()
 		seedRecords(b, ctx, st, recv)
-		cfg.DB, cfg.Postgres = dsn, true
+		// The pool kobana serve gives the workers (server.Workers.PoolConns).
+		w := queue.DefaultWorkers
+		cfg.DB, cfg.Postgres, cfg.PoolConns = dsn, true, max(16, 2*(w[queue.QueueAgent]+w[queue.QueueWorkflow]))
 		jobs = &jobTimes{pg: st.PgxPool(), schema: schema}
 	} else {
 		cfg.DB = filepath.Join(b.TempDir(), "kobana.db")

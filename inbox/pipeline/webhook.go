@@ -211,9 +211,12 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 	}
 	wh, err := repo.Webhooks.Get(ctx, ws, d.WebhookID)
 	if err == nil {
+		was := wh
 		wh.Observe(attempt)
-		if err := repo.Webhooks.Put(ctx, ws, wh); err != nil {
-			return err
+		if healthChanged(was, wh) {
+			if err := repo.Webhooks.Put(ctx, ws, wh); err != nil {
+				return err
+			}
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -232,6 +235,15 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 		return err
 	}
 	return repo.Events.Create(ctx, ws, ev)
+}
+
+// healthChanged says a webhook's health after an attempt is worth writing:
+// its status or failing time changed, or its last delivery time moved on
+// by a second or more. Every delivery of a webhook writes to the one
+// record, so writing it for each of a busy webhook's deliveries would make
+// them all wait on each other; last_delivery_at is kept to the second.
+func healthChanged(was, now inbox.Webhook) bool {
+	return was.Status != now.Status || !was.FailingSince.Equal(now.FailingSince) || now.LastDelivery.Sub(was.LastDelivery) >= time.Second
 }
 
 // giveUp records a delivery that will not be attempted (again), with why.

@@ -358,16 +358,19 @@ func CompleteTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T])
 // its own: running under this attempt, under this id (a rescue gives a job
 // a new one, see Config.Lease). A worker that was cut off from the
 // database while another took its job over gets ErrNotHeld, and its
-// transaction rolls back: nothing it writes after the takeover commits,
-// however late its statements arrive. On SQLite, whose one process works
-// the queue, there is nothing to check.
+// transaction rolls back: nothing it starts writing after the takeover
+// commits, however late its statements arrive. (One whose statements were
+// split by the takeover still commits before the new worker's record of the
+// same run, which waits for its row lock, and that record says what may
+// have been sent.) On SQLite, whose one process works the queue, there is
+// nothing to check.
 func HeldTx[T river.JobArgs](ctx context.Context, tx any, job *river.Job[T]) error {
 	switch t := driverTx(tx).(type) {
 	case *sql.Tx:
 		return nil
 	case pgx.Tx:
 		var one int
-		err := t.QueryRow(ctx, `SELECT 1 FROM river_job WHERE id = $1 AND state = 'running' AND attempt = $2 FOR SHARE`, job.ID, job.Attempt).Scan(&one)
+		err := t.QueryRow(ctx, `SELECT 1 FROM river_job WHERE id = $1 AND state = 'running' AND attempt = $2`, job.ID, job.Attempt).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("queue: job %d (%s), attempt %d: %w (it was rescued and runs again under a new id)", job.ID, job.Kind, job.Attempt, ErrNotHeld)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,11 +19,13 @@ import (
 // may hold half of a queue's workers.
 const DefaultWorkspaceShare = 0.5
 
-// Snoozes of a job whose workspace is at its limit: the first after
-// shareFirstWait, doubling up to shareMaxWait, each varied by a fifth.
+// A job whose workspace is at its limit waits about as long as its
+// workspace's youngest running job has run so far — short behind jobs that
+// take milliseconds, long behind a receiver that hangs — within these
+// bounds, varied by a fifth.
 const (
-	shareFirstWait = 500 * time.Millisecond
-	shareMaxWait   = 10 * time.Second
+	shareMinWait = shareHold
+	shareMaxWait = 10 * time.Second
 )
 
 // shares keeps one workspace from holding more than its share of a queue's
@@ -42,11 +45,12 @@ type shares struct {
 	pool   *pgxpool.Pool  // PostgreSQL; nil counts in the process
 
 	mu      sync.Mutex
-	running map[[2]string]int // (queue, workspace) → running here
+	running map[[2]string][]time.Time   // (queue, workspace) → when each job running here started (SQLite)
+	ended   map[[2]string]chan struct{} // closed when a job of (queue, workspace) ends here
 }
 
 func newShares(workers map[string]int, share float64, pool *pgxpool.Pool) *shares {
-	s := &shares{limits: map[string]int{}, pool: pool, running: map[[2]string]int{}}
+	s := &shares{limits: map[string]int{}, pool: pool, running: map[[2]string][]time.Time{}, ended: map[[2]string]chan struct{}{}}
 	if share <= 0 {
 		share = DefaultWorkspaceShare
 	}
@@ -75,52 +79,123 @@ func workspaceOf(job *rivertype.JobRow) string {
 	return a.Workspace
 }
 
-// admit reports whether a job may run now, and what to call when it ends.
-func (s *shares) admit(ctx context.Context, job *rivertype.JobRow) (bool, func(), error) {
+// A job whose workspace is at its limit first holds its worker a moment
+// (shareHold), trying again whenever one of its workspace's jobs ends here
+// and every shareRecheck (one may end on another replica): behind jobs that
+// take milliseconds it then runs without going back to the queue, and the
+// workers kept from its workspace do not spin fetching its next jobs only
+// to put them back. Only then is it snoozed.
+const (
+	shareHold    = 250 * time.Millisecond
+	shareRecheck = 50 * time.Millisecond
+)
+
+// admit returns, for a job that may run now, what to call when it ends;
+// for one that may not, how long it should wait.
+func (s *shares) admit(ctx context.Context, job *rivertype.JobRow) (done func(), wait time.Duration, err error) {
 	limit := s.limits[job.Queue]
 	ws := workspaceOf(job)
 	if limit == 0 || ws == "" {
-		return true, func() {}, nil
+		return func() {}, 0, nil
 	}
+	key := [2]string{job.Queue, ws}
+	deadline := time.Now().Add(shareHold)
+	for {
+		ended := s.endedOf(key)
+		done, wait, err := s.try(ctx, job, key, limit)
+		if done != nil || err != nil {
+			return done, wait, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, wait, nil
+		}
+		t := time.NewTimer(min(left, shareRecheck))
+		select {
+		case <-ended:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, wait, nil
+		}
+		t.Stop()
+	}
+}
+
+// endedOf returns a channel closed when the next job of key ends here.
+func (s *shares) endedOf(key [2]string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.ended[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.ended[key] = ch
+	}
+	return ch
+}
+
+// end records that a job of key ended here.
+func (s *shares) end(key [2]string) {
+	if ch := s.ended[key]; ch != nil {
+		close(ch)
+		delete(s.ended, key)
+	}
+}
+
+// try admits a job if its workspace runs fewer than limit jobs of its
+// queue, counted here (SQLite) or in River's table (PostgreSQL).
+func (s *shares) try(ctx context.Context, job *rivertype.JobRow, key [2]string, limit int) (func(), time.Duration, error) {
+	now := time.Now()
 	if s.pool == nil {
-		key := [2]string{job.Queue, ws}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.running[key] >= limit {
-			return false, nil, nil
+		if started := s.running[key]; len(started) >= limit {
+			return nil, waitFor(now.Sub(slices.MaxFunc(started, time.Time.Compare))), nil
 		}
-		s.running[key]++
-		return true, func() {
+		s.running[key] = append(s.running[key], now)
+		return func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.running[key]--; s.running[key] == 0 {
-				delete(s.running, key)
+			started := s.running[key]
+			if i := slices.Index(started, now); i >= 0 {
+				started = slices.Delete(started, i, i+1)
 			}
-		}, nil
+			if len(started) == 0 {
+				delete(s.running, key)
+			} else {
+				s.running[key] = started
+			}
+			s.end(key)
+		}, 0, nil
 	}
-	var before int
-	at := time.Now()
+	at := now
 	if job.AttemptedAt != nil {
 		at = *job.AttemptedAt
 	}
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM river_job
+	var (
+		before int
+		age    float64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(extract(epoch FROM now() - max(attempted_at)), 0)::float8 FROM river_job
 		WHERE state = 'running' AND queue = $1 AND args->>'workspace' = $2 AND (attempted_at, id) < ($3, $4)`,
-		job.Queue, ws, at, job.ID).Scan(&before)
+		job.Queue, key[1], at, job.ID).Scan(&before, &age)
 	if err != nil {
-		return false, nil, fmt.Errorf("queue: counting the running jobs of workspace %s in %s: %w", ws, job.Queue, err)
+		return nil, 0, fmt.Errorf("queue: counting the running jobs of workspace %s in %s: %w", key[1], job.Queue, err)
 	}
-	return before < limit, func() {}, nil
+	if before >= limit {
+		return nil, waitFor(time.Duration(age * float64(time.Second))), nil
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.end(key)
+	}, 0, nil
 }
 
-// wait is how long a job at its workspace's limit waits before it is
-// tried again: longer the more often it waited.
-func wait(job *rivertype.JobRow) time.Duration {
-	var m struct {
-		Snoozes int `json:"snoozes"`
-	}
-	json.Unmarshal(job.Metadata, &m)
-	d := shareFirstWait << min(max(m.Snoozes, 0), 8)
-	d = min(d, shareMaxWait)
+// waitFor is how long a job waits behind running jobs whose youngest has
+// run for age.
+func waitFor(age time.Duration) time.Duration {
+	d := min(max(age, shareMinWait), shareMaxWait)
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
@@ -133,12 +208,12 @@ type shareMiddleware struct {
 
 // Work implements rivertype.WorkerMiddleware.
 func (m *shareMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	ok, done, err := m.s.admit(ctx, job)
+	done, wait, err := m.s.admit(ctx, job)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return river.JobSnooze(wait(job))
+	if done == nil {
+		return river.JobSnooze(wait)
 	}
 	defer done()
 	return doInner(ctx)
