@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
@@ -68,6 +69,13 @@ type Config struct {
 	// workflows, webhook deliveries, retention. Without it the process only
 	// inserts jobs, for others to work.
 	Process bool
+	// StopGrace is how long, once Run's context ends, the work in flight
+	// may take to finish: the jobs being worked, the requests and mail
+	// transactions being answered (default DefaultStopGrace). Work still
+	// running near its end is cut and recorded as a crash would leave it (a
+	// workflow run interrupted, the step being sent unknown; a cut job runs
+	// again at the next start), so that Run returns within StopGrace.
+	StopGrace time.Duration
 
 	// Logger receives the server's activity (nil: discarded).
 	Logger *slog.Logger
@@ -80,6 +88,17 @@ type Config struct {
 	// Ready, when set, is called once every service takes work, with the
 	// address of each network listener by service name ("http", "smtp").
 	Ready func(addrs map[string]net.Addr)
+}
+
+// DefaultStopGrace is Config.StopGrace's default.
+const DefaultStopGrace = 30 * time.Second
+
+// stopBudget splits g, the time a stop may take, into the time the jobs
+// being worked get to finish (River's soft stop) and the reserve in which
+// the jobs cut then record what they were doing: a fifth of g, at most 5 s.
+func stopBudget(g time.Duration) (soft, reserve time.Duration) {
+	reserve = min(g/5, 5*time.Second)
+	return g - reserve, reserve
 }
 
 // HTTP is the Streamable HTTP listener: MCP at /mcp, with the products'
@@ -150,6 +169,8 @@ func (c *Config) check() error {
 		return &ConfigError{errors.New("nothing to serve: no HTTP, stdio or SMTP listener")}
 	case c.Intake != nil && c.Intake.HTTP && c.HTTP == nil:
 		return &ConfigError{errors.New("the HTTP intake needs the HTTP listener")}
+	case c.StopGrace < 0:
+		return &ConfigError{fmt.Errorf("the stop's grace period must be positive, got %v", c.StopGrace)}
 	case c.Intake != nil && c.Intake.MaxMessageBytes < 0:
 		return &ConfigError{fmt.Errorf("the largest message must be positive, got %d bytes", c.Intake.MaxMessageBytes)}
 	case c.Intake != nil && c.Intake.Domain != "" && strings.Trim(c.Intake.Domain, ".") == "":

@@ -104,5 +104,5 @@ func (s *intakeService) serve(ctx context.Context, a *assembly) error {
 		<-ctx.Done()
 		return nil
 	}
-	return serveUntilDone(ctx, s.smtp, s.ln, 10*time.Second, smtp.ErrServerClosed)
+	return serveUntilDone(ctx, s.smtp, s.ln, min(10*time.Second, a.cfg.StopGrace), smtp.ErrServerClosed)
 }

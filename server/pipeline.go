@@ -51,7 +51,8 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		return a.inbox, nil
 	}
 	s := &inboxStorage{}
-	qcfg := queue.Config{Logger: a.log}
+	soft, _ := stopBudget(a.cfg.StopGrace)
+	qcfg := queue.Config{Logger: a.log, SoftStopTimeout: soft}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}
@@ -197,9 +198,13 @@ func (s *pipelineService) announce(w io.Writer) {
 }
 
 // serve waits for the embedded store's queue when another process holds
-// it, resumes what a stopped process left (embedded store), works the queue
-// until ctx ends, then lets running jobs finish (at most 30 s, after which
-// their runs are recorded as stopped).
+// it, resumes what a stopped process left (embedded store), and works the
+// queue until ctx ends. Then it stops taking jobs and lets the running ones
+// finish within Config.StopGrace (River's soft stop): those still running
+// near its end are cancelled and record what they were doing, as after a
+// crash; a job that has not returned by then is left to the next start's
+// restart scan. The queue runs on a context of its own, so the end of ctx
+// (a signal) does not cancel the jobs at once.
 func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 	if a.pipeline == nil {
 		<-ctx.Done() // the Inbox is not served here
@@ -229,16 +234,20 @@ func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	if err := q.Start(ctx); err != nil {
+	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("starting the queue: %w", err)
 	}
 	<-ctx.Done()
-	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.StopGrace)
 	defer cancel()
-	if err := q.Stop(stop); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := q.Stop(stop); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.log.Warn("pipeline: jobs still running at the end of the stop's grace period are left to the next start", "grace", a.cfg.StopGrace)
+			return nil
+		}
 		return err
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/version"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
 )
@@ -101,6 +102,9 @@ func newAssembly(ctx context.Context, cfg Config) *assembly {
 	if cfg.Stdio != nil {
 		a.info = a.notices
 	}
+	if a.cfg.StopGrace == 0 {
+		a.cfg.StopGrace = DefaultStopGrace
+	}
 	a.services = cfg.services()
 	return a
 }
@@ -136,6 +140,7 @@ func (a *assembly) assemble() error {
 		Store:        a.store,
 		Products:     served,
 		Name:         "kobana",
+		Version:      version.Read().Short(),
 		Instructions: strings.Join(append(instructions, "Destructive tools ask the user to confirm."), " "),
 		Logger:       a.log,
 	})
@@ -191,11 +196,18 @@ func (a *assembly) serve() error {
 		a.cfg.Ready(addrs)
 	}
 	var errs []error
-	for range a.services {
-		s := <-done
-		cancel() // the first to stop stops the others
-		if s.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
+	asked := a.ctx.Done()
+	for left := len(a.services); left > 0; {
+		select {
+		case <-asked:
+			fmt.Fprintf(a.notices, "stopping: taking no new work; the work in flight has %v to finish\n", a.cfg.StopGrace)
+			asked = nil
+		case s := <-done:
+			left--
+			cancel() // the first to stop stops the others
+			if s.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
+			}
 		}
 	}
 	return errors.Join(errs...)

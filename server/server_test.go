@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/internal/syncbuf"
+	"github.com/kobana/workflow/internal/version"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/server"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -100,4 +102,30 @@ func TestRunRefusesWhatCannotBeServed(t *testing.T) {
 			t.Errorf("%s: %v, want a *ConfigError saying %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// The MCP serverInfo names kobana and its version (kobana version).
+func TestServerInfoCarriesTheVersion(t *testing.T) {
+	st, path := openStore(t)
+	var out syncbuf.Buffer
+	addrs, stop := start(t, server.Config{Store: st, StorePath: path, Demo: true, HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Output: &out})
+	defer stop()
+	token := demoToken(t, out.String())
+	cs := mcptest.Connect(t, mcptest.HTTP("http://"+addrs["http"].String()+"/mcp", token), "2025-11-25", nil)
+	info := cs.InitializeResult().ServerInfo
+	if info.Name != "kobana" || info.Version != version.Read().Short() || info.Version == "" {
+		t.Errorf("serverInfo %+v, want kobana %s", info, version.Read().Short())
+	}
+}
+
+// demoToken is the first demo token among the lines the server printed.
+func demoToken(t *testing.T, out string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.LastIndex(l, ": kbn_"); i >= 0 && strings.HasPrefix(l, "token for ") {
+			return l[i+2:]
+		}
+	}
+	t.Fatalf("no demo token in %q", out)
+	return ""
 }

@@ -75,7 +75,7 @@ func (h *httpServer) serve(ctx context.Context, a *assembly) error {
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	return serveUntilDone(ctx, hs, h.ln, 5*time.Second, http.ErrServerClosed)
+	return serveUntilDone(ctx, hs, h.ln, min(5*time.Second, a.cfg.StopGrace), http.ErrServerClosed)
 }
 
 // listenerServer is a server of the connections a listener accepts:

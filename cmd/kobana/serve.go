@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,7 +28,12 @@ Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
 stdio (token from KOBANA_TOKEN). -smtp receives the inboxes' mail (and
 -intake-http raw messages posted over HTTP) into the store, see
 docs/pipeline.md. -demo seeds a demo organization on first
-use and prints a read-write and a read-only token. KOBANA_SECRET_KEY (64 hex
+use and prints a read-write and a read-only token.
+
+SIGTERM or SIGINT stops serve: it takes no new work, lets the work in
+flight finish for up to -grace, and records what is cut then as a crash
+would leave it. SIGHUP does not stop it: it reads its TLS certificates
+again (a renewed -smtp-tls-cert is used without a restart). KOBANA_SECRET_KEY (64 hex
 digits) is the key that encrypts workspace secrets at rest; without it the
 store generates one and keeps it in its own file.
 
@@ -42,6 +46,9 @@ flags:
 type serveFlags struct {
 	db  string
 	cfg server.Config
+	// certs are the TLS certificates read from files, read again on
+	// SIGHUP.
+	certs []*certFile
 }
 
 // parseServe parses serve's flags into a server.Config. With ok false,
@@ -77,7 +84,8 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
 	fs.Int64Var(&in.MaxMessageBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
 	fs.StringVar(&in.DNSServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
-	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (default: true with -http or -smtp, false for -stdio alone; false: a process that only serves and receives, beside others that process)")
+	fs.DurationVar(&f.cfg.StopGrace, "grace", server.DefaultStopGrace, "on SIGTERM or SIGINT, how long the work in flight (jobs, requests, mail being received) may take to finish before serve exits; what is still running then is recorded as a crash would leave it, and resumes at the next start")
 
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
 		return nil, code, false
@@ -117,11 +125,12 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 			return fail("-smtp-tls-cert and -smtp-tls-key go together")
 		}
 		if certFile != "" {
-			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			cert, err := loadCertFile("-smtp-tls-cert/-smtp-tls-key", certFile, keyFile)
 			if err != nil {
-				return fail("-smtp-tls-cert/-smtp-tls-key: %v", err)
+				return fail("%v", err)
 			}
-			in.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			in.TLS = cert.config()
+			f.certs = append(f.certs, cert)
 		}
 		if in.MaxMessageBytes <= 0 {
 			return fail("-max-message-bytes must be positive, got %d", in.MaxMessageBytes)
@@ -136,10 +145,25 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	if f.cfg.HTTP == nil && f.cfg.Stdio == nil && f.cfg.Intake == nil {
 		return fail("nothing to serve: pass -http ADDR, -stdio, -smtp ADDR (or several)")
 	}
+	if !flagSet(fs, "process") {
+		// A long-running server works the queue; a process an MCP client
+		// starts for itself on stdio does not, unless asked.
+		f.cfg.Process = f.cfg.HTTP != nil || f.cfg.Intake != nil
+	}
+	if f.cfg.StopGrace <= 0 {
+		return fail("-grace must be positive, got %v", f.cfg.StopGrace)
+	}
 	if in.HTTP && f.cfg.HTTP == nil {
 		return fail("-intake-http needs -http ADDR")
 	}
 	return f, exitOK, true
+}
+
+// flagSet says the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // selectProducts reads -products: names from the registry, comma-separated,
@@ -173,6 +197,7 @@ func serveWith(c *Command, args []string, configure func(*server.Config)) int {
 	}
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	onHangup(ctx, c.Stderr, f.certs)
 	st, code := c.openStore(ctx, "kobana serve", f.db)
 	if st == nil {
 		return code

@@ -43,6 +43,12 @@ type Config struct {
 	// Periodic are periodic jobs (e.g. retention) this process schedules;
 	// River's leader election makes one replica run them.
 	Periodic []*river.PeriodicJob
+	// SoftStopTimeout is how long Stop lets running jobs finish before their
+	// contexts are cancelled (River's soft stop; 0 waits for them as long as
+	// Stop's own context allows). A job cut this way sees its context end
+	// with context.Canceled, a job past JobTimeout with
+	// context.DeadlineExceeded.
+	SoftStopTimeout time.Duration
 }
 
 // DefaultWorkers is the per-queue concurrency of Config.Workers == nil.
@@ -162,6 +168,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 		FetchPollInterval:    cfg.PollInterval,
 		Logger:               quiet(cfg.Logger),
 		PeriodicJobs:         cfg.Periodic,
+		SoftStopTimeout:      cfg.SoftStopTimeout,
 		Workers:              q.workers,
 		// The intake inserts the agent stage's job whether or not this
 		// process works that queue; a replica that works a queue registers
@@ -180,7 +187,9 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 func (q *Queue) Workers() *river.Workers { return q.workers }
 
 // Start begins working the configured queues. It needs a worker registered
-// for every job kind it may fetch.
+// for every job kind it may fetch. Cancelling ctx stops the queue as Stop
+// does (softly, with Config.SoftStopTimeout), so pass a context that ends
+// only when the queue should stop, and prefer Stop.
 func (q *Queue) Start(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Start(ctx)
@@ -188,8 +197,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	return q.pg.Start(ctx)
 }
 
-// Stop stops fetching and waits for the running jobs to finish (or ctx to
-// end, after which their contexts are cancelled).
+// Stop stops fetching and waits for the running jobs to finish: for
+// Config.SoftStopTimeout, after which their contexts are cancelled and it
+// waits for them to return, or until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Stop(ctx)
