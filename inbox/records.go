@@ -110,15 +110,19 @@ type Limits struct {
 // Workspace is the Inbox's view of a workspace: its plan, environment and
 // limits.
 type Workspace struct {
-	ID             string    `json:"id"`
-	OrganizationID string    `json:"organization_id"`
-	Name           string    `json:"name"`
-	Slug           string    `json:"slug,omitempty"`
-	ExternalID     string    `json:"external_id,omitempty"`
-	Plan           string    `json:"plan"`
-	Environment    string    `json:"environment"`
-	Limits         Limits    `json:"limits"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string `json:"id"`
+	OrganizationID string `json:"organization_id"`
+	Name           string `json:"name"`
+	Slug           string `json:"slug,omitempty"`
+	ExternalID     string `json:"external_id,omitempty"`
+	Plan           string `json:"plan"`
+	Environment    string `json:"environment"`
+	Limits         Limits `json:"limits"`
+	// MailDomain, when set, is the workspace's own mail domain: its inboxes
+	// receive at LOCAL@MAILDOMAIN (see ClaimMailDomain) instead of under
+	// the server's.
+	MailDomain string    `json:"mail_domain,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Key implements Document.

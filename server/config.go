@@ -54,6 +54,12 @@ type Config struct {
 	// AgentRunner, when set, runs the Inbox's agents instead of the runner
 	// Agents configures.
 	AgentRunner inbox.AgentRunner
+	// MailDomain is the domain inboxes receive under,
+	// LOCAL@WORKSPACE.DOMAIN, where WORKSPACE is the workspace's slug (or
+	// id): the addresses inboxes_create gives and the intake accepts
+	// (default inbox.DefaultMailDomain). A workspace with a mail domain of
+	// its own (inbox.ClaimMailDomain) receives at LOCAL@ITS_DOMAIN as well.
+	MailDomain string
 	// Outbound, when set, carries the workflows' requests and the webhook
 	// deliveries instead of the guard's own transport; it must dial through
 	// Guard.
@@ -134,9 +140,6 @@ type Intake struct {
 	// HTTP receives raw messages over the HTTP listener (needs
 	// Config.HTTP).
 	HTTP bool
-	// Domain is the mail domain inboxes receive under,
-	// LOCAL@WORKSPACE.DOMAIN (default intake.DefaultMailDomain).
-	Domain string
 	// Hostname is the name the SMTP server greets with (default: this
 	// host's name).
 	Hostname string
@@ -173,8 +176,10 @@ func (c *Config) check() error {
 		return &ConfigError{fmt.Errorf("the stop's grace period must be positive, got %v", c.StopGrace)}
 	case c.Intake != nil && c.Intake.MaxMessageBytes < 0:
 		return &ConfigError{fmt.Errorf("the largest message must be positive, got %d bytes", c.Intake.MaxMessageBytes)}
-	case c.Intake != nil && c.Intake.Domain != "" && strings.Trim(c.Intake.Domain, ".") == "":
-		return &ConfigError{fmt.Errorf("the mail domain %q names no domain", c.Intake.Domain)}
+	case c.MailDomain != "":
+		if _, err := inbox.NormalizeMailDomain(c.MailDomain); err != nil {
+			return &ConfigError{err}
+		}
 	}
 	_, err := c.products()
 	return err
@@ -211,7 +216,7 @@ func (c *Config) services() []service {
 		out = append(out, &stdioServer{cfg: *c.Stdio})
 	}
 	if c.Intake != nil && (c.Intake.SMTPAddr != "" || c.Intake.HTTP) {
-		out = append(out, newIntakeService(*c.Intake))
+		out = append(out, newIntakeService(*c.Intake, c.MailDomain))
 	}
 	if c.Process {
 		out = append(out, &pipelineService{})

@@ -23,20 +23,21 @@ import (
 // (docs/pipeline.md).
 type intakeService struct {
 	cfg        Intake
+	domain     string
 	ln         net.Listener
 	smtp       *intake.Server
 	queue      *queue.Queue
 	sweepAfter time.Duration
 }
 
-func newIntakeService(cfg Intake) *intakeService {
-	if cfg.Domain == "" {
-		cfg.Domain = intake.DefaultMailDomain
-	}
+func newIntakeService(cfg Intake, domain string) *intakeService {
 	if cfg.MaxMessageBytes == 0 {
 		cfg.MaxMessageBytes = intake.DefaultMaxMessageBytes
 	}
-	return &intakeService{cfg: cfg, sweepAfter: time.Hour}
+	if domain == "" {
+		domain = intake.DefaultMailDomain
+	}
+	return &intakeService{cfg: cfg, domain: domain, sweepAfter: time.Hour}
 }
 
 func (s *intakeService) name() string { return "smtp" }
@@ -62,7 +63,7 @@ func (s *intakeService) listen(a *assembly) error {
 	if s.cfg.DNSServer != "" {
 		checker.Resolver = senderauth.NewResolver(s.cfg.DNSServer)
 	}
-	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.cfg.Domain}
+	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
 	rec := &intake.StoreRecorder{Store: a.store, Raw: st.keep, Queue: s.queue, Logger: a.log, Events: a.notify}
 	if s.cfg.HTTP {
 		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
@@ -92,7 +93,7 @@ func (s *intakeService) announce(w io.Writer) {
 		if s.cfg.TLS != nil {
 			tls = " (STARTTLS offered)"
 		}
-		fmt.Fprintf(w, "receiving mail for *.%s over SMTP on %s%s\n", s.cfg.Domain, s.ln.Addr(), tls)
+		fmt.Fprintf(w, "receiving mail for *.%s over SMTP on %s%s\n", s.domain, s.ln.Addr(), tls)
 	}
 	if s.cfg.HTTP {
 		fmt.Fprintln(w, "receiving raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener")

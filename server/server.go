@@ -37,10 +37,19 @@ var ErrStdioToken = errors.New("serving on stdio needs a token")
 // client closing its input is a normal end): it seeds the demo when asked,
 // binds every listener, builds the products and the MCP server over them,
 // calls cfg.Ready, serves, and on the way out stops every service and
-// waits for it. The store stays the caller's to close.
+// waits for it. A store whose sealed secrets its key does not open is
+// refused (an error matching store.ErrNoSecretKey). The store stays the
+// caller's to close.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
+	}
+	if keys, ok := cfg.Store.(store.SecretKeys); ok {
+		// A store restored without its key would start and fail every job
+		// that opens a secret later: refuse now.
+		if err := keys.CheckSecretKey(ctx); err != nil {
+			return err
+		}
 	}
 	a := newAssembly(ctx, cfg)
 	defer a.close()
@@ -152,8 +161,16 @@ func (a *assembly) assemble() error {
 }
 
 // seedDemo seeds the demo organization and each product's demo records,
-// and prints the demo tokens.
+// and prints the demo tokens, unless the demo is seeded already.
 func (a *assembly) seedDemo(products []product) error {
+	if seeded, err := demoSeeded(a); err != nil {
+		return err
+	} else if seeded {
+		// The tokens were printed when the demo was seeded; minting two
+		// more on every start would leave a trail of live tokens.
+		fmt.Fprintf(a.info, "demo: the demo organization is already seeded; its tokens were printed then (kobana token create -person %s -workspace %s -scopes read,write mints another)\n", demo.Owner, demo.Workspace)
+		return nil
+	}
 	tokens, err := seedDemoOrganization(a)
 	if err != nil {
 		return err

@@ -13,8 +13,10 @@ import (
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/server"
+	"github.com/kobana/workflow/store"
 )
 
 func init() {
@@ -74,11 +76,11 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.Var(&hosts, "allowed-host", "Host header value accepted on HTTP (repeatable; default: loopback names only)")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted on HTTP (repeatable; default: pages of an allowed host)")
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
-	in := server.Intake{Domain: intake.DefaultMailDomain, MaxMessageBytes: intake.DefaultMaxMessageBytes}
+	in := server.Intake{MaxMessageBytes: intake.DefaultMaxMessageBytes}
 	var certFile, keyFile string
 	fs.StringVar(&in.SMTPAddr, "smtp", "", "receive the inboxes' mail over SMTP on this address, e.g. 0.0.0.0:25")
 	fs.BoolVar(&in.HTTP, "intake-http", false, "receive raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener (needs -http)")
-	fs.StringVar(&in.Domain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN")
+	fs.StringVar(&f.cfg.MailDomain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN (point its wildcard MX record, *.DOMAIN, at this server; a workspace may also receive under a domain of its own, kobana admin workspace set -mail-domain)")
 	fs.StringVar(&in.Hostname, "smtp-hostname", "", "the name the SMTP server greets with (default: this host's name)")
 	fs.StringVar(&certFile, "smtp-tls-cert", "", "PEM certificate offered with STARTTLS (with -smtp-tls-key)")
 	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
@@ -135,12 +137,15 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		if in.MaxMessageBytes <= 0 {
 			return fail("-max-message-bytes must be positive, got %d", in.MaxMessageBytes)
 		}
-		if strings.Trim(in.Domain, ".") == "" {
-			return fail("-mail-domain must name a domain")
-		}
 		f.cfg.Intake = &in
 	} else if certFile != "" || keyFile != "" {
 		return fail("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")
+	}
+	if strings.Trim(f.cfg.MailDomain, ".") == "" {
+		return fail("-mail-domain must name a domain")
+	}
+	if f.cfg.MailDomain, err = inbox.NormalizeMailDomain(f.cfg.MailDomain); err != nil {
+		return fail("-mail-domain: %v", err)
 	}
 	if f.cfg.HTTP == nil && f.cfg.Stdio == nil && f.cfg.Intake == nil {
 		return fail("nothing to serve: pass -http ADDR, -stdio, -smtp ADDR (or several)")
@@ -219,6 +224,9 @@ func serveWith(c *Command, args []string, configure func(*server.Config)) int {
 	case errors.Is(err, server.ErrStdioToken):
 		fmt.Fprintln(c.Stderr, "kobana serve: -stdio needs a token in KOBANA_TOKEN (see kobana token create)")
 		return exitUsage
+	case errors.Is(err, store.ErrNoSecretKey):
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n%s\n", err, secretKeyHelp(c))
+		return exitFailure
 	}
 	fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 	if errors.As(err, new(*server.ConfigError)) {

@@ -72,7 +72,7 @@ func (p *Product) tools() []mcpserver.Tool {
 			Access:      mcpserver.Read, Idempotent: true},
 			p.inboxesGet),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolInboxesCreate, Title: "Create inbox",
-			Description: "Creates an inbox with the address <local_part>@<workspace>.in.kobana.email. Attach an agent (agent_id) so each e-mail is analysed; restrict senders with recipients. Returns the new inbox.",
+			Description: "Creates an inbox with the address <local_part>@<workspace>." + p.opts.MailDomain + ". Attach an agent (agent_id) so each e-mail is analysed; restrict senders with recipients. Returns the new inbox.",
 			Access:      mcpserver.Write},
 			p.inboxesCreate),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolInboxesUpdate, Title: "Update inbox",

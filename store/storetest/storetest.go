@@ -87,6 +87,9 @@ func Run(t *testing.T, impl string, open Open, opts ...Option) {
 		{"TransactionsConcurrent", testTransactionsConcurrent},
 		{"Repo", testRepo},
 		{"ErrorsNameTheDatabase", testErrorsNameTheDatabase},
+		// An operator's tools: the directory, the secret key.
+		{"Directory", testDirectory},
+		{"SecretKeys", testSecretKeys},
 	} {
 		reason, skip := cfg.skip[tc.name]
 		delete(cfg.skip, tc.name)
