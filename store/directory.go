@@ -8,8 +8,9 @@ import (
 	"errors"
 )
 
-// Membership is a person's role in a workspace.
-type Membership struct {
+// Member is a person's role in a workspace, as a workspace's list of
+// members shows it.
+type Member struct {
 	Workspace string
 	Person    string
 	Role      Role
@@ -26,7 +27,7 @@ type Directory interface {
 	ListPeople(ctx context.Context, org string) ([]Person, error)
 	// ListMemberships lists a workspace's members, or every membership
 	// with workspace "".
-	ListMemberships(ctx context.Context, workspace string) ([]Membership, error)
+	ListMemberships(ctx context.Context, workspace string) ([]Member, error)
 	// RemoveMembership takes a person's role in a workspace away: the
 	// person's tokens for it stop authenticating. ErrNotFound when the
 	// person had none.

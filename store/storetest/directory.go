@@ -50,7 +50,7 @@ func testDirectory(t *testing.T, e *env) {
 	}
 	members, err := d.ListMemberships(ctx, "")
 	must(t, err)
-	if !slices.Equal(members, []store.Membership{{Workspace: "w1", Person: "p1", Role: "operator"}, {Workspace: "w2", Person: "p2", Role: "owner"}}) {
+	if !slices.Equal(members, []store.Member{{Workspace: "w1", Person: "p1", Role: "operator"}, {Workspace: "w2", Person: "p2", Role: "owner"}}) {
 		t.Errorf("memberships %+v", members)
 	}
 	// Removing a membership stops the person's tokens for the workspace.

@@ -80,12 +80,12 @@ func (s *Store) ListPeople(ctx context.Context, org string) ([]store.Person, err
 }
 
 // ListMemberships implements store.Directory.
-func (s *Store) ListMemberships(ctx context.Context, workspace string) ([]store.Membership, error) {
-	var out []store.Membership
+func (s *Store) ListMemberships(ctx context.Context, workspace string) ([]store.Member, error) {
+	var out []store.Member
 	err := s.conn.Query(ctx, listMembershipsSQL, []any{workspace}, func(rows Rows) error {
 		out = nil
 		for rows.Next() {
-			var m store.Membership
+			var m store.Member
 			var role string
 			if err := rows.Scan(&m.Workspace, &m.Person, &role); err != nil {
 				return err
