@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,6 +56,18 @@ type Server struct {
 	log       *slog.Logger
 	// confirmWait is ConfirmationWait (tests shorten it).
 	confirmWait time.Duration
+	// sessions counts the 2025-era HTTP sessions, once HTTPHandler is
+	// built.
+	sessions atomic.Pointer[sessionLimits]
+}
+
+// OpenSessions is the number of 2025-era sessions open over HTTP (0
+// before HTTPHandler is built). Stateless 2026-07-28 requests hold none.
+func (s *Server) OpenSessions() int {
+	if l := s.sessions.Load(); l != nil {
+		return l.count()
+	}
+	return 0
 }
 
 type toolEntry struct {

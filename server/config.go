@@ -125,7 +125,25 @@ type HTTP struct {
 	// OAuth says how /mcp accepts OAuth tokens (nil: the embedded
 	// authorization server, when the public URL is https or loopback).
 	OAuth *OAuth
+	// ReadTimeout bounds the time a client takes to send a request, its
+	// body included (default DefaultHTTPReadTimeout); once it is read the
+	// answer may take as long as it needs (net/http lifts the deadline: an
+	// event stream or a slow tool call is not cut). IdleTimeout closes a connection that finished its
+	// requests and sends no other (default DefaultHTTPIdleTimeout).
+	// Request headers must arrive within 10 seconds.
+	ReadTimeout, IdleTimeout time.Duration
+	// MaxSessionsPerToken and MaxSessions cap the 2025-era sessions (see
+	// mcpserver.HTTPOptions; zero means its defaults).
+	MaxSessionsPerToken, MaxSessions int
 }
+
+// Defaults of HTTP.ReadTimeout and HTTP.IdleTimeout. A message of the
+// intake's largest default size arrives within the read timeout at about
+// 1.5 Mbit/s.
+const (
+	DefaultHTTPReadTimeout = 5 * time.Minute
+	DefaultHTTPIdleTimeout = 2 * time.Minute
+)
 
 // Stdio serves MCP on In and Out (standard input and output) for one
 // token.

@@ -92,15 +92,26 @@ func (h *httpServer) announce(w io.Writer) {
 }
 
 func (h *httpServer) serve(ctx context.Context, a *assembly) error {
+	read, idle := h.cfg.ReadTimeout, h.cfg.IdleTimeout
+	if read <= 0 {
+		read = DefaultHTTPReadTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultHTTPIdleTimeout
+	}
 	hs := &http.Server{
 		Handler: a.server.HTTPHandler(mcpserver.HTTPOptions{
-			AllowedHosts:   h.cfg.AllowedHosts,
-			AllowedOrigins: h.cfg.AllowedOrigins,
-			Extra:          a.handlers,
-			Auth:           h.auth,
-			OpenRoutes:     h.open,
+			AllowedHosts:        h.cfg.AllowedHosts,
+			AllowedOrigins:      h.cfg.AllowedOrigins,
+			Extra:               a.handlers,
+			Auth:                h.auth,
+			OpenRoutes:          h.open,
+			MaxSessionsPerToken: h.cfg.MaxSessionsPerToken,
+			MaxSessions:         h.cfg.MaxSessions,
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, read),
+		ReadTimeout:       read,
+		IdleTimeout:       idle,
 	}
 	return serveUntilDone(ctx, hs, h.ln, min(5*time.Second, a.cfg.StopGrace), http.ErrServerClosed)
 }
