@@ -606,7 +606,7 @@ type adminView struct {
 	Organizations []store.Organization `json:"organizations"`
 	Workspaces    []inbox.Workspace    `json:"workspaces"`
 	People        []store.Person       `json:"people"`
-	Memberships   []store.Member   `json:"memberships"`
+	Memberships   []store.Member       `json:"memberships"`
 }
 
 func adminShow(c *Command, args []string) int {
