@@ -246,8 +246,11 @@ func (s *Server) verifyToken(ctx context.Context, a *ResourceAuth, token string,
 	}
 	if err != nil {
 		if authFailure(err) == http.StatusUnauthorized || errors.Is(err, auth.ErrInvalidToken) {
+			// Logged without the token, or any part of it.
 			if oauth {
 				s.log.InfoContext(ctx, "oauth token refused", "remote", remoteOf(r), "reason", err)
+			} else {
+				s.log.InfoContext(ctx, "token refused", "remote", remoteOf(r), "reason", "unknown, expired or revoked")
 			}
 			return nil, auth.ErrInvalidToken
 		}

@@ -71,6 +71,10 @@ type Config struct {
 	Stdio *Stdio
 	// Intake receives the inboxes' mail (nil: no mail is received here).
 	Intake *Intake
+	// Monitor serves /metrics, /healthz and /readyz on a listener of its
+	// own (nil: none; /healthz and /readyz are on the HTTP listener
+	// anyway).
+	Monitor *Monitor
 	// Process says this process works the Inbox's queue: agent runs,
 	// workflows, webhook deliveries, retention. Without it the process only
 	// inserts jobs, for others to work.
@@ -244,6 +248,9 @@ func (c *Config) services() []service {
 	}
 	if c.Process {
 		out = append(out, &pipelineService{})
+	}
+	if c.Monitor != nil {
+		out = append(out, &monitorServer{cfg: *c.Monitor})
 	}
 	return out
 }

@@ -28,7 +28,11 @@ type intakeService struct {
 	smtp       *intake.Server
 	queue      *queue.Queue
 	sweepAfter time.Duration
+	state      state
 }
+
+// ready is the intake's readiness: SMTP listening.
+func (s *intakeService) ready() string { return s.state.get() }
 
 func newIntakeService(cfg Intake, domain string) *intakeService {
 	if cfg.MaxMessageBytes == 0 {
@@ -66,13 +70,13 @@ func (s *intakeService) listen(a *assembly) error {
 	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
 	rec := &intake.StoreRecorder{Store: a.store, Raw: st.keep, Queue: s.queue, Logger: a.log, Events: a.notify}
 	if s.cfg.HTTP {
-		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
+		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log, Observe: a.intakeObserver("http")}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
 		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
 	}
 	if s.cfg.SMTPAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log}, dir, rec, st.spooler, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp")}, dir, rec, st.spooler, checker)
 	if s.ln, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
 		return err
 	}
@@ -101,6 +105,8 @@ func (s *intakeService) announce(w io.Writer) {
 }
 
 func (s *intakeService) serve(ctx context.Context, a *assembly) error {
+	s.state.set("ok")
+	defer s.state.set("stopped")
 	if s.smtp == nil {
 		<-ctx.Done()
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/server/metrics"
 	"github.com/kobana/workflow/store"
 )
 
@@ -112,6 +113,7 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Webhooks: webhooks,
 		AppURL:   a.publicURL,
 		Logger:   a.log,
+		Observer: pipelineObserver{a},
 	})
 	if err != nil {
 		return nil, err
@@ -137,6 +139,9 @@ func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev
 // holding the lock file beside the database. Another serve on the same file
 // serves and receives, and takes the queue over when the holder stops.
 type pipelineService struct {
+	// state is its readiness: standby while another process works the
+	// embedded store's queue, ok once this one works it.
+	state state
 	// lockPath is the embedded store's lock file; lock is it, once held.
 	lockPath string
 	lock     *os.File
@@ -189,6 +194,9 @@ func (s *pipelineService) waiting() bool { return s.lockPath != "" && s.lock == 
 
 func (s *pipelineService) addr() net.Addr { return nil }
 
+// ready is the pipeline's readiness.
+func (s *pipelineService) ready() string { return s.state.get() }
+
 func (s *pipelineService) announce(w io.Writer) {
 	if s.waiting() {
 		fmt.Fprintf(w, "another kobana serve works the Inbox's queue of %s: this one serves and receives, and takes the queue over if that one stops\n", s.db)
@@ -206,11 +214,14 @@ func (s *pipelineService) announce(w io.Writer) {
 // restart scan. The queue runs on a context of its own, so the end of ctx
 // (a signal) does not cancel the jobs at once.
 func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
+	defer s.state.set("stopped")
 	if a.pipeline == nil {
+		s.state.set("ok")
 		<-ctx.Done() // the Inbox is not served here
 		return nil
 	}
 	if s.waiting() {
+		s.state.set("standby")
 		t := time.NewTicker(lockRetry)
 		defer t.Stop()
 		for s.lock == nil {
@@ -234,13 +245,22 @@ func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
+	events, unsubscribe := q.Subscribe(metrics.JobKinds...)
+	defer unsubscribe()
+	go func() {
+		for ev := range events {
+			a.metrics.Job(ev)
+		}
+	}()
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("starting the queue: %w", err)
 	}
+	s.state.set("ok")
 	<-ctx.Done()
+	s.state.set("stopping")
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.StopGrace)
 	defer cancel()
 	if err := q.Stop(stop); err != nil {

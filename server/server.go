@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
@@ -16,6 +17,7 @@ import (
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/version"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/server/metrics"
 	"github.com/kobana/workflow/store"
 )
 
@@ -91,6 +93,11 @@ type assembly struct {
 	// product is built.
 	inbox    *inboxStorage
 	pipeline *pipeline.Pipeline
+	// metrics are the server's metrics; mcp the MCP server once built
+	// (for the metrics' gauges); stopping says Run's context ended.
+	metrics  *metrics.Metrics
+	mcp      atomic.Pointer[mcpserver.Server]
+	stopping atomic.Bool
 }
 
 func newAssembly(ctx context.Context, cfg Config) *assembly {
@@ -115,6 +122,7 @@ func newAssembly(ctx context.Context, cfg Config) *assembly {
 		a.cfg.StopGrace = DefaultStopGrace
 	}
 	a.services = cfg.services()
+	a.metrics = a.newMetrics()
 	return a
 }
 
@@ -152,11 +160,13 @@ func (a *assembly) assemble() error {
 		Version:      version.Read().Short(),
 		Instructions: strings.Join(append(instructions, "Destructive tools ask the user to confirm."), " "),
 		Logger:       a.log,
+		Observe:      a.metrics.MCP,
 	})
 	if err != nil {
 		return err
 	}
 	a.server = srv
+	a.mcp.Store(srv)
 	return nil
 }
 
@@ -217,6 +227,7 @@ func (a *assembly) serve() error {
 	for left := len(a.services); left > 0; {
 		select {
 		case <-asked:
+			a.stopping.Store(true)
 			fmt.Fprintf(a.notices, "stopping: taking no new work; the work in flight has %v to finish\n", a.cfg.StopGrace)
 			asked = nil
 		case s := <-done:

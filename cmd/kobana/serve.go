@@ -63,7 +63,10 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.BoolVar(&f.cfg.Demo, "demo", false, "seed the demo organization if missing and print demo tokens")
 	var allow allowFlag
 	fs.Var(&allow, "allow", allowHelp)
-	verbose := fs.Bool("v", false, "log server activity to standard error")
+	verbose := fs.Bool("v", false, "log at debug level (the same as -log-level debug)")
+	logFormat := fs.String("log-format", "text", "the log's format on standard error: text (key=value) or json (one object a line)")
+	logLevel := fs.String("log-level", "info", "the least severe log lines written: debug, info, warn or error")
+	monitor := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz, on this address (e.g. 127.0.0.1:9464); bind it where only the monitoring reaches")
 	names := server.ProductNames()
 	selected := fs.String("products", strings.Join(names, ","), "comma-separated products to serve: "+strings.Join(names, ", "))
 	var models agent.Flags
@@ -111,8 +114,24 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		}
 	}
 	f.cfg.Guard = &guard.Guard{Allow: allow}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail("-log-level %q: debug, info, warn or error", *logLevel)
+	}
 	if *verbose {
-		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch *logFormat {
+	case "text":
+		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, opts))
+	case "json":
+		f.cfg.Logger = slog.New(slog.NewJSONHandler(c.Stderr, opts))
+	default:
+		return fail("-log-format %q: text or json", *logFormat)
+	}
+	if *monitor != "" {
+		f.cfg.Monitor = &server.Monitor{Addr: *monitor}
 	}
 
 	if h.Addr != "" {

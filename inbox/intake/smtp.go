@@ -49,6 +49,75 @@ type Config struct {
 	TLS *tls.Config
 	// Logger receives one line per connection problem (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told how each transaction ended — a message
+	// answered after DATA, or a recipient refused at RCPT — once its
+	// reply is decided (logs, metrics). It must not block.
+	Observe func(Transaction)
+}
+
+// Transaction is what one SMTP transaction came to, as Config.Observe
+// hears of it: what a mail log's line shows of it.
+type Transaction struct {
+	// Remote is the client's address; Helo the name it greeted with; TLS
+	// says the session was encrypted.
+	Remote, Helo string
+	TLS          bool
+	// MailFrom and RcptTo are the envelope (the recipients accepted, or
+	// the one refused).
+	MailFrom string
+	RcptTo   []string
+	// Size is the bytes of the message read (0 when refused at RCPT).
+	Size int64
+	// Code is the reply's code (250, 550, 552, 451…); Result says it in a
+	// word: "stored", "refused" (the sender was refused by every inbox's
+	// rules, or the recipient is unknown), "too_large", "try_later",
+	// "timeout" or "error"; Reason is the refusal's reason, when one.
+	Code           int
+	Result, Reason string
+	// EmailIDs are the e-mails stored, one per inbox; Receipts say how
+	// each was recorded (accepted, or rejected by its inbox's rules with
+	// the reason).
+	EmailIDs []string
+	Receipts []Receipt
+	// Duration is how long DATA took, from its command to the reply.
+	Duration time.Duration
+}
+
+// observe tells Config.Observe of a transaction.
+func (se *session) observe(t Transaction) {
+	if se.s.cfg.Observe == nil {
+		return
+	}
+	t.Remote, t.Helo, t.MailFrom = se.conn.Conn().RemoteAddr().String(), se.conn.Hostname(), se.from
+	_, t.TLS = se.conn.TLSConnectionState()
+	se.s.cfg.Observe(t)
+}
+
+// observeData tells Config.Observe how a DATA ended, from its reply err.
+func (se *session) observeData(start time.Time, size int64, err error) {
+	t := Transaction{RcptTo: se.rcptTo, Size: size, Duration: time.Since(start), Code: 451, Result: "error", Receipts: se.receipts}
+	se.receipts = nil
+	var reply *smtp.SMTPError
+	if errors.As(err, &reply) {
+		t.Code = reply.Code
+	}
+	switch {
+	case t.Code == 250:
+		t.Result = "stored"
+		if _, ids, ok := strings.Cut(reply.Message, "stored as "); ok {
+			t.EmailIDs = strings.Fields(ids)
+		}
+	case errors.Is(err, smtp.ErrDataTooLarge) || t.Code == 552:
+		t.Result, t.Code = "too_large", 552
+	case err == errTryLater:
+		t.Result = "try_later"
+	case err == errDataTimeout:
+		t.Result = "timeout"
+	case t.Code == 550:
+		t.Result = "refused"
+		t.Reason = strings.TrimPrefix(reply.Message, "Message refused: ")
+	}
+	se.observe(t)
 }
 
 func (c Config) withDefaults() Config {
@@ -151,6 +220,8 @@ type session struct {
 	hasFrom  bool
 	rcpts    []Recipient
 	rcptTo   []string
+	// receipts are what the last DATA recorded.
+	receipts []Receipt
 }
 
 // Reply errors. go-smtp sends 554 for any error that is not an
@@ -186,6 +257,7 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	r, err := se.s.dir.ByAddress(ctx, addr)
 	if errors.Is(err, ErrUnknownAddress) {
 		// Never relay: only the inboxes' own addresses are accepted.
+		se.observe(Transaction{RcptTo: []string{addr}, Code: 550, Result: "refused", Reason: "unknown_recipient"})
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such mailbox here: " + addr}
 	}
 	if err != nil {
@@ -202,9 +274,12 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	return nil
 }
 
-func (se *session) Data(r io.Reader) error {
+func (se *session) Data(r io.Reader) (err error) {
 	s := se.s
 	defer se.Reset()
+	start := time.Now()
+	var size int64
+	defer func() { se.observeData(start, size, err) }()
 	sp, err := s.spool.NewSpool(s.cfg.MaxMessageBytes)
 	if err != nil {
 		s.cfg.Logger.Error("smtp: creating a spool", "err", err)
@@ -212,13 +287,17 @@ func (se *session) Data(r io.Reader) error {
 		return errInternal
 	}
 	defer sp.Remove()
-	if err := se.receive(sp, r); err != nil {
+	err = se.receive(sp, r)
+	size = sp.Size()
+	if err != nil {
 		return err
 	}
 	sp.StartSync() // the flush overlaps the sender checks and parsing
 	env := Envelope{Via: "smtp", MailFrom: se.from, RcptTo: se.rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
 	_, env.TLS = se.conn.TLSConnectionState()
-	return s.deliver(context.Background(), sp, env, se.rcpts)
+	receipts, err := s.deliver(context.Background(), sp, env, se.rcpts)
+	se.receipts = receipts
+	return err
 }
 
 // receive copies DATA into the spool with the idle and total timeouts.
@@ -253,7 +332,7 @@ func (se *session) receive(sp *mailstore.Spool, r io.Reader) error {
 }
 
 // deliver checks the sender and records the message; its error is the reply.
-func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) error {
+func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) ([]Receipt, error) {
 	auth, err := s.checker.Check(ctx, senderauth.Input{RemoteIP: env.RemoteIP, Helo: env.Helo, MailFrom: env.MailFrom,
 		Message: func() io.Reader { return io.NewSectionReader(sp, 0, sp.Size()) }})
 	if err != nil {
@@ -264,11 +343,11 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	d := &Delivery{Recipients: rcpts, Envelope: env, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
 	receipts, err := s.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
-		return errTryLater
+		return nil, errTryLater
 	}
 	if err != nil {
 		s.cfg.Logger.Error("smtp: recording a message", "err", err)
-		return errInternal
+		return nil, errInternal
 	}
 	refused := 0
 	reason := ""
@@ -279,7 +358,7 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 		}
 	}
 	if refused > 0 && refused == len(receipts) {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
+		return receipts, &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
 	}
 	ids := make([]string, 0, len(receipts))
 	for _, r := range receipts {
@@ -287,7 +366,7 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	}
 	// go-smtp replies with the code of the error Data returns: a 250 "error"
 	// is how the reply names the stored e-mails.
-	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
+	return receipts, &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
 }
 
 // oneLine keeps a reply text on one line.

@@ -358,3 +358,36 @@ func (q *Queue) RescueAbandoned(ctx context.Context) (int, error) {
 		n += len(stuck)
 	}
 }
+
+// Depth is the jobs of one queue waiting and being worked.
+type Depth struct {
+	Available, Running int64
+}
+
+// Queues are the pipeline's queue names, one per stage.
+var Queues = []string{QueueAgent, QueueWorkflow, QueueWebhook, QueueMaintenance}
+
+// Depths returns how many jobs each of the pipeline's queues has
+// available (waiting to be worked now) and running, in every process
+// working the database (metrics, readiness). It reads the database.
+func (q *Queue) Depths(ctx context.Context) (map[string]Depth, error) {
+	rows, err := q.exec.JobCountByQueueAndState(ctx, &riverdriver.JobCountByQueueAndStateParams{QueueNames: Queues})
+	if err != nil {
+		return nil, fmt.Errorf("queue: counting jobs: %w", err)
+	}
+	out := make(map[string]Depth, len(Queues))
+	for _, r := range rows {
+		out[r.Queue] = Depth{Available: r.CountAvailable, Running: r.CountRunning}
+	}
+	return out, nil
+}
+
+// StateCounts returns how many jobs of every queue are in each state
+// (available, scheduled, retryable, running, completed, discarded, …).
+func (q *Queue) StateCounts(ctx context.Context) (map[rivertype.JobState]int, error) {
+	n, err := q.exec.JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
+	if err != nil {
+		return nil, fmt.Errorf("queue: counting jobs by state: %w", err)
+	}
+	return n, nil
+}
