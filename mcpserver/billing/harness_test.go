@@ -124,8 +124,6 @@ var (
 	rpcCode = mcptest.RPCCode
 )
 
-type answerFunc = mcptest.Answer
-
 // stored reads a record straight from the store.
 func (e *env) stored(org, kind, id string, v any) bool {
 	e.T.Helper()

@@ -143,8 +143,6 @@ var (
 	rpcCode    = mcptest.RPCCode
 )
 
-type answerFunc = mcptest.Answer
-
 var structured = mcptest.Structured
 
 func (h *harness) count(ws, kind string, q store.Query) int {
