@@ -187,16 +187,6 @@ func (rv *demoReceiver) transport(g *guard.Guard) http.RoundTripper {
 	return tr
 }
 
-// since returns the requests received after the first n.
-func (rv *demoReceiver) since(n int) []*demoReceived {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	if n >= len(rv.got) {
-		return nil
-	}
-	return slices.Clone(rv.got[n:])
-}
-
 func (rv *demoReceiver) uploadedHash() string {
 	rv.mu.Lock()
 	defer rv.mu.Unlock()
