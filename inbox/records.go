@@ -422,7 +422,7 @@ func (r AgentRun) Key() Key {
 	return Key{Kind: KindAgentRun, ID: r.ID, Parent: r.AgentID, Status: r.Status, Created: r.StartedAt}
 }
 
-// WorkflowRun is the redacted record of one workflow execution (SPEC Part 1).
+// WorkflowRun is the redacted record of one workflow execution.
 type WorkflowRun struct {
 	ID         string          `json:"id"`
 	AgentRunID string          `json:"agent_run_id"`

@@ -209,7 +209,7 @@ func ParseRunRecord(record json.RawMessage) (RunRecord, error) {
 }
 
 // IsAgentDocument reports whether an agent's output is a JSON object with
-// a result, the shape SPEC Part 1 requires.
+// a result, the shape every agent must answer with.
 func IsAgentDocument(output json.RawMessage) bool {
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(output, &doc) != nil {

@@ -83,7 +83,7 @@ func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents
 	return res.Contents[0]
 }
 
-// Every resource of SPEC 2.5, read by a read-only token on both eras, over
+// Every Billing resource, read by a read-only token on both eras, over
 // HTTP and stdio.
 func TestEveryResourceBothEras(t *testing.T) {
 	e := newEnv(t)

@@ -81,7 +81,7 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 			if a.ReadOnlyHint != readOnly {
 				t.Errorf("%s readOnlyHint=%v", name, a.ReadOnlyHint)
 			}
-			// Billing's destructive tools delete, cancel or refund (SPEC 2.5).
+			// Billing's destructive tools are the ones that delete, cancel or refund.
 			verb := regexp.MustCompile(`_(delete|cancel|refund)$`).MatchString(name)
 			if destructive != verb {
 				t.Errorf("%s destructiveHint=%v", name, destructive)

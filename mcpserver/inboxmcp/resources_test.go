@@ -15,7 +15,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 )
 
-// Every resource and template of SPEC 2.1, read on both eras, over HTTP
+// Every Inbox resource and template, read on both eras, over HTTP
 // and over stdio.
 func TestEveryResourceBothEras(t *testing.T) {
 	h := newHarness(t)
