@@ -20,7 +20,7 @@ func readExample(t testing.TB, name string) []byte {
 }
 
 func TestCompileSeedExample(t *testing.T) {
-	plan, ds := Compile(readExample(t, "seed-complete.json"))
+	plan, ds := Compile(readExample(t, "payable.json"))
 	if len(ds) != 0 || plan == nil {
 		t.Fatalf("diagnostics: %v", ds)
 	}
@@ -65,7 +65,7 @@ func TestCompileSeedExample(t *testing.T) {
 }
 
 func TestCompileOtherSeedExamples(t *testing.T) {
-	for _, name := range []string{"seed-multipart.json", "seed-base64.json"} {
+	for _, name := range []string{"attachment-multipart.json", "attachment-base64.json"} {
 		plan, ds := Compile(readExample(t, name))
 		if len(ds) != 0 || plan == nil || len(plan.Steps) != 1 {
 			t.Errorf("%s: %v", name, ds)
@@ -74,7 +74,7 @@ func TestCompileOtherSeedExamples(t *testing.T) {
 }
 
 func TestCompileDeterministic(t *testing.T) {
-	doc := readExample(t, "seed-complete.json")
+	doc := readExample(t, "payable.json")
 	a, _ := Compile(doc)
 	b, _ := Compile(doc)
 	if diff := cmp.Diff(a, b); diff != "" {

@@ -71,8 +71,8 @@ func recordJSON(t testing.TB, r *emit.Request) string {
 	return string(b)
 }
 
-func TestSeedCompleteExample(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+func TestPayableExample(t *testing.T) {
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +159,8 @@ func TestSeedCompleteExample(t *testing.T) {
 	}
 }
 
-func TestSeedBase64Example(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-base64.json")
+func TestAttachmentBase64Example(t *testing.T) {
+	doc, _ := os.ReadFile("../examples/workflows/attachment-base64.json")
 	p := plan(t, string(doc))
 	s := scope(pdfAttachments())
 	r, err := emit.Render(p.Steps[0], s)
@@ -181,8 +181,8 @@ func TestSeedBase64Example(t *testing.T) {
 	}
 }
 
-func TestSeedMultipartExample(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-multipart.json")
+func TestAttachmentMultipartExample(t *testing.T) {
+	doc, _ := os.ReadFile("../examples/workflows/attachment-multipart.json")
 	p := plan(t, string(doc))
 	r, err := emit.Render(p.Steps[0], scope(pdfAttachments()))
 	if err != nil {

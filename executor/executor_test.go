@@ -126,7 +126,7 @@ func recordJSON(t testing.TB, rec *executor.RunRecord) string {
 }
 
 func TestSeedExampleEndToEnd(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}

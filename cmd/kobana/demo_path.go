@@ -43,7 +43,7 @@ const (
 // reports whether the run succeeded and the uploaded file matched the
 // e-mail's attachment.
 func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w, "kobana demo: the complete example, run end to end on this machine")
 	fmt.Fprintln(w)
 	standIn := !cfg.Configured()
 	if standIn {
@@ -97,7 +97,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  inbox     %s (workspace Finance), accepting mail from @%s, read by the agent %q\n", demoAddress, demoSenderHost, demoAgent.Name)
 	if standIn {
-		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the seed's")
+		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the complete")
 		fmt.Fprintln(w, "            example (pass -model-base-url to ask a real model), asked through the real client, prompt and linter")
 	} else {
 		for _, l := range cfg.Describe() {
@@ -205,7 +205,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 // seedDemoStore creates the store the demo's server runs on: the demo
 // organization, and in its Finance workspace the demo's agent, its inbox
 // (accepting mail from the sample's sender domain) and the secrets the
-// seed's example uses. It returns the owner's token and the signing secret
+// complete example uses. It returns the owner's token and the signing secret
 // of the workspace's ERP webhook.
 func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, err error) {
 	st, err := sqlite.Open(ctx, db, store.Options{})
