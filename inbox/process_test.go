@@ -12,7 +12,6 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
 )
 
 // scriptedAgent is an AgentRunner that answers with a fixed result and
@@ -54,15 +53,6 @@ func (r *recordingRunner) RunWorkflow(_ context.Context, in inbox.WorkflowInput)
 }
 
 const workflowDoc = `{"result":{"ok":true},"workflow":[{"type":"request","url":"https://erp.example/x","form":{"file":"${{email.attachments.0}}"}}]}`
-
-func seeded(t *testing.T) (*sqlite.Store, inbox.Repo) {
-	t.Helper()
-	st := openStore(t)
-	if _, err := inbox.Seed(context.Background(), st, demoNow); err != nil {
-		t.Fatal(err)
-	}
-	return st, inbox.NewRepo(st)
-}
 
 func TestInlineReprocess(t *testing.T) {
 	ctx := context.Background()

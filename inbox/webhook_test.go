@@ -128,7 +128,7 @@ func TestReadEmailFromMessage(t *testing.T) {
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
-	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "nfe@globex.example" {
+	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "faturamento@acme.example.com.br" {
 		t.Fatalf("ReadEmail %s\nParseEmail %s", jb, ja)
 	}
 }

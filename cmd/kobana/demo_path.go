@@ -23,6 +23,7 @@ import (
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -214,7 +215,7 @@ func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, er
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	tokens, err := inbox.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Seed(ctx, st, now)
 	if err != nil {
 		return "", "", err
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
@@ -65,7 +65,7 @@ func server(t *testing.T) (url, token string) {
 	}
 	t.Cleanup(func() { st.Close() })
 	now := time.Now()
-	tokens, err := inbox.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Seed(ctx, st, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
@@ -77,7 +78,7 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	seeded, err := inbox.Seed(ctx, st, demoNow)
+	seeded, err := inboxdemo.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
