@@ -51,7 +51,7 @@ func TestWriteJSON(t *testing.T) {
 	if len(out.Diagnostics) != len(ds) || len(ds) < 4 {
 		t.Fatalf("%d diagnostics in the output, %d reported", len(out.Diagnostics), len(ds))
 	}
-	names := []string{"file", "line", "column", "end_line", "end_column", "offset", "severity", "code", "message", "pointer"}
+	names := []string{"file", "severity", "code", "message", "pointer", "range"}
 	for i, got := range out.Diagnostics {
 		d := ds[i]
 		keys := make([]string, 0, len(got))
@@ -67,26 +67,35 @@ func TestWriteJSON(t *testing.T) {
 		if diff := cmp.Diff(want, keys); diff != "" {
 			t.Errorf("diagnostic %d keys (-want +got):\n%s", i, diff)
 		}
-		num := func(k string) int {
-			n, err := got[k].(json.Number).Int64()
-			if err != nil {
-				t.Fatalf("%s: %v", k, err)
+		// The range is compile's: start and end, each with exactly a line,
+		// a column and a byte offset.
+		pos := func(end string) compile.Pos {
+			rng, _ := got["range"].(map[string]any)
+			p, _ := rng[end].(map[string]any)
+			if len(rng) != 2 || len(p) != 3 {
+				t.Fatalf("diagnostic %d: range %v, want {start, end} of {line, column, offset}", i, got["range"])
 			}
-			return int(n)
+			n := func(k string) int {
+				v, err := p[k].(json.Number).Int64()
+				if err != nil {
+					t.Fatalf("diagnostic %d: range.%s.%s: %v", i, end, k, err)
+				}
+				return int(v)
+			}
+			return compile.Pos{Line: n("line"), Column: n("column"), Byte: n("offset")}
 		}
+		start, end := pos("start"), pos("end")
 		if got["file"] != "docs/a b.json" || got["code"] != d.Code || got["severity"] != d.Severity.String() ||
-			got["message"] != d.Message || got["pointer"] != d.Pointer ||
-			num("line") != d.Range.Start.Line || num("column") != d.Range.Start.Column ||
-			num("end_line") != d.Range.End.Line || num("end_column") != d.Range.End.Column ||
-			num("offset") != d.Range.Start.Byte {
+			got["message"] != d.Message || got["pointer"] != d.Pointer || start != d.Range.Start || end != d.Range.End {
 			t.Errorf("diagnostic %d = %v, want %+v", i, got, d)
 		}
 		// line/column agree with the byte offset in the document.
-		off := num("offset")
-		line := 1 + strings.Count(multiline[:off], "\n")
-		col := 1 + utf8.RuneCountInString(multiline[strings.LastIndexByte(multiline[:off], '\n')+1:off])
-		if line != num("line") || col != num("column") {
-			t.Errorf("diagnostic %d at %d:%d, offset %d is %d:%d", i, num("line"), num("column"), off, line, col)
+		for _, p := range []compile.Pos{start, end} {
+			line := 1 + strings.Count(multiline[:p.Byte], "\n")
+			col := 1 + utf8.RuneCountInString(multiline[strings.LastIndexByte(multiline[:p.Byte], '\n')+1:p.Byte])
+			if line != p.Line || col != p.Column {
+				t.Errorf("diagnostic %d at %d:%d, offset %d is %d:%d", i, p.Line, p.Column, p.Byte, line, col)
+			}
 		}
 	}
 	// The suggestion is present when the compiler offers one.
