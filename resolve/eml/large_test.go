@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kobana/workflow/internal/testwait"
 )
 
 // lineWriter breaks what it writes into CRLF-terminated lines of width bytes.
@@ -175,11 +177,12 @@ func TestCloseStopsPrefetch(t *testing.T) {
 		}
 		r.Close()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, %d before the streams", runtime.NumGoroutine(), before)
+	if err := testwait.Until(5*time.Second, func() error {
+		if n := runtime.NumGoroutine(); n > before {
+			return fmt.Errorf("%d goroutines, %d before the streams", n, before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
