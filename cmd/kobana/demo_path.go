@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -24,6 +23,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/demo/inboxdemo"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -256,7 +256,7 @@ const demoERPWebhook = "whk_erp"
 // demoServer is the demo's kobana serve, running in this process.
 type demoServer struct {
 	http, smtp string
-	output     *lockedBuffer
+	output     *syncbuf.Buffer
 	cancel     context.CancelFunc
 	done       chan int
 }
@@ -267,7 +267,7 @@ type demoServer struct {
 // serves.
 func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, agents inbox.AgentRunner) (*demoServer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &demoServer{output: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	s := &demoServer{output: &syncbuf.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan map[string]net.Addr, 1)
 	c := &Command{Stdout: s.output, Stderr: s.output, Context: ctx, Getenv: func(string) string { return "" },
 		Ready: func(addrs map[string]net.Addr) { ready <- addrs }}
@@ -459,24 +459,6 @@ func (s demoStep) line() string {
 		l.Status = s.Response.Status
 	}
 	return l.String()
-}
-
-// lockedBuffer collects what goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startDemoDNS serves, on loopback, the DNS records of the sample's sender
