@@ -11,6 +11,7 @@ import (
 // are handed out as copies, so a caller that edits one (by mistake or on
 // purpose) changes neither the compiler's rules nor what the next caller sees.
 func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
+	t.Parallel()
 	tables := map[string]func() []string{
 		"Methods":          compile.Methods,
 		"StepFields":       compile.StepFields,

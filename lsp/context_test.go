@@ -7,6 +7,7 @@ import (
 )
 
 func TestReadCursor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, doc string
 		want      cursor

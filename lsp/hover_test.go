@@ -10,6 +10,7 @@ import (
 )
 
 func TestHover(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "w.responses.json"), []byte(exampleResponses), 0o644)
 	uri := "file://" + filepath.ToSlash(filepath.Join(dir, "w.json"))
@@ -74,6 +75,7 @@ func TestHover(t *testing.T) {
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	const uri = "file:///tmp/def.json"
 	c.open(uri, payable)
@@ -102,6 +104,7 @@ func TestDefinition(t *testing.T) {
 // holding multi-byte characters, a character outside the BMP and JSON
 // escapes before the reference.
 func TestPositionEncodings(t *testing.T) {
+	t.Parallel()
 	doc := `{"result": "ok", "workflow": [{"type": "request", "label": "Ação 🚀", "url": "https://x/\u00e9\"é🚀/${{kobana.mow}}"}]}`
 	start := strings.Index(doc, "${{kobana.mow}}")
 	line := doc[:start]

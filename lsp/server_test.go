@@ -21,6 +21,7 @@ import (
 var payable = exampledocs.Payable
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	c, _ := startServer(t, Options{})
 	if err := c.call("textDocument/hover", map[string]any{}, nil); !isErrCode(err, jsonrpc.CodeServerNotInitialized) {
 		t.Errorf("a request before initialize: %v, want code %d", err, jsonrpc.CodeServerNotInitialized)
@@ -66,6 +67,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestExitWithoutShutdown(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	c.notify("exit", nil)
 	if err := <-c.served; !errors.Is(err, ErrNoShutdown) {
@@ -82,6 +84,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 }
 
 func TestMalformedMessages(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	for _, body := range []string{`{"jsonrpc": "2.0", "id": 1, "method": `, `[1, 2]`, `{"jsonrpc": "1.0", "id": 7, "method": "x"}`, `{"jsonrpc": "2.0", "id": {}, "method": "x"}`} {
 		if _, err := c.toSrv.Write([]byte("Content-Length: " + itoa(len(body)) + "\r\n\r\n" + body)); err != nil {
@@ -99,6 +102,7 @@ func TestMalformedMessages(t *testing.T) {
 }
 
 func TestDiagnosticsOnOpenAndChange(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	const uri = "file:///tmp/w.json"
 	bad := strings.Replace(payable, `"expected_status": 201`, `"expected-status": 201`, 1)
@@ -159,6 +163,7 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 }
 
 func TestIncrementalChanges(t *testing.T) {
+	t.Parallel()
 	c, srv := startServer(t, Options{})
 	if err := c.call("initialize", map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-32"}}}}, nil); err != nil {
 		t.Fatal(err)
@@ -186,6 +191,7 @@ func TestIncrementalChanges(t *testing.T) {
 }
 
 func TestDebouncedDiagnosticsPublishTheLastVersion(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{Debounce: DefaultDebounce}, nil)
 	const uri = "file:///tmp/d.json"
 	c.open(uri, payable)
@@ -206,6 +212,7 @@ func TestDebouncedDiagnosticsPublishTheLastVersion(t *testing.T) {
 }
 
 func TestQuickFixes(t *testing.T) {
+	t.Parallel()
 	for _, docChanges := range []bool{false, true} {
 		c := newClient(t, Options{SecretNames: []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}}, map[string]any{
 			"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": docChanges}},
@@ -269,6 +276,7 @@ func TestQuickFixes(t *testing.T) {
 }
 
 func TestSecretNamesWarning(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "ws")
 	sub := filepath.Join(root, "flows")
@@ -363,6 +371,7 @@ func FuzzHandlers(f *testing.F) {
 // secretnames, which kobana plan -secrets-names and the playground read too:
 // names separated by commas or spaces, or a JSON object's keys.
 func TestSecretNamesFileFormat(t *testing.T) {
+	t.Parallel()
 	for _, content := range []string{
 		"FINANCE_TOKEN, SLACK_WEBHOOK_URL\n",
 		`{"SLACK_WEBHOOK_URL": "https://hooks.example/s3cr3t", "FINANCE_TOKEN": "s3cr3t"}`,

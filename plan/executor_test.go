@@ -39,6 +39,7 @@ type received struct {
 // what the receiver got, and each body's size plus the secrets' lengths is
 // its Content-Length.
 func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []received
 	answers := map[string]string{

@@ -34,6 +34,7 @@ func multilineReports() []lint.Report {
 }
 
 func TestWriteJSON(t *testing.T) {
+	t.Parallel()
 	reports := multilineReports()
 	var buf bytes.Buffer
 	if err := lint.WriteJSON(&buf, reports); err != nil {
@@ -140,6 +141,7 @@ func validateJSON(t *testing.T, sch *jsonschema.Schema, doc []byte) error {
 }
 
 func TestWriteSARIF(t *testing.T) {
+	t.Parallel()
 	sch := sarifSchema(t)
 	reports := multilineReports()
 	reports = append(reports, lint.Report{File: "/abs/missing.json", Err: errors.New("open /abs/missing.json: no such file or directory")})
@@ -263,6 +265,7 @@ func TestWriteSARIF(t *testing.T) {
 // invalid (including invalid UTF-8 and an oversized document), satisfies the
 // SARIF 2.1.0 schema.
 func TestSARIFOfEveryExample(t *testing.T) {
+	t.Parallel()
 	sch := sarifSchema(t)
 	paths, _ := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	for _, p := range invalidExamples(t) {
@@ -297,6 +300,7 @@ func TestSARIFOfEveryExample(t *testing.T) {
 // TestRulesCannotBeChangedFromOutside: Rules hands out a copy; editing it
 // changes neither the next copy nor what SARIF output and RuleFor say.
 func TestRulesCannotBeChangedFromOutside(t *testing.T) {
+	t.Parallel()
 	mine := lint.Rules()
 	want := mine[0]
 	mine[0].Summary = "changed"
@@ -310,6 +314,7 @@ func TestRulesCannotBeChangedFromOutside(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	var codes []string
 	for _, r := range lint.Rules() {
 		codes = append(codes, r.Code)

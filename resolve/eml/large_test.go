@@ -96,6 +96,7 @@ func writeLargeFile(tb testing.TB, size int64) (string, []byte) {
 }
 
 func TestLargeAttachment(t *testing.T) {
+	t.Parallel()
 	size := int64(48<<20 + 12345)
 	if testing.Short() {
 		size = 3<<20 + 1
@@ -132,6 +133,7 @@ func TestLargeAttachment(t *testing.T) {
 // it is streamed in big reads (decoded straight into the caller's buffer)
 // fails before its last byte.
 func TestLargeAttachmentRewritten(t *testing.T) {
+	t.Parallel()
 	size := int64(3<<20 + 1)
 	path, _ := writeLargeFile(t, size)
 	m, err := Open(path)

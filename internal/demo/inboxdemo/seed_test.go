@@ -41,6 +41,7 @@ func countEmails(t *testing.T, r inbox.Repo) int {
 // demo records from Seed, which looks for its own records rather than for
 // the organization.
 func TestSeedAfterIdentity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	if created, err := demo.Identity(ctx, st); err != nil || !created {
@@ -68,6 +69,7 @@ func TestSeedAfterIdentity(t *testing.T) {
 // TestSeedIsIdempotent: a second Seed, later, keeps the records the first
 // one made (it only mints new tokens).
 func TestSeedIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
@@ -98,6 +100,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 // The demo's e-mails obey their inboxes' rules, and its automatic reply is
 // rejected by the same Screen the intake uses.
 func TestSeedFollowsInboxRules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
