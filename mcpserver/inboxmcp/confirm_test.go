@@ -28,6 +28,7 @@ func (h *harness) deliveries() int {
 }
 
 func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := h.deliveries()
 	// Era 2025, even with an elicitation handler.
@@ -56,6 +57,7 @@ func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
 }
 
 func TestBareElicitationMeansForm(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.RawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{}}, "", nil)
 	if !inputRequired(r) {
@@ -76,6 +78,7 @@ func TestBareElicitationMeansForm(t *testing.T) {
 }
 
 func TestConfirmationAnswers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	ask := func(who string) string {
@@ -170,6 +173,7 @@ func TestConfirmationAnswers(t *testing.T) {
 }
 
 func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_erp"}
 	ask := func() string {
@@ -207,6 +211,7 @@ func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
 }
 
 func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	before := h.deliveries()
@@ -222,6 +227,7 @@ func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
 }
 
 func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -298,6 +304,7 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 // A reprocess that cannot start (the inbox has no agent) says so before
 // anyone is asked.
 func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(cs, "inboxes_update", map[string]any{"id": "ibx_receipts", "agent_id": ""}); r.IsError {
@@ -310,6 +317,7 @@ func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
 }
 
 func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	runsBefore := h.count(demo.Workspace, inbox.KindAgentRun, store.Query{})
@@ -365,6 +373,7 @@ func keys(m map[string]string) []string {
 }
 
 func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	// eml_inv_04's agent answered with a JSON string: replaying it is still
@@ -394,6 +403,7 @@ func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
 // Over stdio, a 2026-07-28 client with form support is asked and its yes
 // runs the tool once; a 2025 client with the same handler is refused.
 func TestConfirmationOverStdio(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	asked := 0
 	cs := h.ConnectStdio("owner", "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

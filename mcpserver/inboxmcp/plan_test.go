@@ -51,6 +51,7 @@ func (f *fakePlanner) last() (inboxmcp.PlanInput, int64) {
 // a run of the e-mail would have with the run's own ids pending, and the
 // e-mail's raw message; without an e-mail its facts are pending too.
 func TestWorkflowsPlan(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	doc := `{"result":{},"workflow":[{"type":"request","url":"https://erp.example.com/x"}]}`
