@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 var pdf = append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte{0, 1, 2, 0xff, '\r', '\n', '"'}, 5000)...)
@@ -71,8 +72,9 @@ func recordJSON(t testing.TB, r *emit.Request) string {
 	return string(b)
 }
 
-func TestSeedCompleteExample(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+func TestPayableExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestSeedCompleteExample(t *testing.T) {
 	if got := recordJSON(t, r0); got != `{"method":"POST","url":"https://erp.example.com/payables","headers":{"Authorization":"Bearer [redacted secrets.FINANCE_TOKEN]","Content-Type":"application/json"},"body":{"supplier":"ACME","amount":1250.5,"source_email_id":"em_42"}}` {
 		t.Errorf("step 0 record: %s", got)
 	}
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"data":{"id":"pay_9"}}`)}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"data":{"id":"pay_9"}}`)}})
 
 	// Step 1: multipart with the attachment as a file.
 	s.Begin(1, now)
@@ -140,7 +142,7 @@ func TestSeedCompleteExample(t *testing.T) {
 	if strings.Contains(rec, "%PDF") || strings.Contains(rec, "tok-123") {
 		t.Errorf("record leaks: %s", rec)
 	}
-	s.Record(1, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200}})
+	s.Record(1, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200}})
 
 	// Step 2: the whole URL is a secret.
 	s.Begin(2, now)
@@ -159,8 +161,9 @@ func TestSeedCompleteExample(t *testing.T) {
 	}
 }
 
-func TestSeedBase64Example(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-base64.json")
+func TestAttachmentBase64Example(t *testing.T) {
+	t.Parallel()
+	doc, _ := os.ReadFile("../examples/workflows/attachment-base64.json")
 	p := plan(t, string(doc))
 	s := scope(pdfAttachments())
 	r, err := emit.Render(p.Steps[0], s)
@@ -181,8 +184,9 @@ func TestSeedBase64Example(t *testing.T) {
 	}
 }
 
-func TestSeedMultipartExample(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-multipart.json")
+func TestAttachmentMultipartExample(t *testing.T) {
+	t.Parallel()
+	doc, _ := os.ReadFile("../examples/workflows/attachment-multipart.json")
 	p := plan(t, string(doc))
 	r, err := emit.Render(p.Steps[0], scope(pdfAttachments()))
 	if err != nil {
@@ -224,6 +228,7 @@ func TestSeedMultipartExample(t *testing.T) {
 }
 
 func TestTextBodyAndInlineBase64(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x?k=${{secrets.FINANCE_TOKEN}}","headers":{"X-Small":"${{email.attachments.1}}","Content-Type":"text/plain"},"body":"tok-123 and ${{email.attachments.1.base64}} and ${{kobana.email_id}}"}]}`)
 	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "a.pdf", Data: pdf}, {Filename: "s.txt", ContentType: "text/plain", Data: []byte("hi\n")}}}
 	r, err := emit.Render(p.Steps[0], scope(atts))
@@ -248,6 +253,7 @@ func TestTextBodyAndInlineBase64(t *testing.T) {
 }
 
 func TestFailBeforeSend(t *testing.T) {
+	t.Parallel()
 	atts := pdfAttachments()
 	atts.Files = append(atts.Files, resolvetest.File{Filename: "big.bin", Data: make([]byte, emit.MaxInlineAttachment+1)})
 	tests := []struct {
@@ -277,9 +283,10 @@ func TestFailBeforeSend(t *testing.T) {
 }
 
 func TestSkip(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/${{steps.0.response.status}}"}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateFailed})
+	s.Record(0, &resolve.Result{State: runrecord.Failed})
 	s.Begin(1, time.Now())
 	_, err := emit.Render(p.Steps[1], s)
 	var se *resolve.SkipError
@@ -289,9 +296,10 @@ func TestSkip(t *testing.T) {
 }
 
 func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"k\"ey":["${{steps.0.response.body}}", "\u00e9\n", 1e3, null, true, {}, []],"v":"${{steps.0.response.body}}"}}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Body: []byte("quote\" back\\ nl\n tab\t ctl\x01 bad\xff <&> \u2028")}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Body: []byte("quote\" back\\ nl\n tab\t ctl\x01 bad\xff <&> \u2028")}})
 	s.Begin(1, time.Now())
 	r, err := emit.Render(p.Steps[1], s)
 	if err != nil {
@@ -314,9 +322,10 @@ func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
 }
 
 func TestSecretEchoedInResponseIsRedactedInRecord(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"echo":"${{steps.0.response.body.v}}"}}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"v":"you sent tok-123"}`)}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"v":"you sent tok-123"}`)}})
 	s.Begin(1, time.Now())
 	r, err := emit.Render(p.Steps[1], s)
 	if err != nil {
@@ -334,6 +343,7 @@ func (s *shrinking) Open(i int) (io.ReadCloser, error) {
 }
 
 func TestAttachmentThatShrinksAbortsTheBody(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"f":"${{email.attachments.0}}"}}]}`)
 	atts := &shrinking{*pdfAttachments()}
 	s := scope(nil)
@@ -349,6 +359,7 @@ func TestAttachmentThatShrinksAbortsTheBody(t *testing.T) {
 }
 
 func TestNoBody(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","method":"GET","url":"https://a.example/"}]}`)
 	r, err := emit.Render(p.Steps[0], scope(nil))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -60,10 +59,10 @@ type Config struct {
 	// (default inbox.DefaultMailDomain). A workspace with a mail domain of
 	// its own (inbox.ClaimMailDomain) receives at LOCAL@ITS_DOMAIN as well.
 	MailDomain string
-	// Outbound, when set, carries the workflows' requests and the webhook
-	// deliveries instead of the guard's own transport; it must dial through
-	// Guard.
-	Outbound http.RoundTripper
+	// Outbound is how the workflows' requests and the webhook deliveries
+	// reach the network (a dialer and TLS settings); the guard checks every
+	// connection it opens. The zero value dials each host as named.
+	Outbound guard.Network
 
 	// HTTP serves MCP over Streamable HTTP (nil: no HTTP listener).
 	HTTP *HTTP

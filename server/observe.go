@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/version"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/server/metrics"
 	"github.com/kobana/workflow/store"
 )
@@ -230,11 +231,11 @@ func (o pipelineObserver) AgentRun(ws string, run inbox.AgentRun) {
 func (o pipelineObserver) WorkflowRun(ws string, run inbox.WorkflowRun) {
 	o.a.metrics.WorkflowRun(run)
 	level := slog.LevelInfo
-	if run.Status != inbox.RunSucceeded {
+	if run.Status != runrecord.RunSucceeded {
 		level = slog.LevelWarn
 	}
 	attrs := []slog.Attr{slog.String("id", run.ID), slog.String("workspace", ws), slog.String("email", run.EmailID), slog.String("agent_run", run.AgentRunID),
-		slog.String("status", run.Status), slog.String("steps", stepOutcomes(run))}
+		slog.String("status", string(run.Status)), slog.String("steps", stepOutcomes(run))}
 	if !run.FinishedAt.IsZero() {
 		attrs = append(attrs, slog.Int64("duration_ms", run.FinishedAt.Sub(run.StartedAt).Milliseconds()))
 	}
@@ -243,16 +244,11 @@ func (o pipelineObserver) WorkflowRun(ws string, run inbox.WorkflowRun) {
 
 // stepOutcomes says a run's steps in one token: "succeeded,failed:status".
 func stepOutcomes(run inbox.WorkflowRun) string {
-	var steps []struct {
-		State  string `json:"state"`
-		Reason string `json:"reason"`
-	}
-	json.Unmarshal(run.Steps, &steps)
-	out := make([]string, len(steps))
-	for i, s := range steps {
-		out[i] = s.State
+	out := make([]string, len(run.Steps))
+	for i, s := range run.Steps {
+		out[i] = string(s.State)
 		if s.Reason != "" {
-			out[i] += ":" + s.Reason
+			out[i] += ":" + string(s.Reason)
 		}
 	}
 	return strings.Join(out, ",")

@@ -9,6 +9,7 @@ import (
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
@@ -55,7 +56,7 @@ var products = []product{
 // organization always comes with its Inbox records; the other products add
 // theirs to it.
 func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
-	return inbox.Seed(a.ctx, a.store, a.now())
+	return inboxdemo.Seed(a.ctx, a.store, a.now())
 }
 
 // demoSeeded says the demo organization and its Inbox records are in the
@@ -85,10 +86,9 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 	}
 	mp, p, err := inboxmcp.New(inboxmcp.Options{
 		Store:      a.store,
-		Lint:       agent.LintJSON,
-		Plan:       workflowPlanner(a.guard),
+		Guard:      a.guard,
 		Processor:  pl.Processor(),
-		HTTPClient: a.guard.Client(),
+		HTTPClient: a.guard.ClientVia(a.cfg.Outbound),
 		PublicURL:  a.publicURL,
 		MailDomain: a.cfg.MailDomain,
 		Messages:   a.inbox.raw,

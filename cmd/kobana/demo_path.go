@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -23,7 +22,10 @@ import (
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/server"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -44,7 +46,7 @@ const (
 // reports whether the run succeeded and the uploaded file matched the
 // e-mail's attachment.
 func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w, "kobana demo: the complete example, run end to end on this machine")
 	fmt.Fprintln(w)
 	standIn := !cfg.Configured()
 	if standIn {
@@ -98,7 +100,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  inbox     %s (workspace Finance), accepting mail from @%s, read by the agent %q\n", demoAddress, demoSenderHost, demoAgent.Name)
 	if standIn {
-		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the seed's")
+		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the complete")
 		fmt.Fprintln(w, "            example (pass -model-base-url to ask a real model), asked through the real client, prompt and linter")
 	} else {
 		for _, l := range cfg.Describe() {
@@ -168,14 +170,11 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	if err := readDemoResource(ctx, cs, "kobana://inbox/workflow-runs/"+e.WorkflowRunID, &wr); err != nil {
 		return false, err
 	}
-	var steps []demoStep
-	if err := json.Unmarshal(wr.Steps, &steps); err != nil {
-		return false, fmt.Errorf("reading workflow run %s: %w", wr.ID, err)
-	}
+	steps := wr.Steps
 	fmt.Fprintf(w, "\n4. The workflow ran in the server's pipeline; each step, and what the receiver got:\n")
 	requests := rv.workflowRequests()
 	for i, s := range steps {
-		fmt.Fprintf(w, "\n%s\n", s.line())
+		fmt.Fprintf(w, "\n%s\n", progressLine(s))
 		if s.Request != nil && i < len(requests) {
 			requests[i].print(w, wantHash)
 		}
@@ -190,7 +189,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 		return false, err
 	}
 	switch uploaded := rv.uploadedHash(); {
-	case wr.Status != inbox.RunSucceeded:
+	case wr.Status != runrecord.RunSucceeded:
 		fmt.Fprintf(w, "\ndemo failed: the workflow run %s: %s\n", wr.Status, wr.Error)
 		return false, nil
 	case uploaded != wantHash:
@@ -206,7 +205,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 // seedDemoStore creates the store the demo's server runs on: the demo
 // organization, and in its Finance workspace the demo's agent, its inbox
 // (accepting mail from the sample's sender domain) and the secrets the
-// seed's example uses. It returns the owner's token and the signing secret
+// complete example uses. It returns the owner's token and the signing secret
 // of the workspace's ERP webhook.
 func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, err error) {
 	st, err := sqlite.Open(ctx, db, store.Options{})
@@ -215,7 +214,7 @@ func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, er
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	tokens, err := inbox.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Seed(ctx, st, now)
 	if err != nil {
 		return "", "", err
 	}
@@ -256,7 +255,7 @@ const demoERPWebhook = "whk_erp"
 // demoServer is the demo's kobana serve, running in this process.
 type demoServer struct {
 	http, smtp string
-	output     *lockedBuffer
+	output     *syncbuf.Buffer
 	cancel     context.CancelFunc
 	done       chan int
 }
@@ -267,7 +266,7 @@ type demoServer struct {
 // serves.
 func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, agents inbox.AgentRunner) (*demoServer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &demoServer{output: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	s := &demoServer{output: &syncbuf.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan map[string]net.Addr, 1)
 	c := &Command{Stdout: s.output, Stderr: s.output, Context: ctx, Getenv: func(string) string { return "" },
 		Ready: func(addrs map[string]net.Addr) { ready <- addrs }}
@@ -275,7 +274,7 @@ func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, 
 	go func() {
 		s.done <- serveWith(c, args, func(cfg *server.Config) {
 			cfg.AgentRunner = agents
-			cfg.Outbound = rv.transport(cfg.Guard)
+			cfg.Outbound = rv.network(cfg.Guard)
 		})
 	}()
 	select {
@@ -431,52 +430,6 @@ func readDemoResource(ctx context.Context, cs *mcp.ClientSession, uri string, ou
 		return fmt.Errorf("reading %s: %w", uri, err)
 	}
 	return nil
-}
-
-// demoStep is what the demo prints of a step of the run record.
-type demoStep struct {
-	Index      int    `json:"index"`
-	Label      string `json:"label"`
-	State      string `json:"state"`
-	Error      string `json:"error"`
-	Reason     string `json:"reason"`
-	DurationMS int64  `json:"duration_ms"`
-	Request    *struct {
-		URL string `json:"url"`
-	} `json:"request"`
-	Response *struct {
-		Status int `json:"status"`
-	} `json:"response"`
-}
-
-// line describes the step on one line, as kobana run does, e.g.
-//
-//	step 0 "crea la cuenta a pagar": succeeded, status 201, 12ms
-func (s demoStep) line() string {
-	l := stepLine{Index: s.Index, Label: s.Label, State: s.State, Sent: s.Request != nil,
-		DurationMS: s.DurationMS, Error: s.Error, Reason: s.Reason}
-	if s.Response != nil {
-		l.Status = s.Response.Status
-	}
-	return l.String()
-}
-
-// lockedBuffer collects what goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startDemoDNS serves, on loopback, the DNS records of the sample's sender

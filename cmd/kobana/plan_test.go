@@ -13,6 +13,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/plan"
+	"github.com/kobana/workflow/runrecord"
 )
 
 func planKobana(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -30,22 +31,22 @@ func (tr trapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("kobana plan may not send")
 }
 
-// TestPlanSeedExample plans the seed example against a local receiver the
+// TestPlanPayableExample plans the complete example against a local receiver the
 // guard is told to allow, with every input: the plan shows each request
 // with the secrets as markers and sends nothing — the receiver gets no
 // request, and the default transport, a trap here, is never used.
-func TestPlanSeedExample(t *testing.T) {
+func TestPlanPayableExample(t *testing.T) {
 	rv := newRunReceiver(t)
 	defer rv.Close()
 	defaultTransport := http.DefaultTransport
 	http.DefaultTransport = trapRoundTripper{t}
 	defer func() { http.DefaultTransport = defaultTransport }()
 
-	wf := writeFile(t, "seed.json", localSeed(rv))
+	wf := writeFile(t, "seed.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	responses := writeFile(t, "responses.json", `{"0": {"status": 201, "body": {"data": {"id": "pay_9"}}}}`)
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-eml", sampleEML, "-secrets-names", secrets,
-		"-responses", responses, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
+		"-responses", responses, "-facts", "../../examples/inputs/payable.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
 	if status != exitOK {
 		t.Fatalf("status %d\n%s\n%s", status, out, errs)
 	}
@@ -81,7 +82,7 @@ func TestPlanSeedExample(t *testing.T) {
 // names a secret the workspace lacks fails, and the exit status says so.
 func TestPlanJSON(t *testing.T) {
 	names := writeFile(t, "names", "# the workspace's secrets\nFINANCE_TOKEN\n")
-	status, out, errs := planKobana(t, "", "-workflow", "../../examples/workflows/seed-complete.json", "-secrets-names", names, "-format", "json", "-now", "2026-11-30T10:00:00Z")
+	status, out, errs := planKobana(t, "", "-workflow", "../../examples/workflows/payable.json", "-secrets-names", names, "-format", "json", "-now", "2026-11-30T10:00:00Z")
 	if status != exitFailure {
 		t.Fatalf("status %d\n%s", status, errs)
 	}
@@ -93,7 +94,7 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("plan %+v", p.Summary)
 	}
 	s := p.Steps[2]
-	if s.Outcome != plan.Fail || s.Reason != plan.ReasonMissingSecret || !strings.Contains(s.Message, `no secret "SLACK_WEBHOOK_URL"`) {
+	if s.Outcome != plan.Fail || s.Reason != runrecord.ReasonMissingSecret || !strings.Contains(s.Message, `no secret "SLACK_WEBHOOK_URL"`) {
 		t.Errorf("step 2: %+v", s)
 	}
 	if got := p.Steps[1].Request.URL; got != "https://erp.example.com/payables/${{steps.0.response.body.data.id}}/attachments" {
@@ -109,10 +110,10 @@ func TestPlanJSON(t *testing.T) {
 func TestPlanWithARunRecord(t *testing.T) {
 	rv := newRunReceiver(t)
 	defer rv.Close()
-	wf := writeFile(t, "seed.json", localSeed(rv))
+	wf := writeFile(t, "seed.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	record := filepath.Join(t.TempDir(), "run.json")
-	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
+	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/inputs/payable.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
 		t.Fatalf("run: %d %s", status, errs)
 	}
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-responses", record, "-allow", "127.0.0.1/32", "-format", "json")
@@ -212,10 +213,10 @@ func TestServeWorkflowsPlan(t *testing.T) {
 	if f := p.Steps[1].Request.Body.Parts[0].File; f == nil || !f.Known || f.Filename == "" {
 		t.Errorf("step 1's file part: %+v", p.Steps[1].Request.Body.Parts[0])
 	}
-	if s := p.Steps[2]; s.Reason != plan.ReasonMissingSecret || !strings.Contains(s.Message, "CHAT_WEBHOK_URL") {
+	if s := p.Steps[2]; s.Reason != runrecord.ReasonMissingSecret || !strings.Contains(s.Message, "CHAT_WEBHOK_URL") {
 		t.Errorf("step 2: %+v", s)
 	}
-	if s := p.Steps[3]; s.Reason != plan.ReasonDenied {
+	if s := p.Steps[3]; s.Reason != runrecord.ReasonDenied {
 		t.Errorf("step 3: %+v", s)
 	}
 	for _, secret := range []string{"erp_live_", "T024BE7LD"} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -111,7 +111,7 @@ func (f *stopFixture) send(t *testing.T, p *kobanaProcess) {
 }
 
 // runOf reads the e-mail the test sent and its workflow run.
-func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []map[string]any) {
+func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []runrecord.Step) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), f.db, store.Options{})
 	if err != nil {
@@ -134,11 +134,7 @@ func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []map
 		if err != nil {
 			t.Fatal(err)
 		}
-		var steps []map[string]any
-		if err := json.Unmarshal(wr.Steps, &steps); err != nil {
-			t.Fatalf("steps of %s: %v", wr.ID, err)
-		}
-		return e, wr, steps
+		return e, wr, wr.Steps
 	}
 	t.Fatal("the e-mail sent is not in the store")
 	return inbox.Email{}, inbox.WorkflowRun{}, nil
@@ -171,7 +167,7 @@ func TestServeSIGTERMLetsTheStepInFlightFinish(t *testing.T) {
 		t.Errorf("the receiver got %d requests and answered %d, want 1 and 1", req, ans)
 	}
 	e, wr, steps := f.runOf(t)
-	if wr.Status != inbox.RunSucceeded || len(steps) != 1 || steps[0]["state"] != "succeeded" || e.Status != inbox.EmailProcessed {
+	if wr.Status != runrecord.RunSucceeded || len(steps) != 1 || steps[0].State != runrecord.Succeeded || e.Status != inbox.EmailProcessed {
 		t.Errorf("after SIGTERM: e-mail %s (%s), run %s, steps %v; want processed, succeeded", e.Status, e.StatusDetail, wr.Status, steps)
 	}
 }

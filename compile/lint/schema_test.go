@@ -62,6 +62,7 @@ func workflowSchema(t *testing.T) *jsonschema.Schema {
 // TestSchemaInStepWithCompiler checks the schema's lists against the
 // compiler's: step fields, methods, reserved headers, the step limit.
 func TestSchemaInStepWithCompiler(t *testing.T) {
+	t.Parallel()
 	s := rawSchema(t)
 	if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %v, want draft 2020-12", s["$schema"])
@@ -82,6 +83,18 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 	}
 	if diff := cmp.Diff([]any{"type", "url"}, step["required"]); diff != "" {
 		t.Errorf("required: %s", diff)
+	}
+	// The step types: one is a const, more an enum.
+	var types []string
+	if c, ok := at(t, step, "properties", "type").(map[string]any)["const"].(string); ok {
+		types = []string{c}
+	} else {
+		for _, v := range at(t, step, "properties", "type", "enum").([]any) {
+			types = append(types, v.(string))
+		}
+	}
+	if diff := cmp.Diff(compile.StepTypeNames(), types); diff != "" {
+		t.Errorf("step types (-compile.StepTypes +schema):\n%s", diff)
 	}
 	var methods []string
 	for _, m := range at(t, step, "properties", "method", "enum").([]any) {
@@ -139,6 +152,7 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 // TestSchemaHasDescriptions checks that every property the schema defines
 // has hover text.
 func TestSchemaHasDescriptions(t *testing.T) {
+	t.Parallel()
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
@@ -194,6 +208,7 @@ var schemaLevel = map[string]bool{
 // compiles (warnings only) validates; every schema-level invalid example is
 // rejected.
 func TestSchemaOnExamples(t *testing.T) {
+	t.Parallel()
 	sch := workflowSchema(t)
 	valid, _ := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if len(valid) == 0 {
@@ -226,6 +241,7 @@ func TestSchemaOnExamples(t *testing.T) {
 
 // TestSchemaRules checks rules one document at a time, both ways.
 func TestSchemaRules(t *testing.T) {
+	t.Parallel()
 	sch := workflowSchema(t)
 	step := func(fields string) string {
 		return `{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x"` + fields + `}]}`
@@ -333,6 +349,7 @@ func TestSchemaRules(t *testing.T) {
 // one it rejects (other than for limits a pattern cannot count) must not;
 // and the no-placeholder pattern matches exactly the strings without "${{".
 func TestSchemaPlaceholderPatterns(t *testing.T) {
+	t.Parallel()
 	s := rawSchema(t)
 	template := regexp.MustCompile(at(t, s, "$defs", "template", "pattern").(string))
 	plain := regexp.MustCompile(at(t, s, "$defs", "noPlaceholder", "pattern").(string))

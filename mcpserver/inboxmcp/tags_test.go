@@ -11,11 +11,13 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // The enums the schemas state are the domain's lists, so a model or an
 // event added to the domain cannot be left out of the schemas.
 func TestSchemaEnumsFollowTheDomain(t *testing.T) {
+	t.Parallel()
 	models := strings.Join(inbox.ModelIDs(), ",")
 	events := strings.Join(inbox.WebhookEvents(), ",")
 	for name, got := range map[string]string{
@@ -39,7 +41,7 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
 		mcptest.Tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
 		mcptest.Tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
-		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
+		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {string(runrecord.RunSucceeded), string(runrecord.RunFailed), string(runrecord.RunRunning), string(runrecord.RunInterrupted)},
 	}
 	for got, want := range statuses {
 		if !slices.Equal(strings.Split(got, ","), want) {
@@ -50,6 +52,7 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 
 // Id patterns accept the ids records have and nothing around them.
 func TestIDPatterns(t *testing.T) {
+	t.Parallel()
 	for pattern, ids := range map[string][]string{
 		mcptest.Tag[InboxIDArg](t, "ID", "pattern"):        {"ibx_invoices", inbox.NewID("ibx")},
 		mcptest.Tag[EmailIDArg](t, "ID", "pattern"):        {"eml_inv_00", "eml_autoreply", inbox.NewID("eml")},
@@ -79,6 +82,7 @@ func TestIDPatterns(t *testing.T) {
 
 // The agent settings' schema bounds are the domain's.
 func TestAgentSettingsBounds(t *testing.T) {
+	t.Parallel()
 	for field, want := range map[string]string{
 		"TimeoutSeconds":    strconv.Itoa(int(inbox.MaxAgentTimeout / time.Second)),
 		"RepairRounds":      strconv.Itoa(inbox.MaxRepairRounds),

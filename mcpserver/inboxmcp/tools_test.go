@@ -47,6 +47,7 @@ func snapshotTools(t *testing.T, role string) string {
 // Every era and transport shows each role the tools of its snapshot, and a
 // read-only token of an owner sees exactly what a viewer sees.
 func TestToolSetsByRoleAndScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	readTools, ownerTools := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	for _, era := range eras {
@@ -70,6 +71,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 }
 
 func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", yes)
 	for tool, args := range map[string]map[string]any{
@@ -95,6 +97,7 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 }
 
 func TestInboxLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var ib inbox.Inbox
@@ -155,6 +158,7 @@ func TestInboxLifecycle(t *testing.T) {
 }
 
 func TestListsFilterAndPage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var runs inboxmcp.AgentRunList
@@ -221,6 +225,7 @@ func TestListsFilterAndPage(t *testing.T) {
 
 // No tool output, resource or prompt ever carries a secret value.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
@@ -283,6 +288,7 @@ type DeliveryListOut struct {
 }
 
 func TestWebhookCreateTestReplay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var created inboxmcp.WebhookSecret
@@ -341,6 +347,7 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 }
 
 func TestWorkflowsValidate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var v inboxmcp.Validation
@@ -348,16 +355,29 @@ func TestWorkflowsValidate(t *testing.T) {
 	if !v.OK {
 		t.Errorf("valid document: %+v", v)
 	}
-	v = inboxmcp.Validation{}
-	structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
-	if v.OK || !strings.Contains(string(v.Diagnostics), "invalid_json") {
-		t.Errorf("invalid document: %+v", v)
+	// The platform's linter: codes, pointers, positions — a key written
+	// twice is an error, as when the document runs.
+	for doc, code := range map[string]string{
+		`{"result":`: "json-syntax",
+		`{"result":{},"workflow":[{"type":"request","url":"https://x.example/"}],"workflow":[]}`: "json-duplicate-key",
+	} {
+		v = inboxmcp.Validation{}
+		structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": doc}), &v)
+		var ds []struct {
+			Code     string
+			Severity string
+			Range    struct{ Start struct{ Line, Column int } }
+		}
+		if err := json.Unmarshal(v.Diagnostics, &ds); err != nil || v.OK || len(ds) == 0 || ds[0].Code != code || ds[0].Severity != "error" || ds[0].Range.Start.Line != 1 {
+			t.Errorf("%s: %+v %s (%v)", doc, v.OK, v.Diagnostics, err)
+		}
 	}
 }
 
 // Records created in the same instant (the test clock is frozen) page
 // without loss or repetition.
 func TestPagingWithEqualTimestamps(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	for _, lp := range []string{"a", "b", "c", "d", "e"} {
@@ -391,6 +411,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
 	if r := h.Call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
@@ -416,6 +437,7 @@ func TestPlanLimits(t *testing.T) {
 // Deleting an e-mail deletes its raw message where the product keeps it
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -207,16 +206,9 @@ func modelLabel(id string) string {
 // WorkflowRun observes a workflow run once recorded: the run and each of
 // its steps.
 func (m *Metrics) WorkflowRun(run inbox.WorkflowRun) {
-	m.workflowRuns.WithLabelValues(run.Status).Inc()
-	var steps []struct {
-		State  string `json:"state"`
-		Reason string `json:"reason"`
-	}
-	if json.Unmarshal(run.Steps, &steps) != nil {
-		return
-	}
-	for _, s := range steps {
-		m.steps.WithLabelValues(code(s.State), code(s.Reason)).Inc()
+	m.workflowRuns.WithLabelValues(code(string(run.Status))).Inc()
+	for _, s := range run.Steps {
+		m.steps.WithLabelValues(code(string(s.State)), code(string(s.Reason))).Inc()
 	}
 }
 

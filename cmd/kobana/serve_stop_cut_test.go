@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/runrecord"
+)
+
+// SIGTERM while a step is held past -grace: serve exits within the grace
+// period, and the step it cut is recorded as a crash would leave it — the
+// run interrupted, the step unknown (it may have been received), never
+// failed — so that nothing offers to send it again as if it had not been.
+// A restart does not send it again.
+func TestServeSIGTERMCutsAStepHeldPastTheGrace(t *testing.T) {
+	f := newStopFixture(t, "3s")
+	p := startKobana(t, nil, f.args...)
+	f.send(t, p)
+	select {
+	case <-f.rv.arrived:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the workflow's request never reached the receiver; output:\n%s", p.output)
+	}
+	sent := p.signal(syscall.SIGTERM)
+	code, exited := p.wait(30 * time.Second)
+	if code != exitOK {
+		t.Fatalf("exit %d; output:\n%s", code, p.output)
+	}
+	took := exited.Sub(sent)
+	t.Logf("held step: SIGTERM to exit %v (-grace 3s)", took)
+	if took > 3*time.Second+500*time.Millisecond {
+		t.Errorf("SIGTERM to exit took %v, beyond -grace 3s", took)
+	}
+	e, wr, steps := f.runOf(t)
+	if wr.Status != runrecord.RunInterrupted || len(steps) != 1 || steps[0].State != runrecord.Unknown {
+		t.Errorf("after the cut: e-mail %s (%s), run %s, steps %v; want the run interrupted, its step unknown", e.Status, e.StatusDetail, wr.Status, steps)
+	}
+	// A restart finds the run as it was left and sends nothing again.
+	p2 := startKobana(t, nil, f.args...)
+	p2.await(regexp.MustCompile(`processing the Inbox's queue`), 30*time.Second)
+	if err := testwait.Until(30*time.Second, func() error {
+		if _, wr, _ := f.runOf(t); wr.Status == runrecord.RunRunning {
+			return fmt.Errorf("the run is still running")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p2.signal(syscall.SIGTERM)
+	p2.wait(30 * time.Second)
+	if req, _ := f.rv.counts(); req != 1 {
+		t.Errorf("the receiver got %d requests, want 1 (the cut step sent once)", req)
+	}
+	e, wr, steps = f.runOf(t)
+	if wr.Status != runrecord.RunInterrupted || steps[0].State != runrecord.Unknown {
+		t.Errorf("after the restart: e-mail %s (%s), run %s, steps %v", e.Status, e.StatusDetail, wr.Status, steps)
+	}
+}
