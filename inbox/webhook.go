@@ -121,7 +121,9 @@ func WebhookSecretName(webhookID string) string { return "kobana:webhook:" + web
 
 // WebhookPreviousSecretName is where a webhook's previous signing secret
 // is kept during a rotation's overlap (Webhook.PreviousSecretUntil).
-func WebhookPreviousSecretName(webhookID string) string { return "kobana:webhook-previous:" + webhookID }
+func WebhookPreviousSecretName(webhookID string) string {
+	return "kobana:webhook-previous:" + webhookID
+}
 
 // SigningSecrets are the secrets a webhook's deliveries are signed with at
 // now, from the workspace's secrets: its own, and its previous one while
