@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/kobana/workflow/store"
@@ -53,4 +54,13 @@ func secretKeyHelp(c *Command) string {
 		return "KOBANA_SECRET_KEY is not set, so the key the store keeps itself was tried: set KOBANA_SECRET_KEY to the 64 hex digits the store's secrets were sealed with (kobana backup records the key's fingerprint in its manifest to tell which)"
 	}
 	return "KOBANA_SECRET_KEY is set but is not the key the store's secrets were sealed with: set it to that key's 64 hex digits (kobana backup records the key's fingerprint in its manifest to tell which)"
+}
+
+// redactURL is a database URL without its password, for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the PostgreSQL URL"
+	}
+	return u.Redacted()
 }
