@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 	}
 	s := &inboxStorage{}
 	soft, _ := stopBudget(a.cfg.StopGrace)
-	qcfg := queue.Config{Logger: a.log, SoftStopTimeout: soft}
+	qcfg := queue.Config{Logger: slog.New(atLeast{a.log.Handler(), slog.LevelWarn}), SoftStopTimeout: soft}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}
@@ -89,6 +90,24 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 	a.inbox = s
 	return s, nil
 }
+
+// atLeast passes on the records of next from level up: River's own
+// information (every few seconds, its job counts) stays out of the
+// server's log; its warnings and errors do not.
+type atLeast struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(attrs), h.level}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler { return atLeast{h.Handler.WithGroup(name), h.level} }
 
 // newPipeline builds the Inbox's processing stages on the shared storage,
 // with agents running the agents: the one place the model plugs in.

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
@@ -55,6 +57,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	a := newAssembly(ctx, cfg)
 	defer a.close()
+	if cfg.StorePath != "" {
+		release, err := InUse(cfg.StorePath)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if err := a.assemble(); err != nil {
 		return err
 	}
@@ -246,4 +255,39 @@ func (a *assembly) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
+}
+
+// InUse marks the embedded store at path as served by this process, until
+// release: a shared lock on PATH.serve-lock, which every server holds while
+// it runs, so that a tool that must have the store to itself (kobana move)
+// can tell (StoreServed).
+func InUse(path string) (release func(), err error) {
+	f, err := os.OpenFile(path+".serve-lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("marking %s in use: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("marking %s in use: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// StoreServed says a server runs on the embedded store at path (InUse).
+func StoreServed(path string) (bool, error) {
+	f, err := os.OpenFile(path+".serve-lock", os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
 }

@@ -35,7 +35,8 @@ use and prints a read-write and a read-only token.
 SIGTERM or SIGINT stops serve: it takes no new work, lets the work in
 flight finish for up to -grace, and records what is cut then as a crash
 would leave it. SIGHUP does not stop it: it reads its TLS certificates
-again (a renewed -smtp-tls-cert is used without a restart). KOBANA_SECRET_KEY (64 hex
+again (a renewed -smtp-tls-cert or -http-tls-cert is used without a
+restart). KOBANA_SECRET_KEY (64 hex
 digits) is the key that encrypts workspace secrets at rest; without it the
 store generates one and keeps it in its own file.
 
@@ -142,6 +143,15 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	}
 	if err := authf.apply(f.cfg.HTTP); err != nil {
 		return fail("%v", err)
+	}
+	if t := f.cfg.HTTP; t != nil && t.TLS != nil && t.TLS.CertFile != "" {
+		// Read now (a bad pair is a usage error) and again on SIGHUP.
+		cert, err := loadCertFile("-http-tls-cert/-http-tls-key", t.TLS.CertFile, t.TLS.KeyFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		t.TLS.Certificate = cert.get
+		f.certs = append(f.certs, cert)
 	}
 	if *stdio {
 		f.cfg.Stdio = &server.Stdio{Token: c.getenv("KOBANA_TOKEN"), In: c.Stdin, Out: c.Stdout}

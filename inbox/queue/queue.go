@@ -401,3 +401,67 @@ func (q *Queue) StateCounts(ctx context.Context) (map[rivertype.JobState]int, er
 	}
 	return n, nil
 }
+
+// Pending returns every job not finished — available, scheduled, pending,
+// retryable, or running (in a process that is gone, when the caller knows
+// none works the queue) — oldest first, for moving a queue to another
+// database.
+func (q *Queue) Pending(ctx context.Context) ([]*rivertype.JobRow, error) {
+	params := river.NewJobListParams().States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStatePending,
+		rivertype.JobStateRetryable, rivertype.JobStateRunning).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000)
+	var out []*rivertype.JobRow
+	for {
+		var res *river.JobListResult
+		var err error
+		if q.lite != nil {
+			res, err = q.lite.JobList(ctx, params)
+		} else {
+			res, err = q.pg.JobList(ctx, params)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue: listing the jobs not finished: %w", err)
+		}
+		out = append(out, res.Jobs...)
+		if len(res.Jobs) < 1000 {
+			return out, nil
+		}
+		params = params.After(res.LastCursor)
+	}
+}
+
+// Args decodes the arguments of a job of one of the pipeline's kinds.
+func Args(kind string, encoded []byte) (river.JobArgs, error) {
+	var args river.JobArgs
+	switch kind {
+	case KindAgent:
+		args = &AgentArgs{}
+	case KindWorkflow:
+		args = &WorkflowArgs{}
+	case KindWebhook:
+		args = &WebhookArgs{}
+	case KindRetention:
+		args = &RetentionArgs{}
+	default:
+		return nil, fmt.Errorf("queue: a job of kind %q, which is none of the pipeline's", kind)
+	}
+	if err := json.Unmarshal(encoded, args); err != nil {
+		return nil, fmt.Errorf("queue: the arguments of a %s job: %w", kind, err)
+	}
+	return derefArgs(args), nil
+}
+
+// derefArgs turns the pointer Args decoded into the value its kind's
+// InsertOpts are declared on.
+func derefArgs(a river.JobArgs) river.JobArgs {
+	switch v := a.(type) {
+	case *AgentArgs:
+		return *v
+	case *WorkflowArgs:
+		return *v
+	case *WebhookArgs:
+		return *v
+	case *RetentionArgs:
+		return *v
+	}
+	return a
+}
