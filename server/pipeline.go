@@ -107,7 +107,9 @@ func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return atLeast{h.Handler.WithAttrs(attrs), h.level}
 }
 
-func (h atLeast) WithGroup(name string) slog.Handler { return atLeast{h.Handler.WithGroup(name), h.level} }
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.level}
+}
 
 // newPipeline builds the Inbox's processing stages on the shared storage,
 // with agents running the agents: the one place the model plugs in.
