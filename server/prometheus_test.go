@@ -39,7 +39,7 @@ func prometheusBinary(t *testing.T) string {
 }
 
 // freePort returns a loopback address nothing listens on.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -51,7 +51,7 @@ func freePort(t *testing.T) string {
 
 // spfZone is a DNS server on loopback publishing acme.example's SPF
 // record: it sends from 127.0.0.1.
-func spfZone(t *testing.T) string {
+func spfZone(t testing.TB) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // openStore opens a fresh embedded store; its file is returned beside it.
-func openStore(t *testing.T) (store.Store, string) {
+func openStore(t testing.TB) (store.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kobana.db")
 	st, err := sqlite.Open(t.Context(), path, store.Options{})
@@ -34,7 +34,7 @@ func openStore(t *testing.T) (store.Store, string) {
 // start runs cfg in the background and returns once it serves, with the
 // addresses it reported and a function that stops it and returns Run's
 // error.
-func start(t *testing.T, cfg server.Config) (map[string]net.Addr, func() error) {
+func start(t testing.TB, cfg server.Config) (map[string]net.Addr, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan map[string]net.Addr, 1)
@@ -48,8 +48,10 @@ func start(t *testing.T, cfg server.Config) (map[string]net.Addr, func() error) 
 		cancel()
 		t.Fatalf("Run ended before serving: %v", err)
 	case <-time.After(30 * time.Second):
+		cancel()
 		t.Fatal("Run did not serve within 30s")
 	}
+	cancel()
 	return nil, nil
 }
 
@@ -119,7 +121,7 @@ func TestServerInfoCarriesTheVersion(t *testing.T) {
 }
 
 // demoToken is the first demo token among the lines the server printed.
-func demoToken(t *testing.T, out string) string {
+func demoToken(t testing.TB, out string) string {
 	t.Helper()
 	for _, l := range strings.Split(out, "\n") {
 		if i := strings.LastIndex(l, ": kbn_"); i >= 0 && strings.HasPrefix(l, "token for ") {
