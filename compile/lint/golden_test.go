@@ -10,7 +10,9 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/internal/golden"
+	"github.com/kobana/workflow/internal/secretnames"
 )
 
 const (
@@ -39,6 +41,30 @@ func invalidExamples(t *testing.T) map[string]string {
 		t.Fatalf("no examples in %s", invalidDir)
 	}
 	return out
+}
+
+// exampleOptions are what an invalid example is linted with: the secret
+// names of CODE.secrets and the policy of CODE.policy beside it, when
+// present — the files validate-workflow's -secrets-names and -policy read.
+func exampleOptions(t *testing.T, path string) lint.Options {
+	t.Helper()
+	base := strings.TrimSuffix(path, ".json")
+	var opts lint.Options
+	if b, err := os.ReadFile(base + ".secrets"); err == nil {
+		names, problems := secretnames.Parse(b)
+		if len(problems) > 0 {
+			t.Fatalf("%s.secrets: %v", base, problems)
+		}
+		opts.SecretNames = names
+	}
+	if b, err := os.ReadFile(base + ".policy"); err == nil {
+		p, err := egress.ParsePolicy(b)
+		if err != nil {
+			t.Fatalf("%s.policy: %v", base, err)
+		}
+		opts.Policy = p
+	}
+	return opts
 }
 
 // displayName is how an example is named in golden outputs: relative to the
@@ -76,7 +102,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := lint.Read(displayName(path), bytes.NewReader(doc))
+			rep := lint.ReadWith(displayName(path), bytes.NewReader(doc), exampleOptions(t, path))
 			if rep.Err != nil {
 				t.Fatal(rep.Err)
 			}
