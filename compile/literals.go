@@ -60,28 +60,64 @@ func literalText(s string, t lang.Template) string {
 // keyPattern is a credential format recognisable by its shape.
 type keyPattern struct {
 	what string
-	re   *regexp.Regexp
+	// hints are texts one of which every match contains: the expression
+	// runs only on text that holds one.
+	hints []string
+	re    *regexp.Regexp
 }
 
 // keyPatterns are credential formats with a prefix of their own. Each
 // expression's first group is the credential; it must not follow a letter
 // or digit.
 var keyPatterns = []keyPattern{
-	{"an API key in the sk-… format (OpenAI, Anthropic and others)", regexp.MustCompile(`(?:^|[^A-Za-z0-9])(sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-)?[A-Za-z0-9_-]{20,})`)},
-	{"a Stripe secret key", regexp.MustCompile(`(?:^|[^A-Za-z0-9])((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})`)},
-	{"an AWS access key id", regexp.MustCompile(`(?:^|[^A-Za-z0-9])(A(?:KIA|SIA)[0-9A-Z]{16})(?:$|[^A-Za-z0-9])`)},
-	{"a GitHub token", regexp.MustCompile(`(?:^|[^A-Za-z0-9])((?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))`)},
-	{"a GitLab token", regexp.MustCompile(`(?:^|[^A-Za-z0-9])(glpat-[A-Za-z0-9_-]{20,})`)},
-	{"a Slack token", regexp.MustCompile(`(?:^|[^A-Za-z0-9])(xox[abposr]-[A-Za-z0-9-]{10,})`)},
-	{"a Google API key", regexp.MustCompile(`(?:^|[^A-Za-z0-9])(AIza[0-9A-Za-z_-]{35})`)},
-	{"a JSON Web Token", regexp.MustCompile(`(?:^|[^A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)},
-	{"a private key", regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)`)},
-	{"a Slack webhook URL (the URL is the credential)", regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,})`)},
-	{"a Discord webhook URL (the URL is the credential)", regexp.MustCompile(`(discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{16,})`)},
+	{"an API key in the sk-… format (OpenAI, Anthropic and others)", []string{"sk-"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-)?[A-Za-z0-9_-]{20,})`)},
+	{"a Stripe secret key", []string{"_live_", "_test_"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})`)},
+	{"an AWS access key id", []string{"AKIA", "ASIA"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(A(?:KIA|SIA)[0-9A-Z]{16})(?:$|[^A-Za-z0-9])`)},
+	{"a GitHub token", []string{"gh", "github_pat_"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])((?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))`)},
+	{"a GitLab token", []string{"glpat-"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(glpat-[A-Za-z0-9_-]{20,})`)},
+	{"a Slack token", []string{"xox"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(xox[abposr]-[A-Za-z0-9-]{10,})`)},
+	{"a Google API key", []string{"AIza"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9])(AIza[0-9A-Za-z_-]{35})`)},
+	{"a JSON Web Token", []string{"eyJ"}, regexp.MustCompile(`(?:^|[^A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)},
+	{"a private key", []string{"PRIVATE KEY"}, regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)`)},
+	{"a Slack webhook URL (the URL is the credential)", []string{"hooks.slack.com/"}, regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,})`)},
+	{"a Discord webhook URL (the URL is the credential)", []string{"/api/webhooks/"}, regexp.MustCompile(`(discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{16,})`)},
 }
 
-// authScheme is an Authorization value written "Scheme credential".
-var authScheme = regexp.MustCompile(`(?i)^[ \t]*(bearer|basic|token|bot|apikey|api-key|digest|sso-key)[ \t]+([^ \t]+)`)
+// authSchemes are the Authorization schemes whose credential follows the
+// scheme's name.
+var authSchemes = []string{"bearer", "basic", "token", "bot", "apikey", "api-key", "digest", "sso-key"}
+
+// authCredential finds the credential of an Authorization value written
+// "Scheme credential": the scheme and the credential's range.
+func authCredential(v string) (scheme string, start, end int, ok bool) {
+	i := 0
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(v) && v[j] != ' ' && v[j] != '\t' {
+		j++
+	}
+	k := j
+	for k < len(v) && (v[k] == ' ' || v[k] == '\t') {
+		k++
+	}
+	if k == j || k == len(v) {
+		return "", 0, 0, false
+	}
+	known := false
+	for _, s := range authSchemes {
+		known = known || strings.EqualFold(v[i:j], s)
+	}
+	if !known {
+		return "", 0, 0, false
+	}
+	e := k
+	for e < len(v) && v[e] != ' ' && v[e] != '\t' {
+		e++
+	}
+	return v[i:j], k, e, true
+}
 
 // credentialHeaders are header names whose value is a credential.
 var credentialHeaders = []string{
@@ -100,6 +136,9 @@ var (
 // sensitiveName says whether a field name holds a password ("password"),
 // another credential ("token"), or neither ("").
 func sensitiveName(name string) string {
+	if !strings.ContainsAny(name, "pPsStTkK") {
+		return "" // every name listed holds one of these letters
+	}
 	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
 	match := func(list []string) bool {
 		for _, w := range list {
@@ -158,6 +197,13 @@ func (sc *stepCompiler) scanLiterals(v *jsonpos.Value, ptr string, t lang.Templa
 	if v.Kind != jsonpos.String || len(v.Text) < 4 || sc.flagged[v.Start] {
 		return
 	}
+	literal := len(v.Text)
+	for _, r := range t.Refs() {
+		literal -= r.Span.End - r.Span.Start
+	}
+	if literal < 8 && (literal < 1 || sensitiveName(name) != "password") {
+		return // every rule reads at least 8 written characters, but a password's
+	}
 	lit := literalText(v.Text, t)
 	report := func(code string, start, end int, format string, args ...any) {
 		if sc.flagged == nil {
@@ -169,17 +215,14 @@ func (sc *stepCompiler) scanLiterals(v *jsonpos.Value, ptr string, t lang.Templa
 	const never = "; reference a workspace secret instead, such as %s: an agent never writes a credential, and the platform does not send one it wrote"
 	switch where {
 	case inHeader:
-		lower := strings.ToLower(name)
-		if m := authScheme.FindStringSubmatchIndex(lit); m != nil && (lower == "authorization" || lower == "proxy-authorization") {
-			cred := lit[m[4]:m[5]]
-			if !strings.ContainsRune(cred, hole) && len(cred) >= 8 {
-				scheme := lit[m[2]:m[3]]
-				report(CodeCredentialLiteral, m[4], m[5], "header %s holds a %s credential written literally"+never, name, scheme, fmt.Sprintf(`"%s ${{secrets.NAME}}"`, scheme))
+		if strings.EqualFold(name, "authorization") {
+			if scheme, cs, ce, ok := authCredential(lit); ok && ce-cs >= 8 && !strings.ContainsRune(lit[cs:ce], hole) {
+				report(CodeCredentialLiteral, cs, ce, "header %s holds a %s credential written literally"+never, name, scheme, fmt.Sprintf(`"%s ${{secrets.NAME}}"`, scheme))
 				return
 			}
 		}
 		for _, h := range credentialHeaders {
-			if lower == h && literalCredential("token", lit) && len(strings.TrimSpace(lit)) >= 8 {
+			if strings.EqualFold(name, h) && literalCredential("token", lit) {
 				report(CodeCredentialLiteral, 0, len(lit), "header %s holds a credential written literally"+never, name, `"${{secrets.NAME}}"`)
 				return
 			}
@@ -204,6 +247,9 @@ func (sc *stepCompiler) scanLiterals(v *jsonpos.Value, ptr string, t lang.Templa
 		}
 	}
 	for _, kp := range keyPatterns {
+		if !containsAny(lit, kp.hints) {
+			continue
+		}
 		if m := kp.re.FindStringSubmatchIndex(lit); m != nil {
 			report(CodeCredentialLiteral, m[2], m[3], "the text holds %s written literally"+never, kp.what, `${{secrets.NAME}}`)
 			return
@@ -212,6 +258,15 @@ func (sc *stepCompiler) scanLiterals(v *jsonpos.Value, ptr string, t lang.Templa
 	if s, e, what, ok := fileContent(lit); ok {
 		report(CodeFileLiteral, s, e, "the text holds %s written literally (%d characters): an agent never sees an attachment's bytes, so file content it writes is made up; reference the file instead, ${{email.attachments.N}} as a form field's whole value or ${{email.attachments.N.base64}} in text", what, e-s)
 	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // urlPassword finds the password of a literal user:password@ in a URL.
@@ -292,8 +347,13 @@ var fileMagic = []struct{ prefix, what string }{
 // MinFileLiteral base64 characters with upper and lower case letters and
 // digits.
 func fileContent(lit string) (start, end int, what string, ok bool) {
-	if m := dataURL.FindStringIndex(lit); m != nil {
-		return m[0], m[1], "a data: URL", true
+	if strings.Contains(lit, ";base64,") {
+		if m := dataURL.FindStringIndex(lit); m != nil {
+			return m[0], m[1], "a data: URL", true
+		}
+	}
+	if !hasBase64Run(lit, 64) {
+		return 0, 0, "", false
 	}
 	for _, m := range base64Run.FindAllStringIndex(lit, -1) {
 		run := lit[m[0]:m[1]]
@@ -307,6 +367,22 @@ func fileContent(lit string) (start, end int, what string, ok bool) {
 		}
 	}
 	return 0, 0, "", false
+}
+
+// hasBase64Run reports whether s holds n base64 characters in a row.
+func hasBase64Run(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			if run++; run >= n {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
 }
 
 func mixedBase64(s string) bool {
