@@ -42,7 +42,7 @@ func instantServer(b *testing.B) *httptest.Server {
 //	go test ./agent -run '^$' -bench 'RunnerOverhead|BareSDKCall' -benchmem
 func BenchmarkRunnerOverhead(b *testing.B) {
 	s := instantServer(b)
-	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, key: newKey(testKey)}
+	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, Family: FamilyOpenAI, key: newKey(testKey)}
 	r := &Runner{Config: Config{Providers: map[string]Endpoint{AnyProvider: ep}}}
 	in := invoiceInput(b)
 	b.ReportAllocs()
@@ -66,7 +66,7 @@ func BenchmarkBareSDKCall(b *testing.B) {
 	params := openai.ChatCompletionNewParams{
 		Model:          "claude-sonnet-4-5",
 		Messages:       []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(p.System), openai.UserMessage(p.User)},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: answerSchema()}},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: answerSchema(FamilyOpenAI)}},
 	}
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	svc := openai.NewChatCompletionService(option.WithBaseURL(s.URL+"/v1"), option.WithAPIKey(testKey), option.WithHTTPClient(client), option.WithMaxRetries(0))

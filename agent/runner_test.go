@@ -385,7 +385,7 @@ func TestFailuresNotRetried(t *testing.T) {
 		"quota":                  {standin.Error(429, "insufficient_quota", "You exceeded your current quota"), inbox.CauseRateLimited, "quota"},
 		"unauthorized":           {standin.Error(401, "invalid_api_key", "Incorrect API key provided"), inbox.CauseProviderError, "refused the API key"},
 		"not found":              {standin.Error(404, "model_not_found", "The model does not exist"), inbox.CauseProviderError, "model names"},
-		"bad request":            {standin.Error(400, "invalid_request_error", "response_format is not supported"), inbox.CauseProviderError, "response_format is not supported"},
+		"bad request":            {standin.Error(400, "invalid_request_error", "Unsupported parameter: 'temperature'"), inbox.CauseProviderError, "rejected the request (400 Bad Request): Unsupported parameter"},
 		"refusal":                {standin.Reply{Refusal: "I can't help with that."}, inbox.CauseRefusal, "I can't help with that."},
 		"content filter":         {standin.Reply{Content: "", FinishReason: "content_filter"}, inbox.CauseRefusal, "content filter"},
 		"truncated":              {standin.Reply{Content: "{\n  \"result\": {\"supp", FinishReason: "length"}, inbox.CauseOutputTruncated, "output limit"},

@@ -21,8 +21,18 @@ type Validation struct {
 	Report lint.Report
 }
 
-// Validate lints an agent's answer, {"result": …, "workflow": [steps]}.
-func Validate(doc []byte) Validation { return Validation{Report: lint.File(AnswerFile, doc)} }
+// Validate lints an agent's answer, {"result": …, "workflow": [steps]}, on
+// its own.
+func Validate(doc []byte) Validation { return ValidateWith(doc, lint.Options{}) }
+
+// ValidateWith lints an agent's answer with what is known of the
+// workspace: its secret names and where requests may go (lint.Check).
+// The repair loop lints with the run's, so a reference to a secret the
+// workspace lacks or a request the policy refuses is a diagnostic the
+// model is sent back, not a failure at run time.
+func ValidateWith(doc []byte, opts lint.Options) Validation {
+	return Validation{Report: lint.Check(AnswerFile, doc, opts)}
+}
 
 // OK reports whether the workflow may run: no diagnostic is an error.
 func (v Validation) OK() bool { return v.Report.Errors() == 0 }

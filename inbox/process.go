@@ -272,7 +272,8 @@ func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) AgentRun
 	run := AgentRun{ID: NewID("arun"), AgentID: ag.ID, EmailID: e.ID, InboxID: e.InboxID, Model: model,
 		Status: res.Status, Cause: res.Cause, Error: res.Error, Output: res.Output, Tokens: res.Tokens,
 		CostUSD: res.CostUSD, Diagnostics: res.Diagnostics, Repairs: res.Repairs, StartedAt: started.UTC(),
-		PromptVersion: res.PromptVersion, Calls: res.Calls, Fenced: res.Fenced, Answer: res.Answer}
+		PromptVersion: res.PromptVersion, Calls: res.Calls, Fenced: res.Fenced, Answer: res.Answer,
+		UsageUnknown: res.UsageUnknown, ResponseFormat: res.ResponseFormat, Thinking: res.Thinking}
 	if run.CostUSD == 0 {
 		run.CostUSD = Cost(model, res.Tokens)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/kobana/workflow/egress"
 )
 
 // Cause classifies why an agent run failed. Values are stable: people and
@@ -61,6 +63,10 @@ type AgentInput struct {
 	// SecretNames are the names of the workspace's user secrets, sorted,
 	// for ${{secrets.NAME}}; never their values.
 	SecretNames []string
+	// Policy says where the agent's workflows may send requests: each
+	// secret's destinations and the agent's egress list. The runner lints
+	// the answer with it and tells the model; nil when there is none.
+	Policy *egress.Policy
 	// Previous is the latest earlier run of this agent on this e-mail, if any.
 	Previous *AgentRun
 }
@@ -95,6 +101,13 @@ type AgentResult struct {
 	// Answer is the model's last answer as text when it could not be used
 	// (CauseInvalidOutput), clipped; empty otherwise.
 	Answer string
+	// UsageUnknown says some answer came without usage (Tokens count only
+	// those that reported it).
+	UsageUnknown bool
+	// ResponseFormat is how the model was last asked for JSON.
+	ResponseFormat string
+	// Thinking is what the model wrote before its answer, clipped.
+	Thinking string
 }
 
 // AgentRunner runs an agent on an e-mail. A failure of the model is a
