@@ -396,7 +396,9 @@ func writeReply(w http.ResponseWriter, r Reply, model string, n, promptTokens in
 	if status == 0 {
 		status = http.StatusOK
 	}
-	w.Header().Set("Content-Type", "application/json")
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	body := []byte(r.Body)
 	if r.Body == "" {
 		body = completion(r, model, n, promptTokens)
