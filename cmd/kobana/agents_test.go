@@ -67,7 +67,7 @@ func TestServeAgentCallsTheModel(t *testing.T) {
 	}}
 	addrs, stop := startServe(t, c, &stderr, "-demo", "-v", "-http", "127.0.0.1:0", "-db", db,
 		"-model-base-url", ms.URL+"/v1", "-model-api-key-env", "E2E_MODEL_KEY")
-	if want := "agents: every model → " + ms.URL + "/v1 (key from $E2E_MODEL_KEY, response format json_schema)"; !strings.Contains(stderr.String(), want) {
+	if want := "agents: every model → " + ms.URL + "/v1 (key from $E2E_MODEL_KEY, portable family, response format json_schema)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("serve does not say where agents' models are called (%q):\n%s", want, stderr.String())
 	}
 	var owner string
