@@ -403,3 +403,64 @@ func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 		t.Fatalf("e-mail after the delete: %s", textOf(r))
 	}
 }
+
+// TestSecretDestinations: secrets_set binds a secret to the hosts it may
+// be sent to; a URL secret is bound to its own host; re-setting a value
+// keeps the destinations; deleting the secret deletes them, so a new
+// secret of the same name starts unbound.
+func TestSecretDestinations(t *testing.T) {
+	h := newHarness(t)
+	cs := h.Connect("owner", "2025-11-25", nil)
+	list := func() map[string]inboxmcp.SecretName {
+		var sl inboxmcp.SecretList
+		structured(t, h.Call(cs, "secrets_list", nil), &sl)
+		out := map[string]inboxmcp.SecretName{}
+		for _, s := range sl.Secrets {
+			out[s.Name] = s
+		}
+		return out
+	}
+	var sn inboxmcp.SecretName
+	r := h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "pay-0123456789", "destinations": []string{"Pay.Example.com", "*.pay.example.com:8443"}})
+	structured(t, r, &sn)
+	if r.IsError || strings.Join(sn.Destinations, " ") != "pay.example.com *.pay.example.com:8443" || sn.BoundBy != "secrets_set" {
+		t.Fatalf("secrets_set: %s %+v", textOf(r), sn)
+	}
+	h.Call(cs, "secrets_set", map[string]any{"name": "HOOK_URL", "value": "https://hooks.example.net/T1/B2/c3"})
+	h.Call(cs, "secrets_set", map[string]any{"name": "PLAIN", "value": "just-a-value"})
+	got := list()
+	if s := got["HOOK_URL"]; strings.Join(s.Destinations, " ") != "hooks.example.net" || s.BoundBy != "url" {
+		t.Errorf("a URL secret: %+v", s)
+	}
+	if s := got["PLAIN"]; s.Destinations != nil || s.BoundBy != "" {
+		t.Errorf("an unbound secret: %+v", s)
+	}
+	// A new value keeps the destinations.
+	h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "pay-rotated-99"})
+	if s := list()["PAY_TOKEN"]; strings.Join(s.Destinations, " ") != "pay.example.com *.pay.example.com:8443" {
+		t.Errorf("after a new value: %+v", s)
+	}
+	for want, args := range map[string]map[string]any{
+		`destination "https://pay.example.com"`: {"name": "PAY_TOKEN", "value": "x", "destinations": []string{"https://pay.example.com"}},
+		"destinations is empty":                   {"name": "PAY_TOKEN", "value": "x", "destinations": []string{}},
+	} {
+		if r := h.Call(cs, "secrets_set", args); !r.IsError || !strings.Contains(textOf(r), want) {
+			t.Errorf("secrets_set %v: %s", args, textOf(r))
+		}
+	}
+	if s := list()["PAY_TOKEN"]; strings.Join(s.Destinations, " ") != "pay.example.com *.pay.example.com:8443" {
+		t.Errorf("a refused secrets_set changed the destinations: %+v", s)
+	}
+	yesCS := h.Connect("owner", "2026-07-28", yes)
+	if r := h.Call(yesCS, "secrets_delete", map[string]any{"name": "PAY_TOKEN"}); r.IsError {
+		t.Fatalf("secrets_delete: %s", textOf(r))
+	}
+	all, _ := h.st.RevealSecrets(context.Background(), demo.Workspace)
+	if _, left := all[inbox.DestinationsSecretName("PAY_TOKEN")]; left {
+		t.Error("the destinations outlived their secret")
+	}
+	h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "new-one-1234"})
+	if s := list()["PAY_TOKEN"]; s.Destinations != nil {
+		t.Errorf("a new secret inherited destinations: %+v", s)
+	}
+}
