@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/kobana/workflow/agent/prompt"
+	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/inbox"
 )
 
@@ -75,6 +76,27 @@ func BenchmarkBareSDKCall(b *testing.B) {
 		res, err := svc.New(context.Background(), params)
 		if err != nil || len(res.Choices) == 0 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCappedAnswer is one agent run against a provider that answers
+// 150 MiB: B/op is what the runner allocates before it stops reading at
+// MaxResponseBytes (compare with the 150 MiB the provider sends).
+//
+//	go test ./agent -run '^$' -bench CappedAnswer -benchmem
+func BenchmarkCappedAnswer(b *testing.B) {
+	srv := standin.New(standin.Always(standin.Reply{BodyBytes: 150 << 20}))
+	s := httptest.NewServer(srv)
+	b.Cleanup(s.Close)
+	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, Family: FamilyOpenAI}
+	r := &Runner{Config: Config{Providers: map[string]Endpoint{AnyProvider: ep}}}
+	in := invoiceInput(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.RunAgent(context.Background(), in)
+		if err != nil || res.Cause != inbox.CauseProviderError {
+			b.Fatalf("%v %s %s", err, res.Cause, res.Error)
 		}
 	}
 }

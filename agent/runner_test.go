@@ -532,6 +532,7 @@ func TestValidateIsTheToolsLinter(t *testing.T) {
 // the prompt costs the same tokens within 1 %.
 func TestAttachmentBytesNeverInThePrompt(t *testing.T) {
 	tokens := map[int]int{}
+	prompts := map[int]int{}
 	for _, size := range []int{5 << 10, 5 << 20} {
 		data := pdf(size, uint64(size))
 		raw := makeEML("Nota fiscal 4521", invoiceText, attachment{"danfe-4521.pdf", "application/pdf", data})
@@ -551,7 +552,13 @@ func TestAttachmentBytesNeverInThePrompt(t *testing.T) {
 			t.Errorf("%d bytes: the request is %d bytes long", size, len(r.Body))
 		}
 		tokens[size] = res.Tokens.Input
+		prompts[size] = len(r.Messages[0].Text) + len(r.Messages[1].Text)
 	}
+	// The prompts differ only in the size's digits: 5120 and 5242880.
+	if d := prompts[5<<20] - prompts[5<<10]; d != len("5242880")-len("5120") {
+		t.Errorf("prompt bytes %d (5 KB) and %d (5 MB): they differ by %d, not by the size's 3 more digits", prompts[5<<10], prompts[5<<20], d)
+	}
+	t.Logf("prompt bytes (system + user): 5 KB attachment %d, 5 MB attachment %d", prompts[5<<10], prompts[5<<20])
 	small, large := tokens[5<<10], tokens[5<<20]
 	t.Logf("prompt tokens (stand-in estimate, bytes/4): 5 KB attachment %d, 5 MB attachment %d (%+.3f%%)", small, large, 100*float64(large-small)/float64(small))
 	if diff := math.Abs(float64(large-small)) / float64(small); diff > 0.01 {

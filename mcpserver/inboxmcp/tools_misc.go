@@ -36,7 +36,9 @@ type SecretList struct {
 // SecretSetArg sets a secret.
 type SecretSetArg struct {
 	Name  string `json:"name" jsonschema:"the name workflows use as ${{secrets.NAME}}: letters, digits, _ and -, starting with a letter" pattern:"^[A-Za-z][A-Za-z0-9_-]{0,63}$"`
-	Value string `json:"value" jsonschema:"the secret value; it is stored encrypted and never shown again" minLength:"1" maxLength:"65536"`
+	// Value is the secret's value; omitted, the secret keeps its value and
+	// only its destinations change.
+	Value string `json:"value,omitempty" jsonschema:"the secret value; it is stored encrypted and never shown again. Omit it to change only the destinations of an existing secret" maxLength:"65536"`
 	// Destinations, when given, replace the hosts the secret may be sent
 	// to; omitted, a secret keeps the ones it had.
 	Destinations []string `json:"destinations,omitempty" jsonschema:"the only hosts workflows may send this secret to, in a URL, header, body or form: host names such as erp.example.com, *.example.com for every host below a domain, host:port; [\"*\"] for any host. Omit to keep the secret's current destinations; a new secret whose value is a URL is bound to that URL's host" maxItems:"50"`
@@ -108,15 +110,15 @@ func (p *Product) secretsSet(ctx context.Context, c *mcpserver.Caller, in Secret
 	if !secretNameRe.MatchString(in.Name) {
 		return SecretName{}, mcpserver.Errorf("invalid_arguments", "secret names are 1-64 letters, digits, _ or -, starting with a letter")
 	}
-	if in.Value == "" {
-		return SecretName{}, mcpserver.Errorf("invalid_arguments", "value is required")
-	}
 	all, err := p.opts.Store.RevealSecrets(ctx, c.Workspace)
 	if err != nil {
 		return SecretName{}, err
 	}
 	destName := inbox.DestinationsSecretName(in.Name)
 	_, existed := all[in.Name]
+	if in.Value == "" && (in.Destinations == nil || !existed) {
+		return SecretName{}, mcpserver.Errorf("invalid_arguments", "value is required, unless destinations are given for an existing secret")
+	}
 	switch {
 	case in.Destinations != nil:
 		if len(in.Destinations) == 0 {
@@ -143,10 +145,12 @@ func (p *Product) secretsSet(ctx context.Context, c *mcpserver.Caller, in Secret
 			delete(all, destName)
 		}
 	}
-	if err := p.opts.Store.SetSecret(ctx, c.Workspace, in.Name, in.Value); err != nil {
-		return SecretName{}, err
+	if in.Value != "" {
+		if err := p.opts.Store.SetSecret(ctx, c.Workspace, in.Name, in.Value); err != nil {
+			return SecretName{}, err
+		}
+		all[in.Name] = in.Value
 	}
-	all[in.Name] = in.Value
 	_, policy := inbox.SecretsPolicy(all)
 	out := secretName(in.Name, p.now().UTC(), all, policy)
 	payload := map[string]string{"name": in.Name}

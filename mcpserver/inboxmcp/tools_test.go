@@ -451,11 +451,20 @@ func TestSecretDestinations(t *testing.T) {
 	if s := list()["PAY_TOKEN"]; strings.Join(s.Destinations, " ") != "pay.example.com *.pay.example.com:8443" {
 		t.Errorf("a refused secrets_set changed the destinations: %+v", s)
 	}
+	// Destinations alone, for a secret set before they existed.
+	r = h.Call(cs, "secrets_set", map[string]any{"name": "PLAIN", "destinations": []string{"plain.example"}})
+	all, _ := h.st.RevealSecrets(context.Background(), demo.Workspace)
+	if s := list()["PLAIN"]; r.IsError || strings.Join(s.Destinations, " ") != "plain.example" || all["PLAIN"] != "just-a-value" {
+		t.Errorf("destinations alone: %s %+v (value %q)", textOf(r), s, all["PLAIN"])
+	}
+	if r := h.Call(cs, "secrets_set", map[string]any{"name": "NOPE", "destinations": []string{"a.example"}}); !r.IsError || !strings.Contains(textOf(r), "value is required") {
+		t.Errorf("destinations alone for a secret that does not exist: %s", textOf(r))
+	}
 	yesCS := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(yesCS, "secrets_delete", map[string]any{"name": "PAY_TOKEN"}); r.IsError {
 		t.Fatalf("secrets_delete: %s", textOf(r))
 	}
-	all, _ := h.st.RevealSecrets(context.Background(), demo.Workspace)
+	all, _ = h.st.RevealSecrets(context.Background(), demo.Workspace)
 	if _, left := all[inbox.DestinationsSecretName("PAY_TOKEN")]; left {
 		t.Error("the destinations outlived their secret")
 	}
