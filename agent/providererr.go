@@ -139,4 +139,6 @@ func (pe providerError) codes() string {
 }
 
 // retryDelayText is a Gemini retryDelay for people.
-func retryDelayText(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s" }
+func retryDelayText(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}

@@ -478,7 +478,9 @@ func (ru *run) firstRequest() (request, error) {
 
 // formatKey names the endpoint and model a learned response format is
 // kept under.
-func (ru *run) formatKey() string { return ru.endpoint.BaseURL + "\x00" + ru.endpoint.modelName(ru.model.ID) }
+func (ru *run) formatKey() string {
+	return ru.endpoint.BaseURL + "\x00" + ru.endpoint.modelName(ru.model.ID)
+}
 
 // formatRank orders the response formats from the richest.
 func formatRank(f string) int {

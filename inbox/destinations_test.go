@@ -11,7 +11,7 @@ import (
 // destinations record binds its secret to nothing.
 func TestSecretsPolicy(t *testing.T) {
 	all := map[string]string{
-		"FINANCE_TOKEN": "tok-1",
+		"FINANCE_TOKEN":                         "tok-1",
 		DestinationsSecretName("FINANCE_TOKEN"): EncodeDestinations(egress.MustParseList("erp.example.com")),
 		"SLACK_WEBHOOK_URL":                     "https://hooks.slack.com/services/T/B/x",
 		"PLAIN":                                 "value",

@@ -35,7 +35,7 @@ type SecretList struct {
 
 // SecretSetArg sets a secret.
 type SecretSetArg struct {
-	Name  string `json:"name" jsonschema:"the name workflows use as ${{secrets.NAME}}: letters, digits, _ and -, starting with a letter" pattern:"^[A-Za-z][A-Za-z0-9_-]{0,63}$"`
+	Name string `json:"name" jsonschema:"the name workflows use as ${{secrets.NAME}}: letters, digits, _ and -, starting with a letter" pattern:"^[A-Za-z][A-Za-z0-9_-]{0,63}$"`
 	// Value is the secret's value; omitted, the secret keeps its value and
 	// only its destinations change.
 	Value string `json:"value,omitempty" jsonschema:"the secret value; it is stored encrypted and never shown again. Omit it to change only the destinations of an existing secret" maxLength:"65536"`

@@ -442,7 +442,7 @@ func TestSecretDestinations(t *testing.T) {
 	}
 	for want, args := range map[string]map[string]any{
 		`destination "https://pay.example.com"`: {"name": "PAY_TOKEN", "value": "x", "destinations": []string{"https://pay.example.com"}},
-		"destinations is empty":                   {"name": "PAY_TOKEN", "value": "x", "destinations": []string{}},
+		"destinations is empty":                 {"name": "PAY_TOKEN", "value": "x", "destinations": []string{}},
 	} {
 		if r := h.Call(cs, "secrets_set", args); !r.IsError || !strings.Contains(textOf(r), want) {
 			t.Errorf("secrets_set %v: %s", args, textOf(r))
