@@ -94,6 +94,12 @@ type HTTP struct {
 	// names only); AllowedOrigins the browser Origins (default: pages of
 	// an allowed host).
 	AllowedHosts, AllowedOrigins []string
+	// TLS, when set, serves HTTPS (and the default public URL is
+	// https://ADDR).
+	TLS *TLS
+	// OAuth says how /mcp accepts OAuth tokens (nil: the embedded
+	// authorization server, when the public URL is https or loopback).
+	OAuth *OAuth
 }
 
 // Stdio serves MCP on In and Out (standard input and output) for one

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
@@ -37,6 +39,14 @@ type service interface {
 type httpServer struct {
 	cfg HTTP
 	ln  net.Listener
+	// scheme is "https" with TLS, else "http".
+	scheme string
+	// auth makes /mcp a protected resource, open are the authorization
+	// server's cross-origin routes, authNote says why OAuth is off (see
+	// setupAuth).
+	auth     *mcpserver.ResourceAuth
+	open     map[string]http.Handler
+	authNote string
 }
 
 func (h *httpServer) name() string { return "http" }
@@ -46,21 +56,36 @@ func (h *httpServer) listen(a *assembly) error {
 	if err != nil {
 		return err
 	}
-	h.ln = ln
 	a.closers = append(a.closers, func() { ln.Close() })
+	h.scheme = "http"
+	if h.cfg.TLS != nil {
+		cfg, err := h.cfg.TLS.tlsConfig(a.cfg.StorePath)
+		if err != nil {
+			return err
+		}
+		ln, h.scheme = tls.NewListener(ln, cfg), "https"
+	}
+	h.ln = ln
 	a.publicURL = h.cfg.PublicURL
 	if a.publicURL == "" {
-		a.publicURL = "http://" + ln.Addr().String()
+		a.publicURL = h.scheme + "://" + ln.Addr().String()
 	}
 	addPlayground(a.handlers)
-	return nil
+	h.cfg.AllowedHosts = defaultHosts(h.cfg, a.publicURL)
+	return h.setupAuth(a)
 }
 
 func (h *httpServer) addr() net.Addr { return h.ln.Addr() }
 
 func (h *httpServer) announce(w io.Writer) {
-	fmt.Fprintf(w, "serving MCP on http://%s/mcp\n", h.ln.Addr())
-	fmt.Fprintln(w, playgroundNote("http://"+h.ln.Addr().String()))
+	fmt.Fprintf(w, "serving MCP on %s://%s/mcp\n", h.scheme, h.ln.Addr())
+	fmt.Fprintln(w, playgroundNote(h.scheme+"://"+h.ln.Addr().String()))
+	if h.auth != nil {
+		fmt.Fprintf(w, "OAuth: %s is a protected resource of %s\n", h.auth.Resource, strings.Join(h.auth.AuthorizationServers, ", "))
+	}
+	if h.authNote != "" {
+		fmt.Fprintln(w, h.authNote)
+	}
 	if tcp, ok := h.ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && len(h.cfg.AllowedHosts) == 0 {
 		fmt.Fprintln(w, "note: only loopback Host names are accepted; pass -allowed-host NAME for the names clients use to reach this address")
 	}
@@ -72,6 +97,8 @@ func (h *httpServer) serve(ctx context.Context, a *assembly) error {
 			AllowedHosts:   h.cfg.AllowedHosts,
 			AllowedOrigins: h.cfg.AllowedOrigins,
 			Extra:          a.handlers,
+			Auth:           h.auth,
+			OpenRoutes:     h.open,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

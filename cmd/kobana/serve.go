@@ -63,9 +63,11 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	var h server.HTTP
 	var hosts, origins listFlag
 	fs.StringVar(&h.Addr, "http", "", "serve Streamable HTTP on this address, e.g. 127.0.0.1:8080")
-	fs.StringVar(&h.PublicURL, "public-url", "", "base URL clients reach this server at, for signed download links (default http://ADDR)")
+	fs.StringVar(&h.PublicURL, "public-url", "", "base URL clients reach this server at (a TLS proxy's https://HOST): what signed download links and the OAuth metadata name (default http(s)://ADDR)")
 	fs.Var(&hosts, "allowed-host", "Host header value accepted on HTTP (repeatable; default: loopback names only)")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted on HTTP (repeatable; default: pages of an allowed host)")
+	var authf authFlags
+	authf.register(fs)
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
 	in := server.Intake{Domain: intake.DefaultMailDomain, MaxMessageBytes: intake.DefaultMaxMessageBytes}
 	var certFile, keyFile string
@@ -108,6 +110,9 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		f.cfg.HTTP = &h
 	} else if h.PublicURL != "" || len(hosts) > 0 || len(origins) > 0 {
 		return fail("-public-url, -allowed-host and -allowed-origin need -http ADDR")
+	}
+	if err := authf.apply(f.cfg.HTTP); err != nil {
+		return fail("%v", err)
 	}
 	if *stdio {
 		f.cfg.Stdio = &server.Stdio{Token: c.getenv("KOBANA_TOKEN"), In: c.Stdin, Out: c.Stdout}
