@@ -449,3 +449,36 @@ func TestLintedWithTheWorkspace(t *testing.T) {
 		t.Error("the prompt does not tell the model where FINANCE_TOKEN may go")
 	}
 }
+
+// TestTransientFailures: what may pass — an outage after the runner's
+// retries, a rate limit, a timeout, no endpoint — is marked transient, for
+// the pipeline to try the e-mail again later; what would fail the same way
+// is not.
+func TestTransientFailures(t *testing.T) {
+	for name, c := range map[string]struct {
+		reply     standin.Reply
+		transient bool
+	}{
+		"outage":         {standin.Error(503, "unavailable", "overloaded"), true},
+		"rate limited":   {standin.RateLimited(600), true},
+		"quota":          {standin.Error(429, "insufficient_quota", "You exceeded your current quota"), true},
+		"context length": {standin.Error(400, "context_length_exceeded", "too long"), false},
+		"bad key":        {standin.Error(401, "invalid_api_key", "bad key"), false},
+		"refusal":        {standin.Reply{Refusal: "no"}, false},
+		"invalid":        {standin.Answer(`{"workflow": 1}`), false},
+		"event stream":   {standin.Reply{Stream: true}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, standin.Always(c.reply))
+			res := h.run(t, invoiceInput(t))
+			if res.Status != inbox.RunFailed || res.IsTransient() != c.transient {
+				t.Errorf("%s %s transient %v, want %v (%s)", res.Status, res.Cause, res.IsTransient(), c.transient, res.Error)
+			}
+		})
+	}
+	r := &Runner{}
+	res, _ := r.RunAgent(t.Context(), invoiceInput(t))
+	if res.Cause != inbox.CauseModelUnavailable || !res.IsTransient() {
+		t.Errorf("no endpoint: %s transient %v", res.Cause, res.IsTransient())
+	}
+}

@@ -129,7 +129,9 @@ func (r *Runner) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Agent
 	}
 	ep, ok := r.Config.Endpoint(m.Provider)
 	if !ok {
-		return failed(inbox.CauseModelUnavailable, fmt.Sprintf("no model endpoint is configured for %s (model %s): start the server with -model-base-url or -agents-config", m.Provider, m.ID)), nil
+		res := failed(inbox.CauseModelUnavailable, fmt.Sprintf("no model endpoint is configured for %s (model %s): start the server with -model-base-url or -agents-config", m.Provider, m.ID))
+		res.Transient = true // the operator may configure one
+		return res, nil
 	}
 	settings := in.Agent.Settings
 	ru := &run{r: r, in: in, model: m, endpoint: ep, timeout: settings.Timeout(),
@@ -171,6 +173,10 @@ func (ru *run) converse(ctx context.Context) {
 		ru.res.ResponseFormat = req.format
 		if f != nil {
 			ru.fail(f.cause, f.msg)
+			// An outage, a rate or a quota, a timeout: the e-mail may be
+			// tried again later (the pipeline's schedule); the rest would
+			// fail the same way.
+			ru.res.Transient = f.retry || f.cause == inbox.CauseModelTimeout || f.cause == inbox.CauseRateLimited
 			return
 		}
 		ru.res.Tokens = ru.res.Tokens.Add(ans.tokens)

@@ -108,6 +108,25 @@ type AgentResult struct {
 	ResponseFormat string
 	// Thinking is what the model wrote before its answer, clipped.
 	Thinking string
+	// Transient says a failure may not recur: an outage of the provider
+	// (after the runner's own retries), a rate or quota limit, a timeout,
+	// no endpoint configured. The pipeline tries such an e-mail again on
+	// its schedule; IsTransient also counts the causes that are.
+	Transient bool
+}
+
+// IsTransient reports whether a failed run may succeed if tried later:
+// the runner said so, or its cause is one that passes (model_unavailable,
+// rate_limited, model_timeout).
+func (r AgentResult) IsTransient() bool {
+	if r.Status != RunFailed {
+		return false
+	}
+	switch r.Cause {
+	case CauseModelUnavailable, CauseRateLimited, CauseModelTimeout:
+		return true
+	}
+	return r.Transient
 }
 
 // AgentRunner runs an agent on an e-mail. A failure of the model is a
