@@ -32,12 +32,7 @@ type Options struct {
 // CompileWith is Compile with what is known of the workspace the document
 // will run in.
 func CompileWith(doc []byte, opts Options) (*Plan, Diagnostics) {
-	c := &compiler{doc: doc, opts: opts}
-	plan := c.compile()
-	ds := c.finish()
-	if ds.HasErrors() {
-		return nil, ds
-	}
+	plan, ds, _ := ReadWith(doc, opts)
 	return plan, ds
 }
 

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
@@ -64,6 +67,7 @@ type EventList struct {
 // ValidateArg is the input of workflows_validate.
 type ValidateArg struct {
 	Document string `json:"document" jsonschema:"the agent output to check, as JSON text: {\"result\": …, \"workflow\": [steps]}" minLength:"1" maxLength:"1048576"`
+	AgentID  string `json:"agent_id,omitempty" jsonschema:"check it as this agent's answer: with the agent's egress list (the workspace's secret names and destinations always apply)" pattern:"^agt_[A-Za-z0-9_-]{1,64}$"`
 }
 
 // Validation is the output of workflows_validate.
@@ -214,9 +218,48 @@ func (p *Product) workflowsValidate(ctx context.Context, c *mcpserver.Caller, in
 	if err := required("document", in.Document); err != nil {
 		return Validation{}, err
 	}
-	diags, ok := p.opts.Lint([]byte(in.Document))
-	if len(diags) == 0 {
-		diags = json.RawMessage("[]")
+	// The linter the agents' answers are checked with, under the name the
+	// agents' repair rounds use and with what they know of the workspace:
+	// what an author sees is what an agent is told.
+	names, pol, err := p.workspacePolicy(ctx, c.Workspace, in.AgentID)
+	if err != nil {
+		return Validation{}, err
 	}
-	return Validation{OK: ok, Diagnostics: diags}, nil
+	r := lint.Check(answerFile, []byte(in.Document), lint.Options{SecretNames: names, Policy: pol})
+	ds := r.Diagnostics
+	if ds == nil {
+		ds = compile.Diagnostics{}
+	}
+	b, err := json.Marshal(ds)
+	if err != nil {
+		return Validation{}, err
+	}
+	return Validation{OK: r.Errors() == 0, Diagnostics: b}, nil
 }
+
+// workspacePolicy is what a workspace's runs are checked with: its
+// secret names, sorted, and where requests may go — its secrets'
+// destinations and, for an agent, its egress list.
+func (p *Product) workspacePolicy(ctx context.Context, ws, agentID string) ([]string, *egress.Policy, error) {
+	all, err := p.opts.Store.RevealSecrets(ctx, ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	user, pol := inbox.SecretsPolicy(all)
+	names := make([]string, 0, len(user))
+	for n := range user {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if agentID != "" {
+		ag, err := p.getAgent(ctx, ws, agentID)
+		if err != nil {
+			return nil, nil, err
+		}
+		pol = inbox.RunPolicy(pol, ag)
+	}
+	return names, pol, nil
+}
+
+// answerFile is the name a document is linted under: an agent's answer.
+const answerFile = "answer.json"

