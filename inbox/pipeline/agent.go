@@ -71,7 +71,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	if msg != nil {
 		defer msg.Close()
 	}
-	secrets, err := p.userSecrets(ctx, a.Workspace)
+	secrets, policy, err := p.userSecrets(ctx, a.Workspace)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,8 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		}
 	}
 	started := p.now()
-	res, err := p.cfg.Agents.RunAgent(ctx, inbox.AgentInput{Workspace: ws, Inbox: ib, Agent: ag, Email: e, Message: msg, SecretNames: names, Previous: prev})
+	res, err := p.cfg.Agents.RunAgent(ctx, inbox.AgentInput{Workspace: ws, Inbox: ib, Agent: ag, Email: e, Message: msg, SecretNames: names,
+		Policy: inbox.RunPolicy(policy, ag), Previous: prev})
 	if err != nil {
 		if job.Attempt < job.MaxAttempts {
 			p.log.Warn("pipeline: the agent could not run; the job will be retried", "workspace", a.Workspace, "email", e.ID, "attempt", job.Attempt, "err", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
@@ -199,17 +200,15 @@ func resumeRunID(a queue.WorkflowArgs) string {
 	return stableID("wrun", a.Workspace, a.AgentRunID, a.ResumeOf, a.Request)
 }
 
-// userSecrets returns the workspace's secrets a workflow may use: not the
-// platform's own (webhook signing secrets).
-func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]string, error) {
-	secrets, err := p.cfg.Store.RevealSecrets(ctx, ws)
+// userSecrets returns the workspace's secrets a workflow may use — not the
+// platform's own (webhook signing secrets) — and where they may go
+// (inbox.SecretsPolicy: each secret's destinations, a URL secret bound to
+// its host).
+func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]string, *egress.Policy, error) {
+	all, err := p.cfg.Store.RevealSecrets(ctx, ws)
 	if err != nil {
-		return nil, fmt.Errorf("reading the secrets of workspace %s: %w", ws, err)
+		return nil, nil, fmt.Errorf("reading the secrets of workspace %s: %w", ws, err)
 	}
-	for name := range secrets {
-		if !inbox.IsUserSecret(name) {
-			delete(secrets, name)
-		}
-	}
-	return secrets, nil
+	user, policy := inbox.SecretsPolicy(all)
+	return user, policy, nil
 }
