@@ -122,6 +122,7 @@ func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) (AgentRu
 // when it succeeded, failed (with the run's cause) otherwise.
 func (e *Email) ApplyRun(run AgentRun) {
 	e.AgentRunID, e.WorkflowRunID = run.ID, run.WorkflowRunID
+	e.NextAttemptAt = time.Time{}
 	e.Status, e.StatusDetail = EmailProcessed, ""
 	if run.Status != RunSucceeded {
 		e.Status, e.StatusDetail = EmailFailed, string(run.Cause)

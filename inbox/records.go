@@ -234,6 +234,11 @@ type Email struct {
 	StatusDetail  string    `json:"status_detail,omitempty"`
 	AgentRunID    string    `json:"agent_run_id,omitempty"`
 	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
+	// NextAttemptAt, on a pending e-mail, is when its agent runs again: its
+	// last run failed for a cause that may pass (the model was unavailable,
+	// rate-limited or did not answer in time), and the pipeline's schedule
+	// tries it again (StatusDetail says why).
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
 	ReceivedAt    time.Time `json:"received_at"`
 	// Purged is set when retention deleted the raw message: the record stays,
 	// its attachments can no longer be read. PurgedAt says when.
@@ -428,6 +433,12 @@ type AgentRun struct {
 	Tokens Tokens          `json:"tokens"`
 	// CostUSD is what the run's tokens cost on its model (Cost).
 	CostUSD float64 `json:"cost_usd"`
+	// Retry counts the runs before this one that the pipeline's schedule
+	// tried again after a cause that may pass; 0 for the first.
+	Retry int `json:"retry,omitempty"`
+	// NextAttemptAt, on a run that failed for such a cause, is when the
+	// pipeline runs the agent on the e-mail again; zero when it will not.
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
 	// UsageUnknown says some answer came without usage: Tokens and
 	// CostUSD count only the answers that reported theirs.
 	UsageUnknown bool `json:"usage_unknown,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -56,6 +57,15 @@ type Config struct {
 	// vary, so that deliveries failing together do not retry together;
 	// zero means DefaultWebhookJitter, a negative value none.
 	WebhookJitter float64
+	// AgentRetrySchedule is the delay before each new run of an e-mail's
+	// agent after a run that failed for a cause that may pass
+	// (inbox.AgentResult.IsTransient: the model unavailable, rate-limited,
+	// not answering in time, failing after the runner's own retries), the
+	// first entry after the first run, each varied like the webhook
+	// schedule by WebhookJitter; nil means DefaultAgentRetrySchedule, an
+	// empty schedule fails such an e-mail at once. Every run is recorded,
+	// and the e-mail stays pending with its next attempt's time.
+	AgentRetrySchedule []time.Duration
 	// RetentionEvery is how often raw messages past their workspace's
 	// retention are purged (default one hour; the first run is at start).
 	RetentionEvery time.Duration
@@ -80,6 +90,8 @@ type Pipeline struct {
 	executor *executor.Executor
 	webhooks *http.Client
 	schedule []time.Duration
+	// agentSchedule is AgentRetrySchedule with its default.
+	agentSchedule []time.Duration
 }
 
 // New checks cfg and registers the stages' workers and, when the queue
@@ -104,6 +116,11 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("pipeline: Config.WebhookSchedule[%d] is %v; retry delays must be positive", i, d)
 		}
 	}
+	for i, d := range cfg.AgentRetrySchedule {
+		if d <= 0 {
+			return nil, fmt.Errorf("pipeline: Config.AgentRetrySchedule[%d] is %v; retry delays must be positive", i, d)
+		}
+	}
 	p := &Pipeline{cfg: cfg, repo: inbox.NewRepo(cfg.Store), log: cfg.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -120,6 +137,10 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if len(p.schedule) > queue.WebhookMaxAttempts-1 {
 		p.schedule = p.schedule[:queue.WebhookMaxAttempts-1]
+	}
+	p.agentSchedule = cfg.AgentRetrySchedule
+	if p.agentSchedule == nil {
+		p.agentSchedule = DefaultAgentRetrySchedule
 	}
 	if p.cfg.WebhookJitter == 0 {
 		p.cfg.WebhookJitter = DefaultWebhookJitter
@@ -187,6 +208,9 @@ func stableID(prefix string, parts ...string) string {
 
 // agentRunID is the id of the agent run an AgentArgs job creates.
 func agentRunID(a queue.AgentArgs) string {
+	if a.Retry > 0 {
+		return stableID("arun", a.Workspace, a.EmailID, a.Request, "retry", strconv.Itoa(a.Retry))
+	}
 	return stableID("arun", a.Workspace, a.EmailID, a.Request)
 }
 
