@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/agent/prompt"
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/inbox"
 )
 
@@ -501,20 +502,25 @@ func TestCost(t *testing.T) {
 }
 
 // TestValidateIsTheToolsLinter checks the repair loop's text and the
-// workflows_validate tool's JSON come from one call: the same
-// diagnostics, each line of the text naming one of them.
+// workflows_validate tool's JSON come from one call, lint.Check with the
+// workspace's options: the same diagnostics, each line of the text naming
+// one of them.
 func TestValidateIsTheToolsLinter(t *testing.T) {
+	opts := lint.Options{SecretNames: []string{"FINANCE_TOKEN"}}
 	for _, doc := range []string{misspelt, repaired, seedAnswer, `{"workflow": [{"type": "request", "url": "ftp://x", "method": "post"}]}`, `{`, ``} {
-		v := Validate([]byte(doc))
-		js, ok := LintJSON([]byte(doc))
-		if string(js) != string(v.JSON()) || ok != v.OK() {
-			t.Errorf("LintJSON and Validate disagree on %q", doc)
+		v := ValidateWith([]byte(doc), opts)
+		r := lint.Check(AnswerFile, []byte(doc), opts)
+		if r.OK() != v.OK() {
+			t.Errorf("lint.Check and ValidateWith disagree on %q", doc)
 		}
 		var ds compile.Diagnostics
-		if err := json.Unmarshal(js, &ds); err != nil {
+		if err := json.Unmarshal(v.JSON(), &ds); err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(compile.Lint([]byte(doc)), ds, cmpopts.EquateEmpty()); d != "" {
+		if d := cmp.Diff([]compile.Diagnostic(r.Diagnostics), []compile.Diagnostic(ds), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("the tool's diagnostics are not the repair loop's (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(compile.LintWith([]byte(doc), opts), ds, cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("the tool's diagnostics are not the compiler's (-want +got):\n%s", d)
 		}
 		text := v.Text()

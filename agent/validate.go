@@ -13,9 +13,9 @@ import (
 const AnswerFile = "answer.json"
 
 // Validation is what the platform's workflow linter says about an agent's
-// answer. It is the one call path behind both the repair loop (which sends
-// Text to the model) and the workflows_validate tool (which returns JSON to
-// an author), so what an agent is told and what an author sees agree.
+// answer: lint.Check's report, the call the workflows_validate tool makes
+// too (returning JSON to an author) while the repair loop sends Text to the
+// model, so what an agent is told and what an author sees agree.
 type Validation struct {
 	// Report is the linter's report on the answer.
 	Report lint.Report
@@ -73,13 +73,6 @@ func (v Validation) JSON() json.RawMessage {
 		return json.RawMessage("[]")
 	}
 	return b
-}
-
-// LintJSON is Validate for the workflows_validate tool: the diagnostics as
-// JSON and whether the workflow may run.
-func LintJSON(doc []byte) (diagnostics json.RawMessage, ok bool) {
-	v := Validate(doc)
-	return v.JSON(), v.OK()
 }
 
 // unfence returns the document inside an answer wrapped in a Markdown code
