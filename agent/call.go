@@ -97,8 +97,6 @@ type failure struct {
 	formatRefused bool
 }
 
-func (f *failure) Error() string { return f.msg }
-
 // MaxResponseBytes is the most bytes of a provider's answer the runner
 // reads; a longer one fails the request as provider_error. A complete
 // answer is a few kilobytes, an error body less.

@@ -16,6 +16,7 @@ func target(t *testing.T, u string) Target {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"ERP.Example.COM.":         "erp.example.com",
 		" erp.example.com:8443 ":   "erp.example.com:8443",
@@ -59,6 +60,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestMatches(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		pattern, url string
 		want         bool
@@ -90,6 +92,7 @@ func TestMatches(t *testing.T) {
 }
 
 func TestBindURL(t *testing.T) {
+	t.Parallel()
 	d, ok := BindURL("https://hooks.slack.com/services/T000/B000/XXXX")
 	if !ok || d.String() != "hooks.slack.com" {
 		t.Errorf("BindURL of a webhook URL = %v, %v", d, ok)
@@ -106,6 +109,7 @@ func TestBindURL(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	egress := MustParseList("erp.example.com", "hooks.slack.com")
 	p := &Policy{
 		Secrets:  map[string]Destinations{"FINANCE_TOKEN": MustParseList("erp.example.com")},
@@ -158,6 +162,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
+	t.Parallel()
 	p, err := ParsePolicy([]byte(`{"secrets": {"FINANCE_TOKEN": ["ERP.example.com"]}, "egress": []}`))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/kobana/workflow/egress"
@@ -24,9 +23,6 @@ const (
 )
 
 var formats = [...]string{"text", "json", "sarif"}
-
-// Formats returns the output formats of the command line, as a new slice.
-func Formats() []string { return slices.Clone(formats[:]) }
 
 // CLI is the validate-workflow command line, shared by the validate-workflow
 // program and `kobana validate`.

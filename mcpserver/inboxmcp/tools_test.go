@@ -46,6 +46,7 @@ func snapshotTools(t *testing.T, role string) string {
 // Every era and transport shows each role the tools of its snapshot, and a
 // read-only token of an owner sees exactly what a viewer sees.
 func TestToolSetsByRoleAndScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	readTools, ownerTools := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	for _, era := range eras {
@@ -69,6 +70,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 }
 
 func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", yes)
 	for tool, args := range map[string]map[string]any{
@@ -94,6 +96,7 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 }
 
 func TestInboxLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var ib inbox.Inbox
@@ -154,6 +157,7 @@ func TestInboxLifecycle(t *testing.T) {
 }
 
 func TestListsFilterAndPage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var runs inboxmcp.AgentRunList
@@ -220,6 +224,7 @@ func TestListsFilterAndPage(t *testing.T) {
 
 // No tool output, resource or prompt ever carries a secret value.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
@@ -280,6 +285,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 }
 
 func TestWebhookCreateTestReplay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var created inboxmcp.WebhookSecret
@@ -319,6 +325,7 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 }
 
 func TestWorkflowsValidate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var v inboxmcp.Validation
@@ -348,6 +355,7 @@ func TestWorkflowsValidate(t *testing.T) {
 // Records created in the same instant (the test clock is frozen) page
 // without loss or repetition.
 func TestPagingWithEqualTimestamps(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	for _, lp := range []string{"a", "b", "c", "d", "e"} {
@@ -381,6 +389,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
 	if r := h.Call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
@@ -406,6 +415,7 @@ func TestPlanLimits(t *testing.T) {
 // Deleting an e-mail deletes its raw message where the product keeps it
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
@@ -424,6 +434,7 @@ func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 // keeps the destinations; deleting the secret deletes them, so a new
 // secret of the same name starts unbound.
 func TestSecretDestinations(t *testing.T) {
+	t.Parallel()
 	// The demo binds ERP_TOKEN to the ERP, and its chat webhook URL is
 	// bound to its own host.
 	{
@@ -509,6 +520,7 @@ func TestSecretDestinations(t *testing.T) {
 // list when asked as that agent's answer — what the agent's repair rounds
 // are told.
 func TestValidateWithTheWorkspace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2025-11-25", nil)
 	codes := func(args map[string]any) []string {
