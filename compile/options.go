@@ -120,10 +120,14 @@ func (s *Step) LiteralTarget() (egress.Target, bool) {
 		}
 		text = first.Literal
 		i := strings.Index(text, "://")
-		if i < 0 || strings.IndexAny(text[i+3:], "/?#") < 0 {
+		if i < 0 {
 			return egress.Target{}, false
 		}
-		text = text[:i+3+strings.IndexAny(text[i+3:], "/?#")]
+		end := strings.IndexAny(text[i+3:], "/?#")
+		if end < 0 {
+			return egress.Target{}, false // a placeholder may still add to the host
+		}
+		text = text[:i+3+end]
 	}
 	live, _, err := sendurl.Build(text, nil)
 	if err != nil {
