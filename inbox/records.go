@@ -230,10 +230,10 @@ type Email struct {
 	SizeBytes int         `json:"size_bytes"`
 	// Status is one of the Email* constants; StatusDetail says why an e-mail
 	// failed (the agent run's cause) or was rejected (the Rejection).
-	Status        string    `json:"status"`
-	StatusDetail  string    `json:"status_detail,omitempty"`
-	AgentRunID    string    `json:"agent_run_id,omitempty"`
-	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
+	Status        string `json:"status"`
+	StatusDetail  string `json:"status_detail,omitempty"`
+	AgentRunID    string `json:"agent_run_id,omitempty"`
+	WorkflowRunID string `json:"workflow_run_id,omitempty"`
 	// NextAttemptAt, on a pending e-mail, is when its agent runs again: its
 	// last run failed for a cause that may pass (the model was unavailable,
 	// rate-limited or did not answer in time), and the pipeline's schedule

@@ -353,8 +353,8 @@ type scripted struct {
 	// results are answered first, one per call, before result or output.
 	results []inbox.AgentResult
 	errs    int // errors to return before answering
-	calls  int
-	inputs []inbox.AgentInput
+	calls   int
+	inputs  []inbox.AgentInput
 }
 
 func agentAnswering(doc string) *scripted { return &scripted{output: json.RawMessage(doc)} }
