@@ -198,3 +198,34 @@ func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIWithTheWorkspace: -secrets-names and -policy read the files
+// beside the examples that need them, and the rules they enable report;
+// without them the same documents pass; an unreadable policy is a usage
+// error that says where.
+func TestCLIWithTheWorkspace(t *testing.T) {
+	t.Parallel()
+	base := func(code string) string { return filepath.Join(invalidDir, code) }
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"-secrets-names", base(compile.CodeUnknownSecret) + ".secrets", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitProblems, "[" + compile.CodeUnknownSecret + "]"},
+		{[]string{"-policy", base(compile.CodeSecretDestination) + ".policy", base(compile.CodeSecretDestination) + ".json"}, lint.ExitProblems, "[" + compile.CodeSecretDestination + "]"},
+		{[]string{base(compile.CodeSecretDestination) + ".json", base(compile.CodeEgressDenied) + ".json", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitOK, "0 errors"},
+	} {
+		var out, errOut bytes.Buffer
+		c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+		if got := c.Run(tc.args); got != tc.want || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, got, tc.want, tc.says, out.String(), errOut.String())
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(bad, []byte(`{"egress": ["https://a.example"]}`), 0o600)
+	var out, errOut bytes.Buffer
+	c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+	if got := c.Run([]string{"-policy", bad, base(compile.CodeEgressDenied) + ".json"}); got != lint.ExitUsage || !strings.Contains(errOut.String(), "-policy: "+bad+": egress: [0]: destination") {
+		t.Errorf("an unreadable policy: exit %d: %s", got, errOut.String())
+	}
+}
