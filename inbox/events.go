@@ -30,6 +30,9 @@ const (
 	EventEmailPurged = "email.purged"
 	// EventAgentRunFailed: an agent run ended in failure (see its cause).
 	EventAgentRunFailed = "agent_run.failed"
+	// EventAgentRunRetryScheduled: an agent run failed for a cause that
+	// may pass, and the agent runs on the e-mail again at next_attempt_at.
+	EventAgentRunRetryScheduled = "agent_run.retry_scheduled"
 	// EventWorkflowRunFailed: a workflow run had a step that failed or was skipped.
 	EventWorkflowRunFailed = "workflow_run.failed"
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
@@ -52,6 +53,12 @@ type Config struct {
 	// AgentRunner, when set, runs the Inbox's agents instead of the runner
 	// Agents configures.
 	AgentRunner inbox.AgentRunner
+	// AgentRetrySchedule is the delay before each new run of an e-mail's
+	// agent after a run that failed for a cause that may pass (the model
+	// unavailable, rate-limited, not answering in time): nil means
+	// pipeline.DefaultAgentRetrySchedule, an empty one fails such an
+	// e-mail at once.
+	AgentRetrySchedule []time.Duration
 	// Outbound is how the workflows' requests and the webhook deliveries
 	// reach the network (a dialer and TLS settings); the guard checks every
 	// connection it opens. The zero value dials each host as named.

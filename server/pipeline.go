@@ -103,9 +103,10 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
 			return intake.LoadIndex(ctx, a.store, workspace, emailID)
 		},
-		Executor: executor.Options{Guard: a.guard, Network: a.cfg.Outbound},
-		AppURL:   a.publicURL,
-		Logger:   a.log,
+		Executor:           executor.Options{Guard: a.guard, Network: a.cfg.Outbound},
+		AgentRetrySchedule: a.cfg.AgentRetrySchedule,
+		AppURL:             a.publicURL,
+		Logger:             a.log,
 	})
 	if err != nil {
 		return nil, err

@@ -59,6 +59,8 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	selected := fs.String("products", strings.Join(names, ","), "comma-separated products to serve: "+strings.Join(names, ", "))
 	var models agent.Flags
 	models.Register(fs)
+	var retries scheduleFlag
+	fs.Var(&retries, "agent-retry-schedule", "delays before each new run of an e-mail whose agent failed because the model was unavailable, rate-limited or slow, comma-separated, e.g. 1m,5m,15m,30m,1h,2h,4h,8h (the default), or none to fail such e-mail at once")
 
 	var h server.HTTP
 	var hosts, origins listFlag
@@ -101,6 +103,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		}
 	}
 	f.cfg.Guard = &guard.Guard{Allow: allow}
+	f.cfg.AgentRetrySchedule = retries.schedule()
 	if *verbose {
 		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
 	}

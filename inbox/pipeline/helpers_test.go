@@ -350,9 +350,11 @@ type scripted struct {
 	mu     sync.Mutex
 	output json.RawMessage
 	result inbox.AgentResult // when Status is set, answered instead of output
-	errs   int               // errors to return before answering
-	calls  int
-	inputs []inbox.AgentInput
+	// results are answered first, one per call, before result or output.
+	results []inbox.AgentResult
+	errs    int // errors to return before answering
+	calls   int
+	inputs  []inbox.AgentInput
 }
 
 func agentAnswering(doc string) *scripted { return &scripted{output: json.RawMessage(doc)} }
@@ -365,6 +367,11 @@ func (s *scripted) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Age
 	if s.errs > 0 {
 		s.errs--
 		return inbox.AgentResult{}, fmt.Errorf("the model provider is unreachable (scripted failure)")
+	}
+	if len(s.results) > 0 {
+		r := s.results[0]
+		s.results = s.results[1:]
+		return r, nil
 	}
 	if s.result.Status != "" {
 		return s.result, nil

@@ -92,7 +92,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	if err != nil {
 		return err
 	}
-	secrets, err := p.userSecrets(ctx, a.Workspace)
+	secrets, policy, err := p.userSecrets(ctx, a.Workspace)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	hit("workflow.start")
 	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
-		Journal: journal, Resume: resume}
+		Journal: journal, Resume: resume, Policy: inbox.RunPolicy(policy, rc.Agent)}
 	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
 	if journal.conflict {
 		// Another worker started this run (a job rescued while its first
