@@ -88,13 +88,11 @@ func (s *intakeService) listen(a *assembly) error {
 	if err != nil {
 		return err
 	}
-	if files, ok := st.keep.(intake.Files); ok {
-		now := time.Now()
-		if n, err := files.Sweep(a.ctx, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
-			return fmt.Errorf("sweeping %s: %w", st.dir, err)
-		} else if n > 0 {
-			a.log.Info("intake: removed what an earlier crash left", "files", n)
-		}
+	now := time.Now()
+	if n, err := intake.Sweep(a.ctx, st.raw, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
+		return fmt.Errorf("sweeping the raw messages: %w", err)
+	} else if n > 0 {
+		a.log.Info("intake: removed what an earlier crash left", "files", n)
 	}
 	s.queue = st.queue
 	checker := &senderauth.Checker{}
@@ -102,15 +100,15 @@ func (s *intakeService) listen(a *assembly) error {
 		checker.Resolver = senderauth.NewResolver(s.dnsServer)
 	}
 	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
-	rec := &intake.StoreRecorder{Store: a.store, Raw: st.keep, Queue: s.queue, Logger: a.log, Events: a.notify}
+	rec := &intake.StoreRecorder{Store: a.store, Raw: st.raw, Queue: s.queue, Logger: a.log, Events: a.notify}
 	if s.httpOn {
-		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.maxBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
+		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.maxBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.raw, checker)
 		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
 	}
 	if s.smtpAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.hostname, MaxMessageBytes: s.maxBytes, TLS: s.tlsConfig, Logger: a.log}, dir, rec, st.spooler, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.hostname, MaxMessageBytes: s.maxBytes, TLS: s.tlsConfig, Logger: a.log}, dir, rec, st.raw, checker)
 	if s.ln, err = net.Listen("tcp", s.smtpAddr); err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func (m *memRecorder) Record(ctx context.Context, d *intake.Delivery) ([]intake.
 	}
 	m.n++
 	id := fmt.Sprintf("eml_%04d", m.n)
-	if err := m.dir.Keep(ctx, d.Message, d.Recipients[0].Workspace, id); err != nil {
+	if err := m.dir.Keep(ctx, &mailstore.Incoming{Body: d.Message}, d.Recipients[0].Workspace, id); err != nil {
 		return nil, err
 	}
 	sum, err := d.Message.SHA256()

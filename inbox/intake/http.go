@@ -148,7 +148,6 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "empty_message", "the body is empty: post the raw message")
 		return
 	}
-	sp.StartSync() // the flush overlaps the sender checks and parsing
 	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		env.RemoteIP = net.ParseIP(host)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
@@ -20,52 +18,6 @@ import (
 	"github.com/kobana/workflow/store"
 )
 
-// RawStore keeps raw messages for the recorder: mailstore.Dir through
-// Files, mailstore.LargeObjects through LargeObjects.
-type RawStore interface {
-	// Prepare runs before the records' transaction: it may store the
-	// message durably under (workspace, emailID) and returns how to undo
-	// that if the transaction does not commit (nil: nothing to undo).
-	Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (undo func(context.Context) error, err error)
-	// KeepTx runs inside the records' transaction: it may store the message
-	// as part of it.
-	KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error
-}
-
-// Files keeps raw messages as files: durably before the transaction
-// (synced, linked into place, directory synced), deleted again if the
-// transaction fails.
-type Files struct{ Dir *mailstore.Dir }
-
-// Prepare implements RawStore.
-func (f Files) Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (func(context.Context) error, error) {
-	if err := f.Dir.Keep(ctx, sp, workspace, emailID); err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) error { return f.Dir.Delete(ctx, workspace, emailID) }, nil
-}
-
-// KeepTx implements RawStore: the file is already durable.
-func (Files) KeepTx(context.Context, store.Tx, *mailstore.Spool, string, string) error { return nil }
-
-// LargeObjects keeps raw messages as PostgreSQL large objects written in the
-// records' transaction (a store/pg transaction).
-type LargeObjects struct{ Objects *mailstore.LargeObjects }
-
-// Prepare implements RawStore: nothing happens before the transaction.
-func (LargeObjects) Prepare(context.Context, *mailstore.Spool, string, string) (func(context.Context) error, error) {
-	return nil, nil
-}
-
-// KeepTx implements RawStore.
-func (l LargeObjects) KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error {
-	ptx, ok := tx.(interface{ PgxTx() pgx.Tx })
-	if !ok {
-		return fmt.Errorf("intake: large objects need a PostgreSQL transaction, got %T", tx)
-	}
-	return l.Objects.KeepTx(ctx, ptx.PgxTx(), sp, workspace, emailID)
-}
-
 // StoreRecorder is the Recorder over the store: for each recipient it builds the
 // e-mail record (headers, body, attachments, sender checks), screens it with
 // the inbox's rules (inbox.Screen), and writes — in one transaction — the
@@ -73,7 +25,8 @@ func (l LargeObjects) KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spo
 // email.rejected) and, for an accepted e-mail, its agent job.
 type StoreRecorder struct {
 	Store store.Transactor
-	Raw   RawStore
+	// Raw keeps the raw messages (mailstore.Dir or mailstore.LargeObjects).
+	Raw   mailstore.Store
 	Queue *queue.Queue
 	// Events, when set, is called in the records' transaction with each
 	// event recorded (email.received, email.rejected): the pipeline's
@@ -141,7 +94,8 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 	// directory synced) while it is read and indexed and while the records
 	// are written: the two wait on different things (the disk, the
 	// processor). The transaction commits only once the message is durable.
-	prep := r.prepare(ctx, d.Message, keys)
+	in := &mailstore.Incoming{Body: d.Message}
+	prep := r.prepare(ctx, in, keys)
 	base, readErr := r.read(d)
 	index := r.index(d)
 	for _, it := range items {
@@ -193,7 +147,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 			if e.Status == inbox.EmailRejected && it.reason == "" {
 				it.reason, _, _ = strings.Cut(e.StatusDetail, ":")
 			}
-			if err := r.Raw.KeepTx(ctx, tx, d.Message, it.rcpt.Workspace, e.ID); err != nil {
+			if err := r.Raw.KeepTx(ctx, tx, in, it.rcpt.Workspace, e.ID); err != nil {
 				return err
 			}
 			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
@@ -262,12 +216,12 @@ type preparation struct {
 }
 
 // prepare starts storing the message under every key.
-func (r *StoreRecorder) prepare(ctx context.Context, sp *mailstore.Spool, keys []rawKey) *preparation {
+func (r *StoreRecorder) prepare(ctx context.Context, in *mailstore.Incoming, keys []rawKey) *preparation {
 	p := &preparation{done: make(chan struct{}), keys: keys}
 	go func() {
 		defer close(p.done)
 		for _, k := range keys {
-			undo, err := r.Raw.Prepare(ctx, sp, k.workspace, k.emailID)
+			undo, err := r.Raw.Prepare(ctx, in, k.workspace, k.emailID)
 			if err != nil {
 				p.err = fmt.Errorf("intake: storing the message for %s: %w", k.address, err)
 				return
@@ -383,39 +337,15 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// Sweep removes what a crash can leave behind with files, last touched
-// between two times (give before a margin: a message being received now is
-// kept before its records commit; after bounds the walk to recent files, so
-// a start does not look up every message ever kept — zero means no bound):
-// spool files of receipts that were cut off, and stored messages no e-mail
-// record names (the crash came between keeping the file and committing its
-// records; the sender was never told 250 and retries). It returns how many
-// files it removed.
-func (f Files) Sweep(ctx context.Context, records store.Records, after, before time.Time) (int, error) {
-	n, err := f.Dir.SweepSpool(before)
-	if err != nil {
-		return n, err
-	}
-	var orphans []mailstore.Stored
-	err = f.Dir.Walk(ctx, func(s mailstore.Stored) error {
-		if !s.Modified.Before(before) || s.Modified.Before(after) {
-			return nil
-		}
-		_, err := records.GetRecord(ctx, s.Workspace, inbox.KindEmail, s.ID)
+// Sweep removes what a crash can leave behind in raw (mailstore.Store's
+// Sweep): spools of receipts that were cut off and, with files, stored
+// messages no e-mail record names. It returns how many it removed.
+func Sweep(ctx context.Context, raw mailstore.Store, records store.Records, after, before time.Time) (int, error) {
+	return raw.Sweep(ctx, func(ctx context.Context, workspace, id string) (bool, error) {
+		_, err := records.GetRecord(ctx, workspace, inbox.KindEmail, id)
 		if errors.Is(err, store.ErrNotFound) {
-			orphans = append(orphans, s)
-			return nil
+			return false, nil
 		}
-		return err
-	})
-	if err != nil {
-		return n, fmt.Errorf("intake: looking for orphan messages: %w", err)
-	}
-	for _, s := range orphans {
-		if err := f.Dir.Delete(ctx, s.Workspace, s.ID); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+		return err == nil, err
+	}, after, before)
 }

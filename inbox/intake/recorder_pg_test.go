@@ -69,7 +69,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 			return nil
 		})
 	})
-	rec := &intake.StoreRecorder{Store: tx, Raw: intake.LargeObjects{Objects: objects}, Queue: q}
+	rec := &intake.StoreRecorder{Store: tx, Raw: objects, Queue: q}
 	dir := directory{"invoices@in.kobana.test": {Workspace: wsID, InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"}}
 	srv := intake.NewServer(intake.Config{}, dir, rec, objects, &senderauth.Checker{Resolver: noDNS{}})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

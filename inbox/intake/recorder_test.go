@@ -107,7 +107,7 @@ func startStore(t testing.TB) *storeEnv {
 	}
 	e := &storeEnv{t: t, st: st, dir: dir, q: q, dns: &txtResolver{txt: map[string][]string{}}, store: st}
 	e.rec = &intake.StoreRecorder{Store: transactorFunc(func(ctx context.Context, fn func(store.Tx) error) error { return e.store.WithTx(ctx, fn) }),
-		Raw: intake.Files{Dir: dir}, Queue: q}
+		Raw: dir, Queue: q}
 	dirx := directory{}
 	for k, v := range testInboxes {
 		v.Workspace = wsID
@@ -388,21 +388,20 @@ func TestFilesSweepRemovesOrphansOnly(t *testing.T) {
 	// A crash between keeping the file and committing: a file no record names.
 	sp, _ := e.dir.NewSpool(0)
 	sp.Write([]byte("orphan"))
-	if err := e.dir.Keep(ctx, sp, wsID, "eml_orphan"); err != nil {
+	if err := e.dir.Keep(ctx, &mailstore.Incoming{Body: sp}, wsID, "eml_orphan"); err != nil {
 		t.Fatal(err)
 	}
 	sp.Remove()
-	// A receipt cut off mid-DATA: a spool file.
+	// A large receipt cut off mid-DATA: a spool file.
 	cut, _ := e.dir.NewSpool(0)
-	cut.Write([]byte("partial"))
-	files := intake.Files{Dir: e.dir}
-	if n, err := files.Sweep(ctx, e.st, time.Time{}, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+	cut.Write(make([]byte, mailstore.SpoolMemoryBytes+1))
+	if n, err := intake.Sweep(ctx, e.dir, e.st, time.Time{}, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("sweeping what is younger than the margin: %d, %v; want nothing removed", n, err)
 	}
-	if n, err := files.Sweep(ctx, e.st, time.Now().Add(time.Minute), time.Now().Add(2*time.Minute)); err != nil || n != 1 {
+	if n, err := intake.Sweep(ctx, e.dir, e.st, time.Now().Add(time.Minute), time.Now().Add(2*time.Minute)); err != nil || n != 1 {
 		t.Fatalf("sweeping only files touched in the future: %d, %v; want the spool only (spools are not bounded below)", n, err)
 	}
-	n, err := files.Sweep(ctx, e.st, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
+	n, err := intake.Sweep(ctx, e.dir, e.st, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
 	if err != nil || n != 1 {
 		t.Fatalf("Sweep = %d, %v; want the orphan removed", n, err)
 	}

@@ -215,7 +215,6 @@ func (se *session) Data(r io.Reader) error {
 	if err := se.receive(sp, r); err != nil {
 		return err
 	}
-	sp.StartSync() // the flush overlaps the sender checks and parsing
 	env := Envelope{Via: "smtp", MailFrom: se.from, RcptTo: se.rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
 	_, env.TLS = se.conn.TLSConnectionState()
 	return s.deliver(context.Background(), sp, env, se.rcpts)
