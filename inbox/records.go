@@ -211,11 +211,22 @@ type SenderAuth struct {
 	// EnvelopeFrom is the SMTP MAIL FROM address ("" for a bounce, or when
 	// the e-mail came over HTTP).
 	EnvelopeFrom string `json:"envelope_from,omitempty"`
-	// Client is the address of the connecting SMTP client, when there was one.
-	Client string      `json:"client,omitempty"`
-	SPF    AuthCheck   `json:"spf"`
-	DKIM   []AuthCheck `json:"dkim"`
-	DMARC  AuthCheck   `json:"dmarc"`
+	// Client is the address of the SMTP client judged, when there was one:
+	// the connecting client, or the one a trusted relay received the
+	// message from (Relay).
+	Client string `json:"client,omitempty"`
+	// Helo is Client's HELO/EHLO name.
+	Helo string `json:"helo,omitempty"`
+	// Relay is the address of the trusted relay that handed the message
+	// over, when one did.
+	Relay string `json:"relay,omitempty"`
+	// NullSender says the message came over SMTP with the null reverse path
+	// (MAIL FROM:<>): a bounce, a delivery report or an automatic response
+	// (RFC 5321 §4.5.5, RFC 3834 §3.1.9).
+	NullSender bool        `json:"null_sender,omitempty"`
+	SPF        AuthCheck   `json:"spf"`
+	DKIM       []AuthCheck `json:"dkim"`
+	DMARC      AuthCheck   `json:"dmarc"`
 	// AuthenticatedFrom is the From address when DMARC passed (the From
 	// domain is aligned with a passing SPF or DKIM identity), lower-cased;
 	// empty when the sender is not authenticated. It is the identity an

@@ -42,6 +42,7 @@ var testInboxes = directory{
 	"invoices@in.kobana.test": {Workspace: "ws_a", InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"},
 	"receipts@in.kobana.test": {Workspace: "ws_a", InboxID: "ibx_receipts", Address: "receipts@in.kobana.test"},
 	"other@in.kobana.test":    {Workspace: "ws_b", InboxID: "ibx_other", Address: "other@in.kobana.test"},
+	"orders@in.kobana.test":   {Workspace: "ws_a", InboxID: "ibx_orders", Address: "orders@in.kobana.test"},
 }
 
 // recorded is what a memRecorder kept of one delivery.

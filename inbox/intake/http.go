@@ -38,6 +38,9 @@ type Tokens interface {
 
 // HTTPConfig configures the HTTP intake. Zero fields take the defaults.
 type HTTPConfig struct {
+	// Domain is this server's name, in the trace fields prepended to posted
+	// messages (default: the host's name).
+	Domain string
 	// MaxMessageBytes limits a posted message (default
 	// DefaultMaxMessageBytes); larger ones get 413.
 	MaxMessageBytes int64
@@ -69,6 +72,9 @@ func NewHandler(cfg HTTPConfig, tokens Tokens, dir Directory, rec Recorder, sp S
 	}
 	if cfg.WriteRoles == nil {
 		cfg.WriteRoles = []string{"owner", "operator"}
+	}
+	if cfg.Domain == "" {
+		cfg.Domain = Config{}.withDefaults().Domain
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -148,7 +154,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "empty_message", "the body is empty: post the raw message")
 		return
 	}
-	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID}
+	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID, Protocol: "HTTP"}
+	if env.TLS {
+		env.Protocol = "HTTPS"
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		env.RemoteIP = net.ParseIP(host)
 	}
@@ -159,7 +168,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "message_unreadable", "the message header could not be read: "+err.Error())
 		return
 	}
-	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
+	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Host: h.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
 	receipts, err := h.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
 		w.Header().Set("Retry-After", "60")

@@ -94,10 +94,12 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 	// directory synced) while it is read and indexed and while the records
 	// are written: the two wait on different things (the disk, the
 	// processor). The transaction commits only once the message is durable.
-	in := &mailstore.Incoming{Body: d.Message}
+	// The message is kept, read and indexed with the trace fields the
+	// server prepends: what is stored is what the index describes.
+	in := &mailstore.Incoming{Trace: traceFields(d, items[0].email.ID), Body: d.Message}
 	prep := r.prepare(ctx, in, keys)
-	base, readErr := r.read(d)
-	index := r.index(d)
+	base, readErr := r.read(d, in)
+	index := r.index(in)
 	for _, it := range items {
 		e := base
 		e.Headers = copyMap(base.Headers)
@@ -256,8 +258,8 @@ func (p *preparation) undo(ctx context.Context, logger *slog.Logger) {
 // index reads the message's part index once (offsets, decoded sizes,
 // digests); nil when the message cannot be indexed (the e-mail is recorded
 // all the same, and runs read it without an index).
-func (r *StoreRecorder) index(d *Delivery) json.RawMessage {
-	ix, err := eml.ReadIndex(d.Message, d.Message.Size())
+func (r *StoreRecorder) index(in *mailstore.Incoming) json.RawMessage {
+	ix, err := eml.ReadIndex(in, in.Size())
 	if err == nil {
 		var b []byte
 		if b, err = json.Marshal(ix); err == nil {
@@ -273,14 +275,13 @@ func (r *StoreRecorder) index(d *Delivery) json.RawMessage {
 // read builds the fields every recipient's e-mail record shares. A message
 // that cannot be read as an e-mail still gets a record (rejected, with the
 // reason), with what the sender checks found.
-func (r *StoreRecorder) read(d *Delivery) (inbox.Email, error) {
-	sp := d.Message
-	e, err := inbox.ReadEmail(sp, sp.Size())
+func (r *StoreRecorder) read(d *Delivery, in *mailstore.Incoming) (inbox.Email, error) {
+	e, err := inbox.ReadEmail(in, in.Size())
 	if err != nil {
-		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(sp.Size())}
+		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(in.Size())}
 	}
 	if e.Text == "" {
-		e.Text = htmlBody(io.NewSectionReader(sp, 0, sp.Size()))
+		e.Text = htmlBody(io.NewSectionReader(in, 0, in.Size()))
 	}
 	e.Auth = senderAuth(d)
 	return e, err
@@ -296,9 +297,15 @@ func senderAuth(d *Delivery) *inbox.SenderAuth {
 		DMARC:             inbox.AuthCheck{Result: a.DMARC.Result, Domain: a.DMARC.Domain, Detail: dmarcDetail(a.DMARC)},
 		AuthenticatedFrom: strings.ToLower(a.Authenticated),
 	}
-	if d.Envelope.RemoteIP != nil {
+	if c := a.Client; c.IP != nil {
+		out.Client, out.Helo = c.IP.String(), c.Helo
+		if c.Relay != nil {
+			out.Relay = c.Relay.String()
+		}
+	} else if d.Envelope.RemoteIP != nil {
 		out.Client = d.Envelope.RemoteIP.String()
 	}
+	out.NullSender = d.Envelope.Via == "smtp" && d.Envelope.MailFrom == ""
 	for _, k := range a.DKIM {
 		out.DKIM = append(out.DKIM, inbox.AuthCheck{Result: k.Result, Domain: k.Domain, Selector: k.Selector, Detail: k.Error})
 	}

@@ -268,6 +268,10 @@ func (se *session) Data(r io.Reader) error {
 	}
 	env := Envelope{Via: "smtp", MailFrom: from, RcptTo: rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
 	env.TLS = se.wire != nil && se.wire.tls()
+	env.Protocol = "ESMTP"
+	if se.wire != nil {
+		env.Protocol = se.wire.protocol()
+	}
 	return s.deliver(context.Background(), sp, env, rcpts)
 }
 
@@ -311,7 +315,7 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 		// recorder still records what it can.
 		auth = senderauth.Result{SPF: senderauth.SPFResult{Result: senderauth.PermError}, DMARC: senderauth.DMARCResult{Result: senderauth.PermError, Error: err.Error()}}
 	}
-	d := &Delivery{Recipients: rcpts, Envelope: env, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
+	d := &Delivery{Recipients: rcpts, Envelope: env, Host: s.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
 	receipts, err := s.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
 		return errTryLater

@@ -59,6 +59,7 @@ type wire struct {
 	partial []byte // a reply line not yet complete
 
 	inTx      bool
+	ehlo      atomic.Bool // the client greeted with EHLO (not HELO)
 	tlsOn     atomic.Bool
 	needHello atomic.Bool
 	// cut is set when the connection ended inside a BDAT chunk.
@@ -94,6 +95,18 @@ func newWire(c net.Conn, tlsCfg *tls.Config, maxLine int, handshake time.Duratio
 
 // tls reports whether STARTTLS has secured the connection.
 func (w *wire) tls() bool { return w.tlsOn.Load() }
+
+// protocol is the Received field's name for how the message came: SMTP
+// (HELO), ESMTP (EHLO) or ESMTPS (over TLS).
+func (w *wire) protocol() string {
+	switch {
+	case w.tls():
+		return "ESMTPS"
+	case w.ehlo.Load():
+		return "ESMTP"
+	}
+	return "SMTP"
+}
 
 // helloPending reports that STARTTLS succeeded and the client has not said
 // EHLO again: what it said before does not count (RFC 3207 §4.2).
@@ -344,6 +357,7 @@ func (w *wire) handedOut(cmd, arg string) bool {
 		return true
 	case "EHLO", "HELO":
 		w.needHello.Store(false)
+		w.ehlo.Store(cmd == "EHLO")
 		w.expect(cmd)
 	case "":
 		w.expect("?") // a malformed line: go-smtp answers it too
