@@ -30,6 +30,12 @@ const (
 	// EmailRejected: the inbox refused it (sender, filters or attachment
 	// rules); StatusDetail says why and no agent ran.
 	EmailRejected = "rejected"
+	// EmailDuplicate: another copy of a message the inbox had already
+	// received (the same Message-ID, or the same bytes when it has none),
+	// as a sender whose 250 was lost sends it again; DuplicateOf names the
+	// first copy, StatusDetail says how it was matched, and no agent ran
+	// (emails_reprocess runs it on purpose).
+	EmailDuplicate = "duplicate"
 )
 
 // Statuses of an agent run and of a workflow run.
@@ -254,8 +260,11 @@ type Email struct {
 	SizeBytes int         `json:"size_bytes"`
 	// Status is one of the Email* constants; StatusDetail says why an e-mail
 	// failed (the agent run's cause) or was rejected (the Rejection).
-	Status        string    `json:"status"`
-	StatusDetail  string    `json:"status_detail,omitempty"`
+	Status       string `json:"status"`
+	StatusDetail string `json:"status_detail,omitempty"`
+	// DuplicateOf is the e-mail this one is a copy of (status
+	// EmailDuplicate).
+	DuplicateOf   string    `json:"duplicate_of,omitempty"`
 	AgentRunID    string    `json:"agent_run_id,omitempty"`
 	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
 	ReceivedAt    time.Time `json:"received_at"`
@@ -263,6 +272,13 @@ type Email struct {
 	// its attachments can no longer be read. PurgedAt says when.
 	Purged   bool      `json:"purged,omitempty"`
 	PurgedAt time.Time `json:"purged_at,omitzero"`
+}
+
+// MarkDuplicate marks an e-mail as another copy of e-mail of: status
+// EmailDuplicate, DuplicateOf, and how the copies were matched (detail) as
+// its status detail.
+func (e *Email) MarkDuplicate(of, detail string) {
+	e.Status, e.DuplicateOf, e.StatusDetail = EmailDuplicate, of, detail
 }
 
 // Key implements Document: e-mails are listed by inbox and status.

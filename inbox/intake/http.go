@@ -101,9 +101,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 type PostedEmail struct {
 	ID      string `json:"id"`
 	InboxID string `json:"inbox_id"`
-	// Status is "received" (its agent will run) or "rejected".
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	// Status is "received" (its agent will run), "duplicate" (another copy
+	// of DuplicateOf, not processed) or "rejected".
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // PostResult is the 202 answer.
@@ -181,9 +183,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	out := PostResult{Emails: []PostedEmail{}}
 	for _, rc := range receipts {
-		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason}
-		if rc.Rejected {
+		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason, DuplicateOf: rc.DuplicateOf}
+		switch {
+		case rc.Rejected:
 			e.Status = "rejected"
+		case rc.DuplicateOf != "":
+			e.Status = "duplicate"
 		}
 		out.Emails = append(out.Emails, e)
 	}

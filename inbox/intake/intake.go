@@ -87,6 +87,9 @@ type Receipt struct {
 	// SenderRefused is true when the refusal is about the sender (not
 	// authenticated, or not among the inbox's allowed senders).
 	SenderRefused bool
+	// DuplicateOf is set when the e-mail was recorded as another copy of
+	// an e-mail the inbox had already received (not processed).
+	DuplicateOf string
 }
 
 // Recorder records deliveries. Record stores the raw message, an e-mail

@@ -36,6 +36,16 @@ type StoreRecorder struct {
 	// Logger receives messages that could only be partly read (default:
 	// discard).
 	Logger *slog.Logger
+	// DedupWindow is how long an inbox takes a message with the same
+	// Message-ID (or, without one, the same bytes) for another copy of one
+	// it received (default DefaultDedupWindow; negative: never).
+	DedupWindow time.Duration
+	// Batches bounds the transactions committing deliveries at once
+	// (default 1: the embedded store has one writer; a PostgreSQL server
+	// takes two or more). Deliveries arriving meanwhile commit together.
+	Batches int
+
+	commits committer
 }
 
 // Reasons the intake rejects an e-mail besides the inbox's rules.
@@ -79,129 +89,164 @@ func LoadIndex(ctx context.Context, records store.Records, workspace, emailID st
 
 // Record implements intake.Recorder.
 func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, error) {
-	type pending struct {
-		rcpt   Recipient
-		email  inbox.Email
-		reason string
+	if len(d.Recipients) == 0 {
+		return nil, errors.New("intake: a delivery for no recipient")
 	}
-	items := make([]*pending, len(d.Recipients))
+	ids := make([]string, len(d.Recipients))
 	keys := make([]rawKey, len(d.Recipients))
 	for i, rc := range d.Recipients {
-		items[i] = &pending{rcpt: rc, email: inbox.Email{ID: inbox.NewID("eml")}}
-		keys[i] = rawKey{workspace: rc.Workspace, emailID: items[i].email.ID, address: rc.Address}
+		ids[i] = inbox.NewID("eml")
+		keys[i] = rawKey{workspace: rc.Workspace, emailID: ids[i], address: rc.Address}
 	}
-	// The message is made durable (for files: linked into place, file and
-	// directory synced) while it is read and indexed and while the records
-	// are written: the two wait on different things (the disk, the
-	// processor). The transaction commits only once the message is durable.
 	// The message is kept, read and indexed with the trace fields the
-	// server prepends: what is stored is what the index describes.
-	in := &mailstore.Incoming{Trace: traceFields(d, items[0].email.ID), Body: d.Message}
+	// server prepends: what is stored is what the index describes. It is
+	// made durable (for files: written, file and directory synced) while it
+	// is read and indexed and while the records are written: the two wait on
+	// different things (the disk, the processor). The transaction commits
+	// only once the message is durable.
+	in := &mailstore.Incoming{Trace: traceFields(d, ids[0]), Body: d.Message}
 	prep := r.prepare(ctx, in, keys)
 	base, readErr := r.read(d, in)
 	index := r.index(in)
-	for _, it := range items {
-		e := base
-		e.Headers = copyMap(base.Headers)
-		e.ID = it.email.ID
-		e.InboxID = it.rcpt.InboxID
-		e.ReceivedAt = d.ReceivedAt
-		e.Status = inbox.EmailPending
-		it.email = e
+	key, err := dedupKey(base, d.Message)
+	if err != nil {
+		prep.undo(context.WithoutCancel(ctx), r.Logger)
+		return nil, err
 	}
-	err := r.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.NewRepo(tx)
-		for _, it := range items {
-			ib, err := repo.Inboxes.Get(ctx, it.rcpt.Workspace, it.rcpt.InboxID)
-			if err != nil {
-				return fmt.Errorf("intake: reading inbox %s: %w", it.rcpt.InboxID, err)
-			}
-			var limits inbox.Limits
-			ws, err := repo.Workspaces.Get(ctx, it.rcpt.Workspace, it.rcpt.Workspace)
-			if err == nil {
-				limits = ws.Limits
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("intake: reading workspace %s: %w", it.rcpt.Workspace, err)
-			}
-			if len(ib.Recipients) > 0 && d.Auth.Trust() == senderauth.Unknown {
-				return ErrTryLater
-			}
-			e := &it.email
-			switch {
-			case readErr != nil:
-				e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
-			case ib.Status == inbox.StatusPaused:
-				e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
-			default:
-				if rej := inbox.Screen(ib, limits, *e); rej != nil {
-					e.Reject(rej)
-					it.reason = rej.Reason
-				} else if limits.EmailsPerMonth > 0 {
-					n, err := tx.NextNumber(ctx, it.rcpt.Workspace, quotaCounter(d.ReceivedAt), 1)
-					if err != nil {
-						return fmt.Errorf("intake: counting the workspace's e-mails: %w", err)
-					}
-					if n > int64(limits.EmailsPerMonth) {
-						e.Reject(&inbox.Rejection{Reason: RejectQuota, Detail: fmt.Sprintf("the workspace's plan allows %d e-mails a month and %s has had them", limits.EmailsPerMonth, d.ReceivedAt.UTC().Format("January 2006"))})
-					}
-				}
-			}
-			if e.Status == inbox.EmailRejected && it.reason == "" {
-				it.reason, _, _ = strings.Cut(e.StatusDetail, ":")
-			}
-			if err := r.Raw.KeepTx(ctx, tx, in, it.rcpt.Workspace, e.ID); err != nil {
-				return err
-			}
-			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
-				return err
-			}
-			if index != nil {
-				if err := tx.CreateRecord(ctx, store.Record{Workspace: it.rcpt.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
-					Created: e.ReceivedAt, Data: index}); err != nil {
-					return fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
-				}
-			}
-			typ := inbox.EventEmailReceived
-			payload := map[string]string{"email_id": e.ID, "inbox_id": ib.ID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
-			if e.Status == inbox.EmailRejected {
-				typ = inbox.EventEmailRejected
-				payload["reason"] = e.StatusDetail
-			}
-			ev, err := inbox.NewEvent(typ, inbox.ActorSystem, e.ID, payload, d.ReceivedAt)
-			if err != nil {
-				return err
-			}
-			if err := repo.Events.Create(ctx, it.rcpt.Workspace, ev); err != nil {
-				return err
-			}
-			if r.Events != nil {
-				if err := r.Events(ctx, tx, it.rcpt.Workspace, ev); err != nil {
-					return err
-				}
-			}
-			if e.Status != inbox.EmailRejected {
-				if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: it.rcpt.Workspace, EmailID: e.ID}, nil); err != nil {
-					return err
-				}
-			}
-		}
-		return prep.wait()
+	var receipts []Receipt
+	err = r.commits.do(ctx, r.Store, r.Batches, &commit{
+		apply: func(ctx context.Context, tx store.Tx, c *txCache) error {
+			var err error
+			receipts, err = r.write(ctx, tx, c, d, in, ids, base, readErr, index, key)
+			return err
+		},
+		ready: prep.wait,
 	})
 	if err != nil {
 		prep.undo(context.WithoutCancel(ctx), r.Logger)
 		return nil, err
 	}
-	out := make([]Receipt, 0, len(items))
-	for _, it := range items {
-		rc := Receipt{Recipient: it.rcpt, EmailID: it.email.ID}
-		if it.email.Status == inbox.EmailRejected {
-			rc.Rejected = true
-			rc.Reason = it.email.StatusDetail
-			rc.SenderRefused = it.reason == inbox.RejectSender
+	return receipts, nil
+}
+
+// write records one delivery in tx: for each recipient the e-mail (accepted,
+// a duplicate, or rejected with the reason), its part index, its event and,
+// for an accepted one, its agent job. It may run more than once (in a
+// shared transaction, then alone): it changes nothing it reads.
+func (r *StoreRecorder) write(ctx context.Context, tx store.Tx, c *txCache, d *Delivery, in *mailstore.Incoming, ids []string,
+	base inbox.Email, readErr error, index json.RawMessage, key dedup) ([]Receipt, error) {
+	repo := c.repo
+	out := make([]Receipt, 0, len(d.Recipients))
+	for i, rc := range d.Recipients {
+		ib, err := c.inbox(ctx, rc.Workspace, rc.InboxID)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, rc)
+		limits, err := c.limits(ctx, rc.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		if len(ib.Recipients) > 0 && d.Auth.Trust() == senderauth.Unknown {
+			return nil, ErrTryLater
+		}
+		e := base
+		e.Headers = copyMap(base.Headers)
+		e.ID, e.InboxID, e.ReceivedAt, e.Status = ids[i], rc.InboxID, d.ReceivedAt, inbox.EmailPending
+		reason := ""
+		switch first, err := r.seen(ctx, tx, rc, key, d.ReceivedAt); {
+		case err != nil:
+			return nil, err
+		case readErr != nil:
+			e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
+		case first != nil:
+			e.MarkDuplicate(first.EmailID, key.describe(first))
+		case ib.Status == inbox.StatusPaused:
+			e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
+		default:
+			if rej := inbox.Screen(ib, limits, e); rej != nil {
+				e.Reject(rej)
+				reason = rej.Reason
+				break
+			}
+			// Claimed in this transaction: a copy arriving at the same time
+			// (another session, another replica) finds the claim and is
+			// recorded as the duplicate.
+			first, err := r.claim(ctx, tx, rc, key, e.ID, d.ReceivedAt)
+			if err != nil {
+				return nil, err
+			}
+			if first != nil {
+				e.MarkDuplicate(first.EmailID, key.describe(first))
+				break
+			}
+			if limits.EmailsPerMonth > 0 {
+				n, err := tx.NextNumber(ctx, rc.Workspace, quotaCounter(d.ReceivedAt), 1)
+				if err != nil {
+					return nil, fmt.Errorf("intake: counting the workspace's e-mails: %w", err)
+				}
+				if n > int64(limits.EmailsPerMonth) {
+					e.Reject(&inbox.Rejection{Reason: RejectQuota, Detail: fmt.Sprintf("the workspace's plan allows %d e-mails a month and %s has had them", limits.EmailsPerMonth, d.ReceivedAt.UTC().Format("January 2006"))})
+					if err := r.unclaim(ctx, tx, rc, key); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		if e.Status == inbox.EmailRejected && reason == "" {
+			reason, _, _ = strings.Cut(e.StatusDetail, ":")
+		}
+		if err := r.Raw.KeepTx(ctx, tx, in, rc.Workspace, e.ID); err != nil {
+			return nil, err
+		}
+		if err := repo.Emails.Create(ctx, rc.Workspace, e); err != nil {
+			return nil, err
+		}
+		if index != nil {
+			if err := tx.CreateRecord(ctx, store.Record{Workspace: rc.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
+				Created: e.ReceivedAt, Data: index}); err != nil {
+				return nil, fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
+			}
+		}
+		ev, err := emailEvent(e, d)
+		if err != nil {
+			return nil, err
+		}
+		if err := repo.Events.Create(ctx, rc.Workspace, ev); err != nil {
+			return nil, err
+		}
+		if r.Events != nil {
+			if err := r.Events(ctx, tx, rc.Workspace, ev); err != nil {
+				return nil, err
+			}
+		}
+		if e.Status == inbox.EmailPending {
+			if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: rc.Workspace, EmailID: e.ID}, nil); err != nil {
+				return nil, err
+			}
+		}
+		rec := Receipt{Recipient: rc, EmailID: e.ID, DuplicateOf: e.DuplicateOf}
+		if e.Status == inbox.EmailRejected {
+			rec.Rejected, rec.Reason, rec.SenderRefused = true, e.StatusDetail, reason == inbox.RejectSender
+		}
+		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// emailEvent is the system event of a recorded e-mail: email.received,
+// email.duplicate or email.rejected.
+func emailEvent(e inbox.Email, d *Delivery) (inbox.SystemEvent, error) {
+	typ := inbox.EventEmailReceived
+	payload := map[string]string{"email_id": e.ID, "inbox_id": e.InboxID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
+	switch e.Status {
+	case inbox.EmailRejected:
+		typ = inbox.EventEmailRejected
+		payload["reason"] = e.StatusDetail
+	case inbox.EmailDuplicate:
+		typ = inbox.EventEmailDuplicate
+		payload["duplicate_of"], payload["reason"] = e.DuplicateOf, e.StatusDetail
+	}
+	return inbox.NewEvent(typ, inbox.ActorSystem, e.ID, payload, d.ReceivedAt)
 }
 
 // rawKey names one stored copy of a message: its workspace and e-mail id,

@@ -64,6 +64,10 @@ type storeEnv struct {
 	addr  string
 	dns   *txtResolver
 	store store.Transactor // what the recorder commits through (tests may wrap it)
+	// pgEmails and pgJobs replace emails and jobs for an env on
+	// PostgreSQL (addr and these only).
+	pgEmails func() []inbox.Email
+	pgJobs   func() int
 }
 
 const wsID = "ws_acme"
@@ -150,6 +154,9 @@ func (e *storeEnv) send(from string, to []string, msg string) error {
 
 func (e *storeEnv) emails() []inbox.Email {
 	e.t.Helper()
+	if e.pgEmails != nil {
+		return e.pgEmails()
+	}
 	var out []inbox.Email
 	for _, ib := range []string{"ibx_invoices", "ibx_receipts", "ibx_other", "ibx_orders"} {
 		list, err := inbox.NewRepo(e.st).Emails.All(context.Background(), wsID, store.Query{Parent: ib})
@@ -184,6 +191,14 @@ func (e *storeEnv) jobs() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// jobCount is the number of agent jobs queued.
+func (e *storeEnv) jobCount() int {
+	if e.pgJobs != nil {
+		return e.pgJobs()
+	}
+	return len(e.jobs())
 }
 
 func (e *storeEnv) files() int {

@@ -342,6 +342,10 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	}
 	ids := make([]string, 0, len(receipts))
 	for _, r := range receipts {
+		if r.DuplicateOf != "" {
+			ids = append(ids, r.EmailID+" (a copy of "+r.DuplicateOf+")")
+			continue
+		}
 		ids = append(ids, r.EmailID)
 	}
 	// go-smtp replies with the code of the error Data returns: a 250 "error"
