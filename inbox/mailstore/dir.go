@@ -278,6 +278,9 @@ func (d *Dir) SweepSpool(before time.Time) (int, error) {
 // written before a time.
 func removeOld(dir, prefix string, before time.Time) (int, error) {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil // no spool has needed a file yet
+	}
 	if err != nil {
 		return 0, fmt.Errorf("mailstore: reading %s: %w", dir, err)
 	}

@@ -158,6 +158,9 @@ func (s *Spool) grow(size int64) bool {
 
 // spill moves the bytes held in memory to a new temporary file.
 func (s *Spool) spill() error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("mailstore: creating the spool directory %s: %w", s.dir, err)
+	}
 	f, err := os.CreateTemp(s.dir, "incoming-*.eml")
 	if err != nil {
 		return fmt.Errorf("mailstore: creating a spool file in %s: %w", s.dir, err)
