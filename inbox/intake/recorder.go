@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -106,8 +105,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 	// only once the message is durable.
 	in := &mailstore.Incoming{Trace: traceFields(d, ids[0]), Body: d.Message}
 	prep := r.prepare(ctx, in, keys)
-	base, readErr := r.read(d, in)
-	index := r.index(in)
+	base, index, readErr := r.read(d, in)
 	key, err := dedupKey(base, d.Message)
 	if err != nil {
 		prep.undo(context.WithoutCancel(ctx), r.Logger)
@@ -300,36 +298,35 @@ func (p *preparation) undo(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// index reads the message's part index once (offsets, decoded sizes,
-// digests); nil when the message cannot be indexed (the e-mail is recorded
-// all the same, and runs read it without an index).
-func (r *StoreRecorder) index(in *mailstore.Incoming) json.RawMessage {
+// read reads the message once: its part index (offsets, decoded sizes,
+// digests, stored with the e-mail so that runs read only the byte ranges
+// they send) and, from it, the fields every recipient's e-mail record
+// shares. A message that cannot be read as an e-mail still gets a record
+// (rejected, with the reason), with what the sender checks found, and no
+// index (runs read it whole).
+func (r *StoreRecorder) read(d *Delivery, in *mailstore.Incoming) (inbox.Email, json.RawMessage, error) {
 	ix, err := eml.ReadIndex(in, in.Size())
+	var e inbox.Email
 	if err == nil {
-		var b []byte
-		if b, err = json.Marshal(ix); err == nil {
-			return b
-		}
+		e, err = inbox.ReadEmailIndexed(in, in.Size(), ix)
 	}
-	if r.Logger != nil {
-		r.Logger.Warn("intake: a message could not be indexed; its runs will read it whole", "err", err)
-	}
-	return nil
-}
-
-// read builds the fields every recipient's e-mail record shares. A message
-// that cannot be read as an e-mail still gets a record (rejected, with the
-// reason), with what the sender checks found.
-func (r *StoreRecorder) read(d *Delivery, in *mailstore.Incoming) (inbox.Email, error) {
-	e, err := inbox.ReadEmail(in, in.Size())
 	if err != nil {
+		if r.Logger != nil {
+			r.Logger.Warn("intake: a message could not be read", "err", err)
+		}
 		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(in.Size())}
+		e.Auth = senderAuth(d)
+		return e, nil, err
 	}
 	if e.Text == "" {
-		e.Text = htmlBody(io.NewSectionReader(in, 0, in.Size()))
+		e.Text = htmlBody(in, ix)
 	}
 	e.Auth = senderAuth(d)
-	return e, err
+	index, err := json.Marshal(ix)
+	if err != nil && r.Logger != nil {
+		r.Logger.Warn("intake: a part index could not be encoded; its runs will read the message whole", "err", err)
+	}
+	return e, index, nil
 }
 
 // senderAuth is the e-mail record's view of the sender checks.

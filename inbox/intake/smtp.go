@@ -45,6 +45,11 @@ type Config struct {
 	// MaxConnections limits simultaneous connections (default 200); one
 	// more is told 421 and closed.
 	MaxConnections int
+	// RecipientCache is how long an inbox found for a RCPT address is
+	// remembered (default 2 s; negative: not at all). An inbox created
+	// meanwhile is found at once; one deleted is still accepted at RCPT for
+	// that long, and its message answered 451.
+	RecipientCache time.Duration
 	// TLS, when set, offers STARTTLS with this configuration.
 	TLS *tls.Config
 	// Logger receives one line per connection problem (default: discard).
@@ -79,6 +84,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxConnections <= 0 {
 		c.MaxConnections = 200
 	}
+	if c.RecipientCache == 0 {
+		c.RecipientCache = 2 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -103,6 +111,9 @@ func NewServer(cfg Config, dir Directory, rec Recorder, sp Spooler, checker *sen
 	cfg = cfg.withDefaults()
 	if checker == nil {
 		checker = &senderauth.Checker{}
+	}
+	if cfg.RecipientCache > 0 {
+		dir = &cachedDirectory{Directory: dir, ttl: cfg.RecipientCache, now: time.Now, entries: map[string]cachedRecipient{}}
 	}
 	s := &Server{cfg: cfg, dir: dir, rec: rec, spool: sp, checker: checker, now: time.Now}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))

@@ -120,3 +120,49 @@ func TestAuthenticationResultsField(t *testing.T) {
 		t.Fatalf("a bounce: %q", got)
 	}
 }
+
+// countingDNS answers TXT from a table and counts the questions.
+type countingDNS struct {
+	emptyDNS
+	txt   map[string][]string
+	asked int
+	fail  bool
+}
+
+func (d *countingDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
+	d.asked++
+	if d.fail {
+		return nil, &net.DNSError{Err: "i/o timeout", Name: name, IsTimeout: true, IsTemporary: true}
+	}
+	if v, ok := d.txt[name]; ok {
+		return v, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+}
+
+// Answers and "no such name" are remembered; failures are asked again.
+func TestCachingResolver(t *testing.T) {
+	ctx := context.Background()
+	d := &countingDNS{txt: map[string][]string{"sender.test": {"v=spf1 -all"}}}
+	r := senderauth.NewCachingResolver(d, time.Minute)
+	for range 3 {
+		if v, err := r.LookupTXT(ctx, "sender.test"); err != nil || len(v) != 1 {
+			t.Fatalf("answer: %v %v", v, err)
+		}
+		if _, err := r.LookupTXT(ctx, "_dmarc.sender.test"); err == nil {
+			t.Fatal("a name that does not exist was answered")
+		}
+	}
+	if d.asked != 2 {
+		t.Fatalf("%d questions for two names asked thrice, want 2", d.asked)
+	}
+	d.fail = true
+	for range 2 {
+		if _, err := r.LookupTXT(ctx, "timeout.test"); err == nil {
+			t.Fatal("a timeout was answered")
+		}
+	}
+	if d.asked != 4 {
+		t.Fatalf("%d questions: a failure must be asked again each time", d.asked)
+	}
+}
