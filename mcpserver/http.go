@@ -40,6 +40,14 @@ type HTTPOptions struct {
 	// SessionTimeout closes 2025-era sessions idle for this long; zero
 	// means 30 minutes. (2026-07-28 requests hold no session.)
 	SessionTimeout time.Duration
+	// Auth, when set, makes /mcp an OAuth protected resource (see
+	// ResourceAuth); without it only static tokens are accepted.
+	Auth *ResourceAuth
+	// OpenRoutes are routes beside /mcp that a page of any origin may call
+	// (an authorization server's metadata, token, registration and
+	// revocation endpoints, which rely on no cookie): their Host is
+	// checked, their Origin is not.
+	OpenRoutes map[string]http.Handler
 }
 
 // HTTPHandler serves Streamable HTTP at /mcp for both eras: requests whose
@@ -65,43 +73,55 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
-	authed := auth.RequireBearerToken(s.verifyToken, &auth.RequireBearerTokenOptions{
+	var inner http.Handler = router
+	opts := &auth.RequireBearerTokenOptions{
 		// Every token has the read scope; naming it makes 401 answers carry
 		// a WWW-Authenticate challenge.
 		Scopes:                 []string{"read"},
 		AllowMissingExpiration: true,
-	})(router)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", invalidTokenChallenge(authed))
+	if o.Auth != nil {
+		opts.ResourceMetadataURL = o.Auth.metadataURL()
+		inner = s.scopeChallenge(o.Auth, router)
+	}
+	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		return s.verifyToken(ctx, o.Auth, token, r)
+	}
+	mux.Handle("/mcp", invalidTokenChallenge(o.Auth, auth.RequireBearerToken(verify, opts)(inner)))
 	for pattern, h := range o.Extra {
 		mux.Handle(pattern, h)
 	}
-	return guardOrigin(o, mux)
+	open := http.NewServeMux()
+	for pattern, h := range o.OpenRoutes {
+		open.Handle(pattern, h)
+	}
+	if o.Auth != nil {
+		o.Auth.routes(open)
+	}
+	return guardOrigin(o, mux, open)
 }
 
 // invalidTokenChallenge makes the 401 answered to a request that presented
 // a bearer token say why, as RFC 6750 §3.1 asks:
 // WWW-Authenticate: Bearer error="invalid_token", …. (A request without a
 // token gets the bare challenge: the RFC wants no error code then.)
-func invalidTokenChallenge(next http.Handler) http.Handler {
+func invalidTokenChallenge(a *ResourceAuth, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "bearer") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: challenge(a, strings.EqualFold(scheme, "bearer"))}, r)
 	})
 }
 
 // challengeWriter rewrites the WWW-Authenticate header of a 401.
 type challengeWriter struct {
 	http.ResponseWriter
+	challenge string
 }
 
 func (c *challengeWriter) WriteHeader(code int) {
 	if code == http.StatusUnauthorized {
-		c.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the token is unknown, expired or revoked", scope="read"`)
+		c.Header().Set("WWW-Authenticate", c.challenge)
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
@@ -189,33 +209,53 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) bool {
 // which anyone can read, token or not.
 var errTokenCheck = errors.New("cannot check tokens right now")
 
-// verifyToken resolves a bearer token to its principal. A store failure is
-// logged and answered with errTokenCheck: its text (host names, addresses,
-// SQL) is for the operator, not for an unauthenticated client.
-func (s *Server) verifyToken(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-	p, err := s.opts.Store.Authenticate(ctx, token)
+// verifyToken resolves a bearer token to its principal: a static kbn_
+// token through the store, any other through a's Verify (an OAuth access
+// token). A failure to check is logged and answered with errTokenCheck: its
+// text (host names, addresses, SQL) is for the operator, not for an
+// unauthenticated client.
+func (s *Server) verifyToken(ctx context.Context, a *ResourceAuth, token string, r *http.Request) (*auth.TokenInfo, error) {
+	var p store.Principal
+	var err error
+	oauth := !strings.HasPrefix(token, store.TokenPrefix)
+	switch {
+	case !oauth:
+		p, err = s.opts.Store.Authenticate(ctx, token)
+	case a == nil || a.Verify == nil:
+		return nil, auth.ErrInvalidToken
+	default:
+		p, err = a.Verify(ctx, token)
+	}
 	if err != nil {
-		if authFailure(err) == http.StatusUnauthorized {
+		if authFailure(err) == http.StatusUnauthorized || errors.Is(err, auth.ErrInvalidToken) {
+			if oauth {
+				s.log.InfoContext(ctx, "oauth token refused", "remote", remoteOf(r), "reason", err)
+			}
 			return nil, auth.ErrInvalidToken
 		}
-		remote := ""
-		if r != nil {
-			remote = r.RemoteAddr
-		}
-		s.log.ErrorContext(ctx, "token check failed", "remote", remote, "error", err)
+		s.log.ErrorContext(ctx, "token check failed", "remote", remoteOf(r), "error", err)
 		return nil, errTokenCheck
 	}
 	return &auth.TokenInfo{
 		Scopes:     p.Scopes,
 		UserID:     p.Person + "@" + p.Workspace,
 		Expiration: p.Expires,
-		Extra:      map[string]any{principalExtra: p},
+		Extra:      map[string]any{principalExtra: p, oauthExtra: oauth},
 	}, nil
 }
 
+// remoteOf is the client address of r, for logs.
+func remoteOf(r *http.Request) string {
+	if r == nil {
+		return ""
+	}
+	return r.RemoteAddr
+}
+
 // guardOrigin validates Host and Origin against DNS rebinding and
-// cross-site requests.
-func guardOrigin(o HTTPOptions, next http.Handler) http.Handler {
+// cross-site requests; the routes of open (when one matches) have their
+// Host checked only.
+func guardOrigin(o HTTPOptions, next http.Handler, open *http.ServeMux) http.Handler {
 	hosts := make([]string, 0, len(o.AllowedHosts))
 	for _, h := range o.AllowedHosts {
 		hosts = append(hosts, strings.ToLower(h))
@@ -227,6 +267,10 @@ func guardOrigin(o HTTPOptions, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(hosts, r.Host) {
 			http.Error(w, fmt.Sprintf("Forbidden: host %q is not served here", r.Host), http.StatusForbidden)
+			return
+		}
+		if h, pattern := open.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" {

@@ -37,6 +37,8 @@ type Store interface {
 	Records
 	Blobs
 	Identity
+	AccessList
+	OAuth
 	Secrets
 	Keys
 	Ledger
@@ -182,6 +184,9 @@ type Identity interface {
 	// role in the workspace. ErrNotFound for an unknown, revoked or expired
 	// token, or a person who is no longer a member.
 	Authenticate(ctx context.Context, token string) (Principal, error)
+	// RevokeToken revokes a static token (id "tok_…") or an OAuth grant
+	// (id "grt_…", with every code and token issued for it); ErrNotFound
+	// when the id names nothing live.
 	RevokeToken(ctx context.Context, tokenID string) error
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/server"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -272,9 +273,9 @@ func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, 
 		Ready: func(addrs map[string]net.Addr) { ready <- addrs }}
 	args := []string{"-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", dnsAddr, "-allow", "127.0.0.1/32", "-products", "inbox"}
 	go func() {
-		s.done <- serveWith(c, args, func(a *assembly) {
-			a.agents = agents
-			a.outbound = rv.transport(a.guard)
+		s.done <- serveWith(c, args, func(cfg *server.Config) {
+			cfg.AgentRunner = agents
+			cfg.Outbound = rv.transport(cfg.Guard)
 		})
 	}()
 	select {

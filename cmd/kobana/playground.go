@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 
@@ -14,25 +13,6 @@ import (
 
 func init() {
 	register("playground", "write the browser playground as static files", playgroundCommand)
-}
-
-// playgroundPath is where kobana serve serves the playground over HTTP.
-const playgroundPath = "/playground/"
-
-// addPlayground serves the playground embedded in this binary at
-// playgroundPath among handlers. It is a static page: the compiler runs in
-// the browser and no route reads a record.
-func addPlayground(handlers map[string]http.Handler) {
-	handlers[playgroundPath] = http.StripPrefix("/playground", playground.Handler(playground.Files()))
-}
-
-// playgroundNote is serve's notice about the playground, once it listens
-// at base.
-func playgroundNote(base string) string {
-	if !playground.HasModule(playground.Files()) {
-		return fmt.Sprintf("playground: %s%s needs its WebAssembly module, which this kobana was built without (go generate ./playground, then build kobana again)", base, playgroundPath)
-	}
-	return fmt.Sprintf("playground on %s%s", base, playgroundPath)
 }
 
 const playgroundUsage = `usage: kobana playground -out DIR

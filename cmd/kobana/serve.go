@@ -1,26 +1,21 @@
 package main
 
 import (
-	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
-	"time"
 
+	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/inbox"
-	"github.com/kobana/workflow/inbox/pipeline"
-	"github.com/kobana/workflow/internal/demo"
-	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/server"
 )
 
 func init() {
@@ -41,37 +36,56 @@ store generates one and keeps it in its own file.
 flags:
 `
 
-// serveFlags are the parsed flags of kobana serve.
+// serveFlags are the parsed flags of kobana serve: the store to open and
+// the server's Config (without its store and streams, which runServe
+// adds).
 type serveFlags struct {
-	db       string
-	messages string
-	demo     bool
-	allow    allowFlag
-	verbose  bool
-	products []productSetup
-	services []serviceSetup
+	db  string
+	cfg server.Config
 }
 
-// parseServe parses serve's flags: its own, then each product's and each
-// service's. With ok false, serve returns code.
+// parseServe parses serve's flags into a server.Config. With ok false,
+// serve returns code.
 func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	f = &serveFlags{}
 	fs := flag.NewFlagSet("kobana serve", flag.ContinueOnError)
 	fs.StringVar(&f.db, "db", "kobana.db", "the store: a SQLite file (created if missing), or a postgres:// URL shared by replicas")
-	fs.StringVar(&f.messages, "messages", "", "directory for the Inbox's raw messages with the embedded store (default: kobana-messages beside the database file); with PostgreSQL, where incoming messages are spooled")
-	fs.BoolVar(&f.demo, "demo", false, "seed the demo organization if missing and print demo tokens")
-	fs.Var(&f.allow, "allow", allowHelp)
-	fs.BoolVar(&f.verbose, "v", false, "log server activity to standard error")
-	names := productNames()
+	fs.StringVar(&f.cfg.Messages, "messages", "", "directory for the Inbox's raw messages with the embedded store (default: kobana-messages beside the database file); with PostgreSQL, where incoming messages are spooled")
+	fs.BoolVar(&f.cfg.Demo, "demo", false, "seed the demo organization if missing and print demo tokens")
+	var allow allowFlag
+	fs.Var(&allow, "allow", allowHelp)
+	verbose := fs.Bool("v", false, "log server activity to standard error")
+	names := server.ProductNames()
 	selected := fs.String("products", strings.Join(names, ","), "comma-separated products to serve: "+strings.Join(names, ", "))
-	setups := make(map[string]productSetup, len(products))
-	for _, p := range products {
-		setups[p.name] = p.setup(fs)
-	}
-	svcs := make([]func() (serviceSetup, error), len(services))
-	for i, s := range services {
-		svcs[i] = s.setup(fs)
-	}
+	var models agent.Flags
+	models.Register(fs)
+
+	var h server.HTTP
+	var hosts, origins listFlag
+	fs.StringVar(&h.Addr, "http", "", "serve Streamable HTTP on this address, e.g. 127.0.0.1:8080")
+	fs.StringVar(&h.PublicURL, "public-url", "", "base URL clients reach this server at (a TLS proxy's https://HOST): what signed download links and the OAuth metadata name (default http(s)://ADDR)")
+	fs.Var(&hosts, "allowed-host", "Host header value accepted on HTTP (repeatable; default: loopback names only)")
+	fs.Var(&origins, "allowed-origin", "browser Origin accepted on HTTP (repeatable; default: pages of an allowed host)")
+	var authf authFlags
+	authf.register(fs)
+	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
+	in := server.Intake{Domain: intake.DefaultMailDomain, MaxMessageBytes: intake.DefaultMaxMessageBytes}
+	var certFile, keyFile string
+	fs.StringVar(&in.SMTPAddr, "smtp", "", "receive the inboxes' mail over SMTP on this address, e.g. 0.0.0.0:25")
+	fs.BoolVar(&in.HTTP, "intake-http", false, "receive raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener (needs -http)")
+	fs.StringVar(&in.Domain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN")
+	fs.StringVar(&in.Hostname, "smtp-hostname", "", "the name the SMTP server greets with (default: this host's name)")
+	fs.StringVar(&certFile, "smtp-tls-cert", "", "PEM certificate offered with STARTTLS (with -smtp-tls-key)")
+	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
+	fs.Int64Var(&in.MaxMessageBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
+	fs.StringVar(&in.DNSServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
+	var relays allowFlag
+	var authservIDs listFlag
+	fs.Var(&relays, "smtp-trusted-relay", "a network (CIDR) of gateways that hand this server mail they received, e.g. a Postfix in front: for their mail, SPF is judged for the client their Received field names (repeatable; nobody else's Received or Authentication-Results fields count)")
+	fs.Var(&authservIDs, "smtp-trusted-authserv-id", "the authserv-id of a trusted relay's Authentication-Results: its SPF result is taken instead of checking SPF again (repeatable; needs -smtp-trusted-relay; DKIM is always verified here)")
+	fs.DurationVar(&in.DedupWindow, "dedup-window", intake.DefaultDedupWindow, "how long an inbox takes a message with a Message-ID it received (or, without one, the same bytes) for another copy, recorded as a duplicate and not processed (0: never)")
+	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
 		return nil, code, false
 	}
@@ -83,78 +97,96 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		return fail("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if f.products, err = selectProducts(*selected, setups); err != nil {
+	if f.cfg.Products, err = selectProducts(*selected); err != nil {
 		return fail("%v", err)
 	}
-	for _, p := range f.products {
-		if p.check == nil {
-			continue
-		}
-		if err := p.check(c); err != nil {
+	if slices.Contains(f.cfg.Products, "inbox") {
+		if f.cfg.Agents, err = agent.Load(models, c.getenv, agent.CatalogProviders()); err != nil {
 			return fail("%v", err)
 		}
 	}
-	if f.services, err = selectServices(svcs); err != nil {
+	f.cfg.Guard = &guard.Guard{Allow: allow}
+	if *verbose {
+		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
+	}
+
+	if h.Addr != "" {
+		h.AllowedHosts, h.AllowedOrigins = hosts, origins
+		f.cfg.HTTP = &h
+	} else if h.PublicURL != "" || len(hosts) > 0 || len(origins) > 0 {
+		return fail("-public-url, -allowed-host and -allowed-origin need -http ADDR")
+	}
+	if err := authf.apply(f.cfg.HTTP); err != nil {
 		return fail("%v", err)
+	}
+	if *stdio {
+		f.cfg.Stdio = &server.Stdio{Token: c.getenv("KOBANA_TOKEN"), In: c.Stdin, Out: c.Stdout}
+	}
+	if in.SMTPAddr != "" || in.HTTP {
+		if (certFile == "") != (keyFile == "") {
+			return fail("-smtp-tls-cert and -smtp-tls-key go together")
+		}
+		if certFile != "" {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				return fail("-smtp-tls-cert/-smtp-tls-key: %v", err)
+			}
+			in.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		}
+		if in.MaxMessageBytes <= 0 {
+			return fail("-max-message-bytes must be positive, got %d", in.MaxMessageBytes)
+		}
+		if strings.Trim(in.Domain, ".") == "" {
+			return fail("-mail-domain must name a domain")
+		}
+		if len(authservIDs) > 0 && len(relays) == 0 {
+			return fail("-smtp-trusted-authserv-id needs -smtp-trusted-relay: only a trusted relay's fields are read")
+		}
+		if in.DedupWindow < 0 {
+			return fail("-dedup-window must not be negative, got %v", in.DedupWindow)
+		}
+		if in.DedupWindow == 0 {
+			in.DedupWindow = -1 // never
+		}
+		in.TrustedRelays, in.TrustedAuthservIDs = relays, authservIDs
+		f.cfg.Intake = &in
+	} else if certFile != "" || keyFile != "" {
+		return fail("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")
+	}
+	if f.cfg.HTTP == nil && f.cfg.Stdio == nil && f.cfg.Intake == nil {
+		return fail("nothing to serve: pass -http ADDR, -stdio, -smtp ADDR (or several)")
+	}
+	if in.HTTP && f.cfg.HTTP == nil {
+		return fail("-intake-http needs -http ADDR")
 	}
 	return f, exitOK, true
 }
 
-// selectServices reads the services' flags: the services they ask for, in
-// the registry's order; at least one.
-func selectServices(read []func() (serviceSetup, error)) ([]serviceSetup, error) {
-	var out []serviceSetup
-	var asked []string
-	served := 0
-	for i, s := range services {
-		setup, err := read[i]()
-		if err != nil {
-			return nil, err
-		}
-		if setup.service != nil {
-			out = append(out, setup)
-			if !s.companion {
-				served++
-			}
-		}
-		if !s.companion {
-			asked = append(asked, s.enable)
-		}
-	}
-	if served == 0 {
-		return nil, fmt.Errorf("nothing to serve: pass %s (or several)", strings.Join(asked, ", "))
-	}
-	return out, nil
-}
-
 // selectProducts reads -products: names from the registry, comma-separated,
-// each served once, in the registry's order.
-func selectProducts(list string, setups map[string]productSetup) ([]productSetup, error) {
-	chosen := map[string]bool{}
+// each served once.
+func selectProducts(list string) ([]string, error) {
+	names := server.ProductNames()
+	var out []string
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
-		if _, known := setups[name]; !known {
-			return nil, fmt.Errorf("unknown product %q (available: %s)", name, strings.Join(productNames(), ", "))
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("unknown product %q (available: %s)", name, strings.Join(names, ", "))
 		}
-		chosen[name] = true
-	}
-	var out []productSetup
-	for _, p := range products {
-		if chosen[p.name] {
-			out = append(out, setups[p.name])
+		if !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out, nil
 }
 
-// runServe is kobana serve: parse the flags, open the store, assemble the
-// products, serve until interrupted.
+// runServe is kobana serve: parse the flags, open the store, serve until
+// interrupted.
 func runServe(c *Command, args []string) int { return serveWith(c, args, nil) }
 
 // serveWith is kobana serve with configure, when not nil, called on the
-// assembly before it is assembled (the demo points the agents and the
-// outgoing requests at its own stand-ins there).
-func serveWith(c *Command, args []string, configure func(*assembly)) int {
+// Config before it is served (the demo points the agents and the outgoing
+// requests at its own stand-ins there).
+func serveWith(c *Command, args []string, configure func(*server.Config)) int {
 	f, code, ok := parseServe(c, args)
 	if !ok {
 		return code
@@ -166,183 +198,26 @@ func serveWith(c *Command, args []string, configure func(*assembly)) int {
 		return code
 	}
 	defer st.Close()
-	a := f.assembly(c, ctx, st)
-	defer a.close()
+	cfg := f.cfg
+	cfg.Store = st
+	if !isPostgres(f.db) {
+		cfg.StorePath = f.db
+	}
+	cfg.Output, cfg.Notices, cfg.Ready = c.Stdout, c.Stderr, c.Ready
 	if configure != nil {
-		configure(a)
+		configure(&cfg)
 	}
-	if err := a.assemble(f); err != nil {
-		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
-		if errors.As(err, new(usageError)) {
-			return exitUsage
-		}
-		return exitFailure
+	err := server.Run(ctx, cfg)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, server.ErrStdioToken):
+		fmt.Fprintln(c.Stderr, "kobana serve: -stdio needs a token in KOBANA_TOKEN (see kobana token create)")
+		return exitUsage
 	}
-	if err := a.serve(f.services); err != nil {
-		fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
-		return exitFailure
+	fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
+	if errors.As(err, new(*server.ConfigError)) {
+		return exitUsage
 	}
-	return exitOK
-}
-
-// usageError is an error in how serve was asked to run (exit status 2).
-type usageError struct{ error }
-
-// assembly is what serve's products and services are built from and share.
-type assembly struct {
-	cmd   *Command
-	ctx   context.Context
-	store store.Store
-	guard *guard.Guard
-	log   *slog.Logger
-	now   func() time.Time
-	// info is where notices for the person running serve go: standard
-	// output, or standard error when a service speaks on standard output.
-	info io.Writer
-	// publicURL is the base URL clients reach the HTTP endpoint at; empty
-	// without one.
-	publicURL string
-	// tokens are the demo tokens, with -demo.
-	tokens []demo.Token
-	// handlers are routes products serve beside /mcp, by ServeMux pattern.
-	handlers map[string]http.Handler
-	// server is the MCP server, once the products are built.
-	server *mcpserver.Server
-	// closers release what services bound, in reverse order.
-	closers []func()
-	// db is -db (the intake keeps raw messages beside the SQLite file);
-	// hasHTTP says -http is served.
-	db      string
-	hasHTTP bool
-	// messagesDir is -messages; process says this process works the
-	// Inbox's queue (-process).
-	messagesDir string
-	process     bool
-	// inbox is the Inbox's queue and raw messages, once opened
-	// (openInboxStorage); pipeline its processing stages, once the Inbox
-	// product is built.
-	inbox    *inboxStorage
-	pipeline *pipeline.Pipeline
-	// outbound, when set, carries the workflows' requests and the webhook
-	// deliveries instead of the guard's own transport; it must dial through
-	// the guard (the demo sends them to its local receiver this way).
-	outbound http.RoundTripper
-	// agents, when set, runs the Inbox's agents instead of the runner the
-	// model flags configure (the demo's).
-	agents inbox.AgentRunner
-}
-
-func (f *serveFlags) assembly(c *Command, ctx context.Context, st store.Store) *assembly {
-	a := &assembly{cmd: c, ctx: ctx, store: st, guard: &guard.Guard{Allow: f.allow},
-		log: slog.New(slog.DiscardHandler), now: time.Now, info: c.Stdout, handlers: map[string]http.Handler{}, db: f.db, messagesDir: f.messages}
-	if f.verbose {
-		a.log = slog.New(slog.NewTextHandler(c.Stderr, nil))
-	}
-	for _, s := range f.services {
-		if s.stdout {
-			a.info = c.Stderr
-		}
-		a.hasHTTP = a.hasHTTP || s.name == "http"
-		a.process = a.process || s.name == "pipeline"
-	}
-	return a
-}
-
-// assemble seeds the demo (with -demo), binds the services' listeners,
-// builds the products and the MCP server over them.
-func (a *assembly) assemble(f *serveFlags) error {
-	if f.demo {
-		if err := a.seedDemo(f.products); err != nil {
-			return err
-		}
-	}
-	for _, s := range f.services {
-		if err := s.service.listen(a); err != nil {
-			return err
-		}
-	}
-	var served []*mcpserver.Product
-	var instructions []string
-	for _, p := range f.products {
-		mp, err := p.build(a)
-		if err != nil {
-			return err
-		}
-		served = append(served, mp)
-		instructions = append(instructions, p.instructions)
-	}
-	srv, err := mcpserver.New(mcpserver.Options{
-		Store:        a.store,
-		Products:     served,
-		Name:         "kobana",
-		Instructions: strings.Join(append(instructions, "Destructive tools ask the user to confirm."), " "),
-		Logger:       a.log,
-	})
-	if err != nil {
-		return err
-	}
-	a.server = srv
-	return nil
-}
-
-// seedDemo seeds the demo organization and each product's demo records,
-// and prints the demo tokens.
-func (a *assembly) seedDemo(products []productSetup) error {
-	tokens, err := seedDemoOrganization(a)
-	if err != nil {
-		return err
-	}
-	for _, p := range products {
-		if p.seed == nil {
-			continue
-		}
-		if err := p.seed(a); err != nil {
-			return err
-		}
-	}
-	for _, t := range tokens {
-		fmt.Fprintln(a.info, t.Line())
-	}
-	a.tokens = tokens
-	return nil
-}
-
-// serve runs every service until the context ends or one of them stops
-// (stdio's client closing its input is a normal end); then it stops the
-// others and waits for them.
-func (a *assembly) serve(services []serviceSetup) error {
-	ctx, cancel := context.WithCancel(a.ctx)
-	defer cancel()
-	type stopped struct {
-		name string
-		err  error
-	}
-	done := make(chan stopped, len(services))
-	addrs := map[string]net.Addr{}
-	for _, s := range services {
-		s.service.announce(a.cmd.Stderr)
-		go func() { done <- stopped{s.name, s.service.serve(ctx, a)} }()
-		if addr := s.service.addr(); addr != nil {
-			addrs[s.name] = addr
-		}
-	}
-	if a.cmd.Ready != nil {
-		a.cmd.Ready(addrs)
-	}
-	var errs []error
-	for range services {
-		s := <-done
-		cancel() // the first to stop stops the others
-		if s.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// close releases what the services bound.
-func (a *assembly) close() {
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		a.closers[i]()
-	}
+	return exitFailure
 }

@@ -28,7 +28,7 @@ func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, i
 	}
 	var st store.Store
 	var err error
-	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+	if isPostgres(db) {
 		st, err = pg.Open(ctx, db, pg.Options{Options: opts})
 	} else {
 		st, err = sqlite.Open(ctx, db, opts)
@@ -38,4 +38,10 @@ func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, i
 		return nil, exitFailure
 	}
 	return st, exitOK
+}
+
+// isPostgres says -db names a PostgreSQL database (a postgres:// or
+// postgresql:// URL) rather than the embedded store's file.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }

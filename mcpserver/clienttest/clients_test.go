@@ -16,6 +16,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/authserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/store"
@@ -58,6 +59,16 @@ func clients(t *testing.T) string {
 // read-write token.
 func server(t *testing.T) (url, token string) {
 	t.Helper()
+	url, token, _ = demoServer(t, false)
+	return url, token
+}
+
+// demoServer serves both demo products on loopback; with oauth, /mcp is
+// also a protected resource of the embedded authorization server (issuer:
+// the loopback URL), as kobana serve makes it. It returns the /mcp URL, the
+// demo owner's read-write token and the store.
+func demoServer(t *testing.T, oauth bool) (url, token string, st store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kobana.db"), store.Options{})
 	if err != nil {
@@ -87,8 +98,21 @@ func server(t *testing.T) (url, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/", srv.HTTPHandler(mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: ip.DownloadHandler()}}))
-	return hs.URL + "/mcp", tokens[0].Token
+	opts := mcpserver.HTTPOptions{Extra: map[string]http.Handler{inboxmcp.DownloadPath: ip.DownloadHandler()}}
+	if oauth {
+		resource := hs.URL + "/mcp"
+		as, err := authserver.New(ctx, authserver.Options{Store: st, Issuer: hs.URL, Resource: resource, ResourceName: "Kobana (inbox, billing)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, h := range as.PageRoutes() {
+			opts.Extra[p] = h
+		}
+		opts.OpenRoutes = as.OpenRoutes()
+		opts.Auth = &mcpserver.ResourceAuth{Resource: resource, AuthorizationServers: []string{as.Issuer()}, Verify: as.Verify}
+	}
+	mux.Handle("/", srv.HTTPHandler(opts))
+	return hs.URL + "/mcp", tokens[0].Token, st
 }
 
 // run runs the Node program node with args in this directory and returns

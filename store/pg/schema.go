@@ -112,6 +112,56 @@ var migrations = [][]string{
 		`CREATE INDEX records_parent ON records (workspace_id, kind, parent_id, created_at, id)`,
 		`CREATE INDEX records_status ON records (workspace_id, kind, status, created_at, id)`,
 	},
+	// Version 4: the OAuth authorization server and the access list
+	// (store.OAuth, store.AccessList): when each token or grant was last
+	// used, the clients, grants, their codes and tokens (by the hash of
+	// their signature, never the value) and the one-time sign-in codes.
+	{
+		`CREATE TABLE access_use (
+			id           TEXT COLLATE "C" PRIMARY KEY,
+			last_used_at BIGINT NOT NULL
+		)`,
+		`CREATE TABLE oauth_clients (
+			id         TEXT COLLATE "C" PRIMARY KEY,
+			name       TEXT COLLATE "C" NOT NULL,
+			kind       TEXT COLLATE "C" NOT NULL,
+			metadata   TEXT NOT NULL,
+			created_at BIGINT NOT NULL,
+			expires_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX oauth_clients_created ON oauth_clients (kind, created_at)`,
+		`CREATE TABLE oauth_grants (
+			id           TEXT COLLATE "C" PRIMARY KEY,
+			client_id    TEXT COLLATE "C" NOT NULL,
+			person_id    TEXT COLLATE "C" NOT NULL REFERENCES people(id),
+			workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+			scopes       TEXT COLLATE "C" NOT NULL,
+			resource     TEXT COLLATE "C" NOT NULL,
+			created_at   BIGINT NOT NULL,
+			expires_at   BIGINT NOT NULL,
+			revoked_at   BIGINT NOT NULL
+		)`,
+		`CREATE INDEX oauth_grants_person ON oauth_grants (person_id, workspace_id)`,
+		`CREATE TABLE oauth_tokens (
+			kind       TEXT COLLATE "C" NOT NULL,
+			hash       TEXT COLLATE "C" NOT NULL,
+			grant_id   TEXT COLLATE "C" NOT NULL,
+			data       TEXT NOT NULL,
+			expires_at BIGINT NOT NULL,
+			used_at    BIGINT NOT NULL,
+			PRIMARY KEY (kind, hash)
+		)`,
+		`CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id, kind)`,
+		`CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at)`,
+		`CREATE TABLE signin_codes (
+			hash         TEXT COLLATE "C" PRIMARY KEY,
+			person_id    TEXT COLLATE "C" NOT NULL REFERENCES people(id),
+			workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+			created_at   BIGINT NOT NULL,
+			expires_at   BIGINT NOT NULL,
+			used_at      BIGINT NOT NULL
+		)`,
+	},
 }
 
 // migrationLock is the advisory-lock key that serialises migrations of one

@@ -89,4 +89,52 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS records_recent_id ON records (workspace_id, kind, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS records_parent ON records (workspace_id, kind, parent_id, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS records_status ON records (workspace_id, kind, status, created_at, id)`,
+	// Appended for the OAuth authorization server and the access list
+	// (store.OAuth, store.AccessList): when each token or grant was last
+	// used, the clients, grants, their codes and tokens (by the hash of
+	// their signature, never the value) and the one-time sign-in codes.
+	`CREATE TABLE IF NOT EXISTS access_use (
+		id           TEXT PRIMARY KEY,
+		last_used_at BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS oauth_clients (
+		id         TEXT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		metadata   TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS oauth_clients_created ON oauth_clients (kind, created_at)`,
+	`CREATE TABLE IF NOT EXISTS oauth_grants (
+		id           TEXT PRIMARY KEY,
+		client_id    TEXT NOT NULL,
+		person_id    TEXT NOT NULL REFERENCES people(id),
+		workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+		scopes       TEXT NOT NULL,
+		resource     TEXT NOT NULL,
+		created_at   BIGINT NOT NULL,
+		expires_at   BIGINT NOT NULL,
+		revoked_at   BIGINT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS oauth_grants_person ON oauth_grants (person_id, workspace_id)`,
+	`CREATE TABLE IF NOT EXISTS oauth_tokens (
+		kind       TEXT NOT NULL,
+		hash       TEXT NOT NULL,
+		grant_id   TEXT NOT NULL,
+		data       TEXT NOT NULL,
+		expires_at BIGINT NOT NULL,
+		used_at    BIGINT NOT NULL,
+		PRIMARY KEY (kind, hash)
+	)`,
+	`CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_id, kind)`,
+	`CREATE INDEX IF NOT EXISTS oauth_tokens_expiry ON oauth_tokens (expires_at)`,
+	`CREATE TABLE IF NOT EXISTS signin_codes (
+		hash         TEXT PRIMARY KEY,
+		person_id    TEXT NOT NULL REFERENCES people(id),
+		workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+		created_at   BIGINT NOT NULL,
+		expires_at   BIGINT NOT NULL,
+		used_at      BIGINT NOT NULL
+	)`,
 }

@@ -56,6 +56,8 @@ func Run(t *testing.T, impl string, open Open, opts ...Option) {
 		{"Blobs", testBlobs},
 		{"Identity", testIdentity},
 		{"Tokens", testTokens},
+		{"AccessList", testAccessList},
+		{"OAuth", testOAuth},
 		{"Secrets", testSecrets},
 		{"SecretsAcrossHandles", testSecretsAcrossHandles},
 		{"Keys", testKeys},

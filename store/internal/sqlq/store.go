@@ -16,13 +16,14 @@ import (
 type Store struct {
 	Ops
 	sealer *store.Sealer
+	uses   *uses
 }
 
 // NewStore returns the operations over ops' Conn, sealing secrets with
 // sealer. A store resolves its secret key with SigningKey, which needs no
 // sealer: it may use NewStore(ops, nil) until it has one.
 func NewStore(ops Ops, sealer *store.Sealer) Store {
-	return Store{Ops: ops, sealer: sealer}
+	return Store{Ops: ops, sealer: sealer, uses: &uses{}}
 }
 
 const (
@@ -197,12 +198,14 @@ func AuthenticateHash(ctx context.Context, s *Store, hash string) (store.Princip
 	}
 	p.Scopes = store.ParseScopes(scopes)
 	p.Expires = store.FromMillis(expires)
+	s.touch(ctx, p.TokenID)
 	return p, nil
 }
 
-// RevokeToken implements store.Identity.
+// RevokeToken implements store.Identity: a static token, or an OAuth grant
+// with its codes and tokens.
 func (s *Store) RevokeToken(ctx context.Context, tokenID string) error {
-	return s.affect(ctx, "revoke token "+tokenID, revokeTokenSQL, store.Millis(s.now()), tokenID)
+	return s.revokeAny(ctx, tokenID)
 }
 
 // ---- Secrets ----

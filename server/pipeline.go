@@ -1,10 +1,9 @@
-package main
+package server
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -51,16 +50,16 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 	}
 	s := &inboxStorage{}
 	qcfg := queue.Config{Logger: a.log}
-	if !a.process {
+	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}
 	var err error
 	switch st := a.store.(type) {
 	case interface{ SQLDB() *sql.DB }:
 		s.embedded = true
-		s.dir = a.messagesDir
+		s.dir = a.cfg.Messages
 		if s.dir == "" {
-			s.dir = filepath.Join(filepath.Dir(a.db), "kobana-messages")
+			s.dir = filepath.Join(filepath.Dir(a.cfg.StorePath), "kobana-messages")
 		}
 		d, err := mailstore.OpenDir(s.dir)
 		if err != nil {
@@ -71,7 +70,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 			return nil, err
 		}
 	case interface{ PgxPool() *pgxpool.Pool }:
-		lo := mailstore.NewLargeObjects(st.PgxPool(), a.messagesDir)
+		lo := mailstore.NewLargeObjects(st.PgxPool(), a.cfg.Messages)
 		if err := lo.Migrate(a.ctx); err != nil {
 			return nil, err
 		}
@@ -95,8 +94,8 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		return nil, err
 	}
 	webhooks := a.guard.Client()
-	if a.outbound != nil {
-		webhooks.Transport = a.outbound
+	if a.cfg.Outbound != nil {
+		webhooks.Transport = a.cfg.Outbound
 	}
 	p, err := pipeline.New(pipeline.Config{
 		Store:  a.store,
@@ -106,7 +105,7 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
 			return intake.LoadIndex(ctx, a.store, workspace, emailID)
 		},
-		Executor: executor.Options{Guard: a.guard, Transport: a.outbound},
+		Executor: executor.Options{Guard: a.guard, Transport: a.cfg.Outbound},
 		Webhooks: webhooks,
 		AppURL:   a.publicURL,
 		Logger:   a.log,
@@ -129,7 +128,7 @@ func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev
 
 // pipelineService works the Inbox's queue in this process: agent runs,
 // workflows, webhook deliveries and retention (docs/pipeline.md). It runs
-// beside the other services unless -process=false.
+// beside the other services with Config.Process.
 //
 // An embedded store's queue is worked by one process at a time: the one
 // holding the lock file beside the database. Another serve on the same file
@@ -145,22 +144,17 @@ type pipelineService struct {
 // tries its lock again.
 const lockRetry = 2 * time.Second
 
-func pipelineSetup(fs *flag.FlagSet) func() (serviceSetup, error) {
-	on := fs.Bool("process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
-	return func() (serviceSetup, error) {
-		if !*on {
-			return serviceSetup{}, nil
-		}
-		return serviceSetup{name: "pipeline", service: &pipelineService{}}, nil
-	}
-}
+func (s *pipelineService) name() string { return "pipeline" }
 
 // listen tries to take the embedded store's queue for this process.
 func (s *pipelineService) listen(a *assembly) error {
 	if _, ok := a.store.(interface{ SQLDB() *sql.DB }); !ok {
 		return nil // replicas share PostgreSQL's queue
 	}
-	s.db, s.lockPath = a.db, a.db+".queue-lock"
+	if a.cfg.StorePath == "" {
+		return &ConfigError{errors.New("working the embedded store's queue needs its file (Config.StorePath), beside which its lock is kept")}
+	}
+	s.db, s.lockPath = a.cfg.StorePath, a.cfg.StorePath+".queue-lock"
 	a.closers = append(a.closers, func() {
 		if s.lock != nil {
 			s.lock.Close()
@@ -222,7 +216,7 @@ func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 				return err
 			}
 		}
-		fmt.Fprintf(a.cmd.Stderr, "the kobana serve that worked the Inbox's queue of %s stopped: this one processes it now\n", s.db)
+		fmt.Fprintf(a.notices, "the kobana serve that worked the Inbox's queue of %s stopped: this one processes it now\n", s.db)
 	}
 	q := a.inbox.queue
 	if a.inbox.embedded {
