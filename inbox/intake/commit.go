@@ -41,7 +41,10 @@ type commit struct {
 	ready func() error
 	ctx   context.Context
 	done  chan error
-	lead  chan struct{}
+	// lead is closed to make the commit's goroutine lead the next
+	// transaction; handed says it was (under committer.mu).
+	lead   chan struct{}
+	handed bool
 }
 
 // do commits c, alone or with others.
@@ -76,12 +79,17 @@ func (m *committer) run(st store.Transactor) {
 	m.commitBatch(st, batch)
 
 	m.mu.Lock()
-	if len(m.queue) > 0 {
-		close(m.queue[0].lead) // the leader count is handed on with it
-	} else {
-		m.leaders--
+	defer m.mu.Unlock()
+	for _, next := range m.queue {
+		if !next.handed {
+			// The lead (and the leader count) passes to the first commit no
+			// other leader has handed it to.
+			next.handed = true
+			close(next.lead)
+			return
+		}
 	}
-	m.mu.Unlock()
+	m.leaders--
 }
 
 func (m *committer) commitBatch(st store.Transactor, batch []*commit) {

@@ -30,7 +30,8 @@
 #
 # Settings (environment): ROUNDS (5), MESSAGES_1 (500), MESSAGES_8 (2000),
 # SIZE (102400), RSS_MESSAGES (10000), BACKENDS ("sqlite postgres"),
-# KOBANA (a kobana binary to measure instead of building one).
+# KOBANA (a kobana binary to measure instead of building one), KEEP=1 (keep
+# the working directory, with kobana's logs, and say where).
 #
 # The demo workspace allows 5,000 e-mails a month: each round's kobana starts
 # on a fresh database, so every measured message is accepted (an e-mail
@@ -80,7 +81,11 @@ cleanup() {
 	if [ -n "$pgbin" ] && [ -d "$work/pg/data" ]; then
 		runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
-	rm -rf "$work"
+	if [ "${KEEP:-}" = 1 ]; then
+		echo "compare.sh: kept $work" >&2
+	else
+		rm -rf "$work"
+	fi
 }
 trap cleanup EXIT
 
@@ -177,7 +182,7 @@ start_kobana() {
 		;;
 	esac
 	kobana_db=$db
-	"$KOBANA" serve -db "$db" -messages "$dir/messages" -demo -smtp "127.0.0.1:$port_kobana" -process=false \
+	"$KOBANA" serve -v -db "$db" -messages "$dir/messages" -demo -smtp "127.0.0.1:$port_kobana" -process=false \
 		-dns "127.0.0.1:$port_dns" -smtp-hostname mx.bench.test >"$dir/out.log" 2>&1 &
 	kobana_pid=$!
 	pids+=("$kobana_pid")
