@@ -77,12 +77,8 @@ func ReadEmailIndexed(r io.ReaderAt, size int64, ix *eml.Index) (Email, error) {
 	e.Date, _ = h.Date()
 	e.Date = e.Date.UTC()
 	e.MessageID, _ = h.MessageID()
-	for _, p := range ix.Parts {
-		if t, inline := partType(p); inline && t == "text/plain" {
-			b, _ := io.ReadAll(io.LimitReader(PartText(r, p), maxTextBody))
-			e.Text = strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
-			break
-		}
+	if p, ok := FirstPart(ix, "text/plain"); ok {
+		e.Text = readText(PartText(r, p), min(p.Size, maxTextBody))
 	}
 	e.Attachments = []AttachmentInfo{}
 	for _, p := range ix.Parts {
@@ -98,6 +94,32 @@ func ReadEmailIndexed(r io.ReaderAt, size int64, ix *eml.Index) (Email, error) {
 	}
 	e.SizeBytes = int(size)
 	return e, nil
+}
+
+// readText reads at most maxTextBody bytes of text (expecting about want),
+// line breaks as "\n", without blanks around it.
+func readText(r io.Reader, want int64) string {
+	b := make([]byte, 0, want+1)
+	for len(b) < maxTextBody {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), maxTextBody)])
+		b = b[:len(b)+n]
+		if err != nil {
+			break
+		}
+	}
+	// CRLF to LF in place.
+	w := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			continue
+		}
+		b[w] = b[i]
+		w++
+	}
+	return string(bytes.TrimSpace(b[:w]))
 }
 
 // FirstPart is the first part of an indexed message of media type t that

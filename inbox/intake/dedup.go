@@ -30,25 +30,44 @@ const KindEmailDedup = "email_dedup"
 // dedup is what identifies a message for an inbox.
 type dedup struct {
 	// kind is "message-id", or "sha256" for a message without one; value
-	// the Message-ID or the digest.
+	// the Message-ID or the digest of the bytes received.
 	kind, value string
-	// sum is the hex SHA-256 of the message as received.
+	// sum is the hex SHA-256 of the message's content: its parts' decoded
+	// bytes (their digests in the part index) for a message with a
+	// Message-ID, the bytes received for one without.
 	sum string
 }
 
 // dedupKey is a message's key: its Message-ID, or the digest of the bytes
-// received when it has none.
-func dedupKey(e inbox.Email, msg *mailstore.Spool) (dedup, error) {
+// received when it has none. index is the message's part index (JSON),
+// nil for a message that could not be read (which claims nothing).
+func dedupKey(e inbox.Email, index json.RawMessage, msg *mailstore.Spool) (dedup, error) {
+	if index == nil {
+		return dedup{}, nil
+	}
+	if e.MessageID != "" {
+		// The digests of the parts are in the index already.
+		var ix struct {
+			Parts []struct {
+				SHA256 string `json:"sha256"`
+				Size   int64  `json:"size"`
+			} `json:"parts"`
+		}
+		if err := json.Unmarshal(index, &ix); err != nil {
+			return dedup{}, fmt.Errorf("intake: reading a part index: %w", err)
+		}
+		h := sha256.New()
+		for _, p := range ix.Parts {
+			fmt.Fprintf(h, "%d:%s\n", p.Size, p.SHA256)
+		}
+		return dedup{kind: "message-id", value: e.MessageID, sum: hex.EncodeToString(h.Sum(nil))}, nil
+	}
 	d, err := msg.SHA256()
 	if err != nil {
 		return dedup{}, fmt.Errorf("intake: reading the message's digest: %w", err)
 	}
-	k := dedup{kind: "sha256", sum: hex.EncodeToString(d[:])}
-	k.value = k.sum
-	if e.MessageID != "" {
-		k.kind, k.value = "message-id", e.MessageID
-	}
-	return k, nil
+	sum := hex.EncodeToString(d[:])
+	return dedup{kind: "sha256", value: sum, sum: sum}, nil
 }
 
 // id is the claim's record id for an inbox.
@@ -73,9 +92,9 @@ func (k dedup) describe(first *claim) string {
 	if k.kind == "sha256" {
 		how = "the same bytes (no Message-ID)"
 	} else if first.SHA256 == k.sum {
-		how += " and the same bytes"
+		how += " and the same content"
 	} else {
-		how += " (the bytes differ)"
+		how += " (the content differs)"
 	}
 	return fmt.Sprintf("another copy of %s, received %s: %s", first.EmailID, first.ReceivedAt.UTC().Format(time.RFC3339), how)
 }
@@ -85,19 +104,6 @@ func (r *StoreRecorder) window() time.Duration {
 		return DefaultDedupWindow
 	}
 	return r.DedupWindow
-}
-
-// seen returns the claim of an earlier copy of the message by the inbox,
-// within the window; nil when there is none.
-func (r *StoreRecorder) seen(ctx context.Context, tx store.Tx, rc Recipient, k dedup, now time.Time) (*claim, error) {
-	if r.window() < 0 {
-		return nil, nil
-	}
-	c, err := r.readClaim(ctx, tx, rc, k)
-	if err != nil || c == nil || now.Sub(c.ReceivedAt) > r.window() {
-		return nil, err
-	}
-	return c, nil
 }
 
 func (r *StoreRecorder) readClaim(ctx context.Context, tx store.Tx, rc Recipient, k dedup) (*claim, error) {

@@ -113,7 +113,7 @@ func TestLostReplyIsProcessedOnce(t *testing.T) {
 			first = m
 		}
 	}
-	if first.Status != inbox.EmailPending || dup.DuplicateOf != first.ID || !strings.Contains(dup.StatusDetail, "Message-ID <invoice-4107@supplier.test> and the same bytes") {
+	if first.Status != inbox.EmailPending || dup.DuplicateOf != first.ID || !strings.Contains(dup.StatusDetail, "Message-ID <invoice-4107@supplier.test> and the same content") {
 		t.Fatalf("first %s (%s), duplicate of %q (%s); want one pending and one duplicate of it", first.Status, first.ID, dup.DuplicateOf, dup.StatusDetail)
 	}
 	if jobs := e.jobs(); len(jobs) != 1 || !strings.Contains(jobs[0], first.ID) {

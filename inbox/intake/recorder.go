@@ -106,7 +106,7 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 	in := &mailstore.Incoming{Trace: traceFields(d, ids[0]), Body: d.Message}
 	prep := r.prepare(ctx, in, keys)
 	base, index, readErr := r.read(d, in)
-	key, err := dedupKey(base, d.Message)
+	key, err := dedupKey(base, index, d.Message)
 	if err != nil {
 		prep.undo(context.WithoutCancel(ctx), r.Logger)
 		return nil, err
@@ -151,13 +151,9 @@ func (r *StoreRecorder) write(ctx context.Context, tx store.Tx, c *txCache, d *D
 		e.Headers = copyMap(base.Headers)
 		e.ID, e.InboxID, e.ReceivedAt, e.Status = ids[i], rc.InboxID, d.ReceivedAt, inbox.EmailPending
 		reason := ""
-		switch first, err := r.seen(ctx, tx, rc, key, d.ReceivedAt); {
-		case err != nil:
-			return nil, err
+		switch {
 		case readErr != nil:
 			e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
-		case first != nil:
-			e.MarkDuplicate(first.EmailID, key.describe(first))
 		case ib.Status == inbox.StatusPaused:
 			e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
 		default:
@@ -166,9 +162,10 @@ func (r *StoreRecorder) write(ctx context.Context, tx store.Tx, c *txCache, d *D
 				reason = rej.Reason
 				break
 			}
-			// Claimed in this transaction: a copy arriving at the same time
-			// (another session, another replica) finds the claim and is
-			// recorded as the duplicate.
+			// The message is claimed for the inbox in this transaction: a
+			// copy received before, or arriving at the same time (another
+			// session, another replica), holds the claim, and this one is
+			// its duplicate. A message the inbox refuses claims nothing.
 			first, err := r.claim(ctx, tx, rc, key, e.ID, d.ReceivedAt)
 			if err != nil {
 				return nil, err

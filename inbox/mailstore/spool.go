@@ -299,7 +299,7 @@ func (s *Spool) Size() int64 {
 func (s *Spool) SHA256() ([32]byte, error) {
 	var d [32]byte
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(s, 0, s.Size())); err != nil {
+	if err := s.copyTo(h); err != nil {
 		return d, fmt.Errorf("mailstore: reading a spool: %w", err)
 	}
 	h.Sum(d[:0])
