@@ -42,13 +42,34 @@ func TransportHeaders() []string { return slices.Clone(transportHeaders[:]) }
 // diagnostic found. The Plan is nil when any diagnostic is an error, or when
 // the document has no workflow (then the agent asked for no action).
 func Compile(doc []byte) (*Plan, Diagnostics) {
+	plan, ds, _ := Read(doc)
+	return plan, ds
+}
+
+// Outline is what a document holds at its top level, as the compiler read
+// it (strictly: of duplicate keys, none is taken for another).
+type Outline struct {
+	// Object reports whether the document is a JSON object.
+	Object bool
+	// Result reports whether it has a "result" member.
+	Result bool
+	// Workflow reports whether its "workflow" member is present and is
+	// neither null nor an empty array: the agent asked for steps (which
+	// may not validate).
+	Workflow bool
+}
+
+// Read is Compile that also returns the document's Outline, for a caller
+// that decides from one reading what to do with an agent's answer (is it
+// an answer at all, does it ask for a workflow) and then runs its Plan.
+func Read(doc []byte) (*Plan, Diagnostics, Outline) {
 	c := &compiler{doc: doc}
 	plan := c.compile()
 	ds := c.finish()
 	if ds.HasErrors() {
-		return nil, ds
+		return nil, ds, c.outline
 	}
-	return plan, ds
+	return plan, ds, c.outline
 }
 
 // Lint returns the diagnostics of doc; it is Compile for tools that only
@@ -69,8 +90,9 @@ type issue struct {
 }
 
 type compiler struct {
-	doc    []byte
-	issues []issue
+	doc     []byte
+	issues  []issue
+	outline Outline
 }
 
 func (c *compiler) add(sev Severity, code, ptr string, start, end int, suggestion, format string, args ...any) {
@@ -118,6 +140,7 @@ func (c *compiler) compile() *Plan {
 		c.errorAt(root, CodeNotObject, "", `the document must be a JSON object {"result": …, "workflow": […]}, not %s %s`, article(root.Kind), root.Kind)
 		return nil
 	}
+	c.outline.Object = true
 	plan := &Plan{}
 	var workflow *jsonpos.Value
 	for _, m := range root.Members {
@@ -141,6 +164,8 @@ func (c *compiler) compile() *Plan {
 			c.add(SeverityWarning, CodeUnknownTopLevel, pointer(m.Key.Text), m.Key.Start, m.Key.End, sugg, "%s", msg)
 		}
 	}
+	c.outline.Result = root.Get("result") != nil
+	c.outline.Workflow = workflow != nil && workflow.Kind != jsonpos.Null && (workflow.Kind != jsonpos.Array || len(workflow.Elems) > 0)
 	if root.Get("result") == nil {
 		c.add(SeverityWarning, CodeMissingResult, "", root.Start, root.Start+1, "", `the document has no "result": the agent's analysis belongs there`)
 	}
@@ -182,7 +207,7 @@ func article(k jsonpos.Kind) string {
 func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	base := pointer("workflow", strconv.Itoa(i))
 	if v.Kind != jsonpos.Object {
-		c.errorAt(v, CodeStepType, base, `step %d must be an object such as {"type": "request", "url": "https://…"}, not %s %s`, i, article(v.Kind), v.Kind)
+		c.errorAt(v, CodeStepType, base, `step %d must be an object such as {"type": %q, "url": "https://…"}, not %s %s`, i, stepTypes[0].Name, article(v.Kind), v.Kind)
 		return nil
 	}
 	st := &Step{Index: i, Method: "POST"}
@@ -213,11 +238,11 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	ok := true
 	// type
 	if t := fields["type"]; t == nil {
-		c.add(SeverityError, CodeMissingField, base, v.Start, v.Start+1, "", `step %d has no "type": the only step type is "request"`, i)
+		c.add(SeverityError, CodeMissingField, base, v.Start, v.Start+1, "", `step %d has no "type": %s`, i, StepTypesText())
 		ok = false
 	} else if sc.noPlaceholder(t, "type") && sc.wantString(t, "type") {
-		if t.Text != "request" {
-			c.errorAt(t, CodeUnknownStepType, base+"/type", `unknown step type %q: the only step type is "request"; a workflow with an unknown step is rejected whole`, t.Text)
+		if !IsStepType(t.Text) {
+			c.errorAt(t, CodeUnknownStepType, base+"/type", `unknown step type %q: %s; a workflow with an unknown step is rejected whole`, t.Text, StepTypesText())
 			ok = false
 		}
 	} else {

@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kobana/workflow/compile"
@@ -17,6 +18,7 @@ func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
 		"ReservedHeaders":  compile.ReservedHeaders,
 		"TransportHeaders": compile.TransportHeaders,
 		"AllCodes":         compile.AllCodes,
+		"StepTypeNames":    compile.StepTypeNames,
 	}
 	for name, get := range tables {
 		before := get()
@@ -45,5 +47,26 @@ func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
 	h[0] = "X-Other"
 	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"Host":"x"}}]}`)); !ds.HasErrors() {
 		t.Error("Host accepted after a caller edited its copy of ReservedHeaders")
+	}
+}
+
+// The step types' table answers the same in each of its forms: every name
+// is a step type and named in the text messages use, and nothing else is
+// a step type.
+func TestStepTypesTable(t *testing.T) {
+	types := compile.StepTypes()
+	if len(types) == 0 {
+		t.Fatal("no step types")
+	}
+	for i, st := range types {
+		if !compile.IsStepType(st.Name) || compile.StepTypeNames()[i] != st.Name || st.Summary == "" ||
+			!strings.Contains(compile.StepTypesText(), `"`+st.Name+`"`) {
+			t.Errorf("step type %+v", st)
+		}
+	}
+	for _, name := range []string{"", "Request", "email", "request "} {
+		if compile.IsStepType(name) {
+			t.Errorf("%q is taken for a step type", name)
+		}
 	}
 }

@@ -150,7 +150,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 }
 
 // TestLanguageReferenceNamesEveryRule: docs/language.md names every step
-// field, method, refused header, kobana fact and attachment suffix the
+// type, step field, method, refused header, kobana fact and attachment suffix the
 // compiler knows, and the step limit.
 func TestLanguageReferenceNamesEveryRule(t *testing.T) {
 	doc := read(t, "docs/language.md")
@@ -161,6 +161,9 @@ func TestLanguageReferenceNamesEveryRule(t *testing.T) {
 	}
 	for _, f := range compile.StepFields() {
 		need("step field", "| `"+f+"` |")
+	}
+	for _, st := range compile.StepTypes() {
+		need("step type", "`"+st.Name+"`")
 	}
 	for _, m := range compile.Methods() {
 		need("method", "`"+m+"`")

@@ -19,6 +19,7 @@ import (
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // The 107-byte URL of the speed reference, with three placeholders.
@@ -45,7 +46,7 @@ func BenchmarkRenderURL(b *testing.B) {
 		p := plan(b, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","method":"GET","url":"`+benchURL+`"}]}`)
 		secrets := resolve.SecretMap{"T": "tok-abcdef"}
 		s := &resolve.Scope{Secrets: secrets, Facts: resolve.FactMap{"workspace_id": "wsp_42"}, Redactor: resolve.NewRedactor(secrets)}
-		s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 201,
+		s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 201,
 			Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"data":{"id":"pay_01HZX3Q9"}}`)}})
 		s.Begin(1, time.Unix(0, 0))
 		b.ReportAllocs()

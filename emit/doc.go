@@ -16,13 +16,13 @@
 // escapes stay as written, and the #fragment is dropped. The record's URL is
 // the URL sent.
 //
-// The Record says what was sent, with no secret and no attachment byte.
+// The Record (a runrecord.Request) says what was sent, with no secret and no attachment byte.
 // While rendering, each substituted secret is recorded as
 // "[redacted secrets.KEY]" and each attachment is described (a file part as
 // {"attachment":N,"filename":…,"content_type":…,"size":…}, base64 in a
 // string as "[attachment N: name, type, size bytes]"): only the renderer
 // knows which text came from a secret and which base64 run came from which
-// attachment. Then, once, at the end, Record.Redact passes the whole record
+// attachment. Then, once, at the end, Redact passes the whole record
 // through the run's resolve.Redactor, which removes any secret value still
 // there in every form it covers (written literally in the workflow, or
 // echoed back by an earlier step's response). See package resolve for the
@@ -35,6 +35,10 @@
 // before its Content-Length is reached: the HTTP transport then cuts the
 // connection, so no receiver takes what it got for a complete request, and
 // the body is never replayed.
+//
+// Given a step identity (Options.StepID), the request carries it in the
+// platform's headers (runrecord.HeaderStepID, and an Idempotency-Key for a
+// POST or PATCH whose step sets none), recorded like every other header.
 //
 // A header value that substitution gives a control character, or a URL
 // that it gives one, fails the step before anything is sent (*Error);

@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 const marker = "\x00ATTACHMENT-MARKER-7f3a\x00"
@@ -66,12 +67,12 @@ func FuzzEmit(f *testing.F) {
 			s.Begin(i, time.Unix(0, 0))
 			r, err := emit.Render(step, s)
 			if err != nil {
-				s.Record(i, &resolve.Result{State: resolve.StateFailed})
+				s.Record(i, &resolve.Result{State: runrecord.Failed})
 				continue
 			}
 			checkLive(t, r)
 			checkRecord(t, r, secrets, atts, s.Redactor)
-			s.Record(i, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: respBody}})
+			s.Record(i, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: respBody}})
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kobana/workflow/internal/sendurl"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // Error says a step cannot be sent as rendered: the step fails before any
@@ -62,7 +63,7 @@ type Request struct {
 	// Header is sent as is; it includes the body's Content-Type.
 	Header http.Header
 	// Record is the persisted copy of the request.
-	Record *Record
+	Record *runrecord.Request
 
 	body *body
 }
@@ -120,20 +121,6 @@ func (r *Request) HTTPRequest(ctx context.Context) (*http.Request, error) {
 	return req, nil
 }
 
-// Record is the persisted copy of a request: no secret, no attachment byte.
-type Record struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
-	// Body is the JSON value of a JSON body, or a JSON string for a text body.
-	Body json.RawMessage `json:"body,omitempty"`
-	// Form is an object mirroring the step's form fields, in order; a file
-	// field is {"attachment":N,"filename":…,"content_type":…,"size":…}, with
-	// "defects":[{"code":…,"message":…}] when reading the attachment needed
-	// repairs (see package resolve/eml).
-	Form json.RawMessage `json:"form,omitempty"`
-}
-
 // Render resolves every reference of step against scope and renders the
 // live request and its record in one walk. It fails with *resolve.SkipError,
 // *resolve.RefError or *Error before anything could be sent.
@@ -153,6 +140,11 @@ type Options struct {
 	// for the record's usual text, such as a secret's marker). With ok
 	// false the scope resolves the reference as usual.
 	StandIn func(r *lang.Ref) (v resolve.Value, record string, ok bool)
+	// StepID, when set, is the step's identity (runrecord.Journal.Identity):
+	// sent, and recorded, as runrecord.HeaderStepID and — for a method that
+	// is not idempotent whose step sets no Idempotency-Key — as
+	// runrecord.HeaderIdempotencyKey.
+	StepID string
 }
 
 // RenderWith is Render with options.
@@ -175,7 +167,7 @@ func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Reques
 	}
 	rd := &renderer{scope: scope, red: red, standIn: opts.StandIn}
 	req := &Request{Method: step.Method, Header: http.Header{}}
-	rec := &Record{Method: step.Method, Headers: map[string]string{}}
+	rec := &runrecord.Request{Method: step.Method, Headers: map[string]string{}}
 	req.Record = rec
 
 	// URL
@@ -233,6 +225,15 @@ func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Reques
 		req.Header.Set("Content-Type", ctype)
 		rec.Headers["Content-Type"] = ctype
 	}
+	if id := opts.StepID; id != "" {
+		req.Header.Set(runrecord.HeaderStepID, id)
+		rec.Headers[runrecord.HeaderStepID] = id
+		if _, own := step.HeaderValue(runrecord.HeaderIdempotencyKey); !own && runrecord.NeedsIdempotencyKey(step.Method) {
+			key := runrecord.IdempotencyKey(id)
+			req.Header.Set(runrecord.HeaderIdempotencyKey, key)
+			rec.Headers[runrecord.HeaderIdempotencyKey] = key
+		}
+	}
 	if step.Body != nil || step.Form != nil {
 		var atts resolve.Attachments
 		if b.streams() {
@@ -240,16 +241,16 @@ func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Reques
 		}
 		req.body = b.body(atts)
 	}
-	rec.Redact(red)
+	Redact(rec, red)
 	return req, nil
 }
 
-// Redact rewrites the record with every value red knows redacted in every
-// form it covers (see resolve.Redactor): the url, header names and values,
-// the body (a JSON body as JSON, so a number that spells a secret is
-// redacted too) and the form. Render calls it once, at the end: the record
-// it returns has been through it. Redacting again changes nothing.
-func (r *Record) Redact(red *resolve.Redactor) {
+// Redact rewrites a request record with every value red knows redacted in
+// every form it covers (see resolve.Redactor): the url, header names and
+// values, the body (a JSON body as JSON, so a number that spells a secret
+// is redacted too) and the form. Render calls it once, at the end: the
+// record it returns has been through it. Redacting again changes nothing.
+func Redact(r *runrecord.Request, red *resolve.Redactor) {
 	r.URL = red.String(r.URL)
 	r.Headers = redactHeaders(red, r.Headers)
 	r.Body = redactJSON(red, r.Body)

@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 var pdf = append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte{0, 1, 2, 0xff, '\r', '\n', '"'}, 5000)...)
@@ -96,7 +97,7 @@ func TestSeedCompleteExample(t *testing.T) {
 	if got := recordJSON(t, r0); got != `{"method":"POST","url":"https://erp.example.com/payables","headers":{"Authorization":"Bearer [redacted secrets.FINANCE_TOKEN]","Content-Type":"application/json"},"body":{"supplier":"ACME","amount":1250.5,"source_email_id":"em_42"}}` {
 		t.Errorf("step 0 record: %s", got)
 	}
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"data":{"id":"pay_9"}}`)}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"data":{"id":"pay_9"}}`)}})
 
 	// Step 1: multipart with the attachment as a file.
 	s.Begin(1, now)
@@ -140,7 +141,7 @@ func TestSeedCompleteExample(t *testing.T) {
 	if strings.Contains(rec, "%PDF") || strings.Contains(rec, "tok-123") {
 		t.Errorf("record leaks: %s", rec)
 	}
-	s.Record(1, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200}})
+	s.Record(1, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200}})
 
 	// Step 2: the whole URL is a secret.
 	s.Begin(2, now)
@@ -279,7 +280,7 @@ func TestFailBeforeSend(t *testing.T) {
 func TestSkip(t *testing.T) {
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/${{steps.0.response.status}}"}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateFailed})
+	s.Record(0, &resolve.Result{State: runrecord.Failed})
 	s.Begin(1, time.Now())
 	_, err := emit.Render(p.Steps[1], s)
 	var se *resolve.SkipError
@@ -291,7 +292,7 @@ func TestSkip(t *testing.T) {
 func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"k\"ey":["${{steps.0.response.body}}", "\u00e9\n", 1e3, null, true, {}, []],"v":"${{steps.0.response.body}}"}}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Body: []byte("quote\" back\\ nl\n tab\t ctl\x01 bad\xff <&> \u2028")}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Body: []byte("quote\" back\\ nl\n tab\t ctl\x01 bad\xff <&> \u2028")}})
 	s.Begin(1, time.Now())
 	r, err := emit.Render(p.Steps[1], s)
 	if err != nil {
@@ -316,7 +317,7 @@ func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
 func TestSecretEchoedInResponseIsRedactedInRecord(t *testing.T) {
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"echo":"${{steps.0.response.body.v}}"}}]}`)
 	s := scope(nil)
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"v":"you sent tok-123"}`)}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"v":"you sent tok-123"}`)}})
 	s.Begin(1, time.Now())
 	r, err := emit.Render(p.Steps[1], s)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // TestRenderWithStandIn: a stand-in answers for what a dry run cannot know
@@ -23,7 +24,7 @@ func TestRenderWithStandIn(t *testing.T) {
 	  "body":{"id":"${{steps.0.response.body.data.id}}","k":"${{secrets.MISSING}}"}}]}`)
 	s := scope(pdfAttachments())
 	s.Begin(1, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded}) // no response: only a stand-in can answer
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded}) // no response: only a stand-in can answer
 	var asked []string
 	opts := emit.Options{StandIn: func(r *lang.Ref) (resolve.Value, string, bool) {
 		asked = append(asked, r.String())
@@ -67,7 +68,7 @@ func TestRenderWithStandIn(t *testing.T) {
 	asked = nil
 	_, err = emit.RenderWith(fp.Steps[0], s, opts)
 	var re *resolve.RefError
-	if !errors.As(err, &re) || re.Reason != resolve.ForwardReference {
+	if !errors.As(err, &re) || re.Reason != runrecord.ReasonForward {
 		t.Errorf("forward reference: %v", err)
 	}
 	if len(asked) != 0 {

@@ -1,23 +1,38 @@
 // Package executor runs a compiled workflow Plan: step by step, behind the
-// SSRF guard of package executor/guard, returning the redacted run record.
+// SSRF guard of package executor/guard, returning the redacted run record
+// (package runrecord's Run).
 //
-// New builds an Executor from Options (guard, timeouts, capture limit) and
-// Executor.Run runs one plan against an Env (secrets, run facts, the
-// e-mail's attachments). Each step ends succeeded, failed (before sending:
-// a missing secret or attachment, a null or missing path, a reference to
-// its own or a later step's response, a control character after
-// substitution, a denied address; or after: a transport error, an
-// unexpected status) or skipped (it uses the response of a step that
-// failed or was skipped). Later independent steps still run after a
-// failure; the run fails if any step failed or was skipped.
+// New builds an Executor from Options (guard, network, timeouts, capture
+// limit) and Executor.Run runs one plan against an Env (secrets, run
+// facts, the e-mail's attachments, the journal). Each step ends succeeded,
+// failed (before sending: a missing secret or attachment, a null or
+// missing path, a reference to its own or a later step's response, a
+// control character after substitution, a denied address, a journal that
+// cannot record it; or after: a transport error, a timeout, an unexpected
+// status), skipped (it uses the response of a step that failed or was
+// skipped, or the run ended before it) or unknown (the run was stopped —
+// its context cancelled — while the request may have left: the receiver
+// may have it, so it is never recorded as failed). Later independent steps
+// still run after a failure; the run fails if any step did not succeed.
+//
+// The executor stores nothing: it drives the run's runrecord.Journal
+// (Env.Journal). Before a step's first byte leaves, Journal.Sending hears
+// of it — an error refuses the request, so nothing is sent that the
+// journal would not show — and once the step has its outcome, Journal.Done
+// gets its final record (an error stops the run: later steps are not
+// sent). Journal.Identity gives each step its identity, which the request
+// carries (runrecord.HeaderStepID, and an Idempotency-Key on a POST or
+// PATCH whose step sets none) and the record shows. The Inbox's pipeline
+// implements the journal on its store; runrecord.DoneFunc prints progress.
 //
 // The run record says what was sent and received, with no secret value
 // and no attachment byte: the request part is rendered and redacted by
 // package emit (its URL is the URL sent), and every other byte of a step
 // record — label, error, response headers and body — crosses the run's
-// resolve.Redactor once, when the step ends, before OnStep or anyone else
-// sees it. A response body is redacted whole (a JSON body as JSON), then
-// clipped to RecordBodyLimit; its size is the number of bytes received.
+// resolve.Redactor once, when the step ends, before the journal or anyone
+// else sees it. A response body is redacted whole (a JSON body as JSON),
+// then clipped to RecordBodyLimit; its size is the number of bytes
+// received.
 //
 // A run that references the e-mail opens it when it starts and reads that
 // one snapshot until it ends. If an attachment cannot be read in the middle
@@ -26,10 +41,22 @@
 // failed with ReasonUploadAborted and PartialUpload: the receiver may have
 // received part of the request, never a complete one.
 //
+// Env.Resume takes up an earlier run that did not end: the steps it ended
+// are not sent again (their recorded responses answer references to them,
+// as far as the record holds them whole; a step that needs one it does not
+// fails before sending with runrecord.ReasonResponseUnavailable), and the
+// run goes on from the step whose outcome was unknown.
+//
 // Executor.RunDocument (and RunDocument) is the path from an agent's
-// output to a DocumentRecord: it compiles the document, runs its workflow
-// when it validates, and records a document that does not as a failed run
-// that sent nothing, with its diagnostics.
+// output to a runrecord.Document: it compiles the document, runs its
+// workflow when it validates, and records a document that does not as a
+// failed run that sent nothing, with its diagnostics. RunCompiled does the
+// same for a document the caller compiled already.
+//
+// Options.Network is the one network seam: the executor always builds its
+// transport from the guard (guard.Guard.TransportVia), and a Network's own
+// dialer is checked on the address each connection reached, so no option
+// sends a request where the guard would not.
 //
 // An Executor is safe for concurrent use: many runs share one transport.
 package executor

@@ -5,59 +5,47 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
-// NotValidError is the Error of a DocumentRecord whose document did not
-// validate.
-const NotValidError = "the workflow did not validate; nothing was sent"
-
-// DocumentRecord is the persisted outcome of running an agent's document
-// ({"result": …, "workflow": […]}): the run record, and what the compiler
-// said about the document. Like RunRecord, it holds no secret value and no
-// attachment byte.
-type DocumentRecord struct {
-	RunRecord
-	// Error is NotValidError when the document did not validate; then no
-	// step ran and Steps is empty. It is empty when the workflow ran.
-	Error string `json:"error,omitempty"`
-	// Diagnostics are the document's errors when it did not validate, else
-	// its warnings (e.g. a forward reference its step failed on).
-	Diagnostics compile.Diagnostics `json:"diagnostics,omitempty"`
+// RunDocument validates doc, the agent's output, and runs its workflow with
+// env (see RunCompiled).
+func (e *Executor) RunDocument(ctx context.Context, doc []byte, env Env) *runrecord.Document {
+	plan, diags := compile.Compile(doc)
+	return e.RunCompiled(ctx, plan, diags, env)
 }
 
-// Valid reports whether the document validated (and so its workflow ran).
-func (r *DocumentRecord) Valid() bool { return r.Error == "" }
-
-// RunDocument validates doc, the agent's output, and runs its workflow with
-// env. A document that does not validate sends nothing: its record is a
-// failed run with no steps, NotValidError and the errors. A document
-// without a workflow, or with an empty one, is a succeeded run with no
-// steps. Diagnostics quote the document, so they are redacted with env's
-// secrets like the rest of the record.
-func (e *Executor) RunDocument(ctx context.Context, doc []byte, env Env) *DocumentRecord {
-	plan, diags := compile.Compile(doc)
+// RunCompiled runs a document the caller compiled already: plan and diags
+// are what compile.Compile returned for it, so a service that reads an
+// agent's document once (to decide what to do with it) runs it without
+// reading it again. A document whose diagnostics hold an error sends
+// nothing: its record is a failed run with no steps, runrecord.NotValidError
+// and the errors. A document without a workflow, or with an empty one, is
+// a succeeded run with no steps. Diagnostics quote the document, so they
+// are redacted with env's secrets like the rest of the record.
+func (e *Executor) RunCompiled(ctx context.Context, plan *compile.Plan, diags compile.Diagnostics, env Env) *runrecord.Document {
 	red := resolve.NewRedactor(env.Secrets)
 	if diags.HasErrors() {
 		now := e.opts.Now().UTC()
-		return &DocumentRecord{
-			RunRecord:   RunRecord{Status: RunFailed, StartedAt: now, FinishedAt: now, Steps: []StepRecord{}},
-			Error:       NotValidError,
+		return &runrecord.Document{
+			Run:         runrecord.Run{Status: runrecord.RunFailed, StartedAt: now, FinishedAt: now, Steps: []runrecord.Step{}},
+			Error:       runrecord.NotValidError,
 			Diagnostics: redactDiagnostics(diags.Errors(), red),
 		}
 	}
-	rec := &DocumentRecord{Diagnostics: redactDiagnostics(diags, red)}
+	rec := &runrecord.Document{Diagnostics: redactDiagnostics(diags, red)}
 	if plan == nil || len(plan.Steps) == 0 {
 		now := e.opts.Now().UTC()
-		rec.RunRecord = RunRecord{Status: RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []StepRecord{}}
+		rec.Run = runrecord.Run{Status: runrecord.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []runrecord.Step{}}
 		return rec
 	}
-	rec.RunRecord = *e.Run(ctx, plan, env)
+	rec.Run = *e.Run(ctx, plan, env)
 	return rec
 }
 
 // RunDocument validates and runs doc on the shared Executor with default
 // Options (see Run).
-func RunDocument(ctx context.Context, doc []byte, env Env) *DocumentRecord {
+func RunDocument(ctx context.Context, doc []byte, env Env) *runrecord.Document {
 	return defaultExecutor().RunDocument(ctx, doc, env)
 }
 

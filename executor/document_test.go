@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // documentReceiver counts the requests it gets and answers 201 with a JSON
@@ -40,7 +41,7 @@ func documentExecutor() *executor.Executor {
 }
 
 // topKeys returns the keys of the JSON object rec encodes to.
-func topKeys(t *testing.T, rec *executor.DocumentRecord) map[string]json.RawMessage {
+func topKeys(t *testing.T, rec *runrecord.Document) map[string]json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -66,7 +67,7 @@ func TestRunDocumentNotValidSendsNothing(t *testing.T) {
 	if n := sent.Load(); n != 0 {
 		t.Errorf("the receiver got %d requests from a document that did not validate", n)
 	}
-	if rec.Valid() || rec.Status != executor.RunFailed || rec.Error != executor.NotValidError || len(rec.Steps) != 0 {
+	if rec.Valid() || rec.Status != runrecord.RunFailed || rec.Error != runrecord.NotValidError || len(rec.Steps) != 0 {
 		t.Errorf("record: valid %v, status %q, error %q, %d steps", rec.Valid(), rec.Status, rec.Error, len(rec.Steps))
 	}
 	if len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Code != compile.CodeUnknownField || rec.Diagnostics[0].Severity != compile.SeverityError {
@@ -95,7 +96,7 @@ func TestRunDocumentRunsAndKeepsWarnings(t *testing.T) {
 		{"type": "request", "url": "` + srv.URL + `/payables/${{steps.0.response.body.data.id}}/done", "expected_status": 201}
 	]}`
 	rec := documentExecutor().RunDocument(t.Context(), []byte(doc), executor.Env{})
-	if !rec.Valid() || rec.Status != executor.RunSucceeded || len(rec.Steps) != 2 || sent.Load() != 2 {
+	if !rec.Valid() || rec.Status != runrecord.RunSucceeded || len(rec.Steps) != 2 || sent.Load() != 2 {
 		t.Fatalf("record: valid %v, status %q, %d steps, %d sent", rec.Valid(), rec.Status, len(rec.Steps), sent.Load())
 	}
 	if len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Severity != compile.SeverityWarning {
@@ -113,7 +114,7 @@ func TestRunDocumentWithoutWorkflow(t *testing.T) {
 	for _, doc := range []string{`{"result": {"supplier": "ACME"}}`, `{"result": 1, "workflow": []}`} {
 		rec := documentExecutor().RunDocument(t.Context(), []byte(doc), executor.Env{})
 		keys := topKeys(t, rec)
-		if !rec.Valid() || rec.Status != executor.RunSucceeded || string(keys["steps"]) != "[]" || keys["error"] != nil {
+		if !rec.Valid() || rec.Status != runrecord.RunSucceeded || string(keys["steps"]) != "[]" || keys["error"] != nil {
 			t.Errorf("%s: valid %v, status %q, steps %s", doc, rec.Valid(), rec.Status, keys["steps"])
 		}
 		if rec.StartedAt.IsZero() || !rec.FinishedAt.Equal(rec.StartedAt) {

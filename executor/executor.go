@@ -23,6 +23,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // Defaults of Options.
@@ -41,9 +42,13 @@ const (
 type Options struct {
 	// Guard decides which addresses may be dialled; nil is the deny-list only.
 	Guard *guard.Guard
-	// Transport, when set, replaces the guard's transport. It must dial
-	// through Guard.Control (tests use this to count connections).
-	Transport http.RoundTripper
+	// Network is how requests reach their receivers: the zero value dials
+	// each host as named, through the guard's dialer. A Network's own Dial
+	// (tests send every request to one local receiver with it) is checked
+	// too: the guard judges the address each connection reached before a
+	// byte is written to it (guard.Guard.TransportVia), so no Network can
+	// take a request where the guard would not let it go.
+	Network guard.Network
 	// StepTimeout bounds each step from sending to the last response byte.
 	StepTimeout time.Duration
 	// RunTimeout bounds the whole run; steps not started by then are skipped.
@@ -54,17 +59,36 @@ type Options struct {
 	RecordBodyLimit int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
-	// OnStep, when set, is called after each step with its record (already
-	// redacted), e.g. to print progress.
-	OnStep func(StepRecord)
 }
 
-// Env is what one run's references resolve against.
+// Env is one run's world: what its references resolve against, who is told
+// of its steps, and the earlier run it resumes.
 type Env struct {
 	Secrets resolve.Secrets
 	Facts   resolve.Facts
 	// Attachments opens the triggering e-mail; nil when the run has none.
 	Attachments resolve.AttachmentsFunc
+	// Journal is told of each step as the run goes, and gives each step
+	// its identity (see runrecord.Journal); nil tells no one and sends no
+	// identity.
+	Journal runrecord.Journal
+	// Resume, when set, is an earlier run of the same plan that did not
+	// end, which this run takes up.
+	Resume *Resume
+}
+
+// Resume is the record of an earlier run that a run takes up: the steps
+// before its runrecord.ResumePoint are not sent again — their records are
+// kept, naming the run (runrecord.Step.FromRun), and their recorded
+// responses answer the references to them as far as the record holds them
+// whole (resolve.Restore) — and the run goes on from there, sending again
+// the step whose outcome was unknown with its identity unchanged (the
+// Journal gives it).
+type Resume struct {
+	// RunID is the earlier run's id.
+	RunID string
+	// Steps are its step records.
+	Steps []runrecord.Step
 }
 
 // Executor runs plans. It is safe for concurrent use.
@@ -95,20 +119,20 @@ func New(opts Options) *Executor {
 	if g == nil {
 		g = &guard.Guard{}
 	}
-	client := g.Client()
-	if opts.Transport != nil {
-		client.Transport = opts.Transport
-	}
-	return &Executor{opts: opts, guard: g, client: client}
+	return &Executor{opts: opts, guard: g, client: g.ClientVia(opts.Network)}
 }
 
 // Run runs plan with env and returns its record. It never returns a
 // partial record: when ctx ends, the steps not yet started are recorded as
-// skipped with ReasonCancelled.
-func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRecord {
+// skipped with ReasonCancelled; a step whose request may have left when ctx
+// is cancelled (a stop, not a deadline) is recorded Unknown.
+func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrecord.Run {
 	// The run's deadline bounds each step's context (see step), rather than
 	// wrapping the run in a context of its own.
-	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout)}
+	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout), journal: env.Journal}
+	if run.journal == nil {
+		run.journal = noJournal
+	}
 	red := resolve.NewRedactor(env.Secrets)
 	scope := &resolve.Scope{Secrets: env.Secrets, Facts: env.Facts, Attachments: env.Attachments, Redactor: red}
 	defer scope.Close()
@@ -117,42 +141,87 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *RunRec
 		// purged while the run goes on is still read as it was.
 		scope.Email()
 	}
-	rec := &RunRecord{Status: RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []StepRecord{}}
+	kept := env.Resume.kept(len(plan.Steps))
+	rec := &runrecord.Run{Status: runrecord.RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []runrecord.Step{}}
+	stopped := "" // why the journal stopped the run
 	for i, step := range plan.Steps {
-		var sr StepRecord
+		var sr runrecord.Step
 		var res *resolve.Result
-		if run.over() {
-			sr = StepRecord{Index: i, Label: step.Label, State: resolve.StateSkipped, StartedAt: e.opts.Now().UTC(),
-				Reason: ReasonCancelled, Error: "not run: " + run.cause()}
-			res = &resolve.Result{State: resolve.StateSkipped}
-		} else {
-			sr, res = e.step(run, step, scope)
+		var resp *resolve.Response // the captured response, until redacted
+		switch {
+		case i < len(kept):
+			sr, res = e.keep(kept[i], env.Resume.RunID)
+		case stopped != "":
+			sr = runrecord.Step{Index: i, Label: step.Label, State: runrecord.Skipped, StartedAt: e.opts.Now().UTC(),
+				Reason: runrecord.ReasonNotRecorded, Error: "not run: " + stopped}
+			res = &resolve.Result{State: runrecord.Skipped}
+		case run.over():
+			sr = runrecord.Step{Index: i, Label: step.Label, State: runrecord.Skipped, StartedAt: e.opts.Now().UTC(),
+				Reason: runrecord.ReasonCancelled, Error: "not run: " + run.cause()}
+			res = &resolve.Result{State: runrecord.Skipped}
+		default:
+			sr, res, resp = e.step(run, step, scope, red)
 		}
 		// The edge: everything the step record holds crosses the redactor
 		// here, once, before anyone sees it.
-		sr.redact(red)
+		e.redact(&sr, resp, red)
 		scope.Record(i, res)
-		if sr.State != resolve.StateSucceeded {
-			rec.Status = RunFailed
+		if sr.State != runrecord.Succeeded {
+			rec.Status = runrecord.RunFailed
 		}
 		rec.Steps = append(rec.Steps, sr)
-		if e.opts.OnStep != nil {
-			e.opts.OnStep(sr)
+		if err := run.journal.Done(run.doneContext(), sr); err != nil && stopped == "" {
+			stopped = red.String(fmt.Sprintf("the outcome of step %d could not be recorded (%v)", i, err))
 		}
 	}
 	rec.FinishedAt = e.opts.Now().UTC()
 	return rec
 }
 
-// runState is a run's context and deadline.
+// kept returns the step records of an earlier run that resuming keeps:
+// those before its resume point, at most n.
+func (r *Resume) kept(n int) []runrecord.Step {
+	if r == nil {
+		return nil
+	}
+	k := r.Steps[:runrecord.ResumePoint(r.Steps)]
+	return k[:min(len(k), n)]
+}
+
+// keep is the record and result of a step a resumed run does not send
+// again: its earlier record, naming the run it is from, and, for a step
+// that succeeded, its recorded response.
+func (e *Executor) keep(prev runrecord.Step, from string) (runrecord.Step, *resolve.Result) {
+	sr := prev
+	if sr.FromRun == "" {
+		sr.FromRun = from
+	}
+	res := &resolve.Result{State: prev.State}
+	if prev.State == runrecord.Succeeded && prev.Response != nil {
+		res.Response = resolve.Restore(prev.Response, e.opts.CaptureLimit)
+	}
+	return sr, res
+}
+
+// noJournal is the journal of a run given none: it records nothing.
+var noJournal runrecord.Journal = runrecord.DoneFunc(func(runrecord.Step) {})
+
+// runState is a run's context, deadline and journal.
 type runState struct {
 	ctx      context.Context
 	deadline time.Time
+	journal  runrecord.Journal
 }
 
 // over reports whether the run was cancelled or reached its deadline.
 func (r runState) over() bool {
 	return r.ctx.Err() != nil || !time.Now().Before(r.deadline)
+}
+
+// stopped reports whether the run was stopped: its context cancelled, not
+// past a deadline.
+func (r runState) stopped() bool {
+	return errors.Is(r.ctx.Err(), context.Canceled)
 }
 
 func (r runState) cause() string {
@@ -162,36 +231,42 @@ func (r runState) cause() string {
 	return "the run reached its deadline"
 }
 
-// step runs one step and returns its record and its result for later steps.
-// The record it returns is not yet redacted (see StepRecord.redact), apart
-// from the request, which emit.Render redacts.
-func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) (StepRecord, *resolve.Result) {
+// doneContext is the context the journal records an outcome in: the run's,
+// without its cancellation — what happened is recorded even when the run
+// is being stopped.
+func (r runState) doneContext() context.Context { return context.WithoutCancel(r.ctx) }
+
+// step runs one step and returns its record, its result for later steps
+// and the response it captured. The record it returns is not yet redacted
+// (see Executor.redact), apart from the request, which emit redacts.
+func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, red *resolve.Redactor) (runrecord.Step, *resolve.Result, *resolve.Response) {
 	start := e.opts.Now()
 	scope.Begin(step.Index, start)
-	sr := StepRecord{Index: step.Index, Label: step.Label, StartedAt: start.UTC()}
-	finish := func(state resolve.State, reason, msg string) {
+	sr := runrecord.Step{Index: step.Index, Label: step.Label, StartedAt: start.UTC(), ID: run.journal.Identity(step.Index)}
+	finish := func(state runrecord.State, reason runrecord.Reason, msg string) {
 		sr.State, sr.Reason, sr.Error = state, reason, msg
 		sr.DurationMS = e.opts.Now().Sub(start).Milliseconds()
 	}
+	failed := &resolve.Result{State: runrecord.Failed}
 
-	req, err := emit.Render(step, scope)
+	req, err := emit.RenderWith(step, scope, emit.Options{StepID: sr.ID})
 	if err != nil {
 		var skip *resolve.SkipError
 		switch {
 		case errors.As(err, &skip):
-			finish(resolve.StateSkipped, ReasonSkipped, err.Error())
-			return sr, &resolve.Result{State: resolve.StateSkipped}
+			finish(runrecord.Skipped, runrecord.ReasonSkipped, err.Error())
+			return sr, &resolve.Result{State: runrecord.Skipped}, nil
 		case isRefError(err):
-			finish(resolve.StateFailed, ReasonReference, "not sent: "+err.Error())
+			finish(runrecord.Failed, refReason(err), "not sent: "+err.Error())
 		default:
-			finish(resolve.StateFailed, ReasonInvalidRequest, "not sent: "+err.Error())
+			finish(runrecord.Failed, runrecord.ReasonInvalidRequest, "not sent: "+err.Error())
 		}
-		return sr, &resolve.Result{State: resolve.StateFailed}
+		return sr, failed, nil
 	}
 	sr.Request = req.Record
 	if err := e.guard.CheckURL(req.URL); err != nil {
-		finish(resolve.StateFailed, ReasonDenied, "not sent: "+err.Error())
-		return sr, &resolve.Result{State: resolve.StateFailed}
+		finish(runrecord.Failed, runrecord.ReasonDenied, "not sent: "+err.Error())
+		return sr, failed, nil
 	}
 
 	deadline := time.Now().Add(e.opts.StepTimeout)
@@ -202,8 +277,27 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) 
 	defer cancel()
 	hreq, err := req.HTTPRequest(sctx)
 	if err != nil {
-		finish(resolve.StateFailed, ReasonInvalidRequest, "not sent: "+err.Error())
-		return sr, &resolve.Result{State: resolve.StateFailed}
+		finish(runrecord.Failed, runrecord.ReasonInvalidRequest, "not sent: "+err.Error())
+		return sr, failed, nil
+	}
+	if run.over() {
+		// Stopped or out of time while the step was being rendered.
+		finish(runrecord.Skipped, runrecord.ReasonCancelled, "not run: "+run.cause())
+		return sr, &resolve.Result{State: runrecord.Skipped}, nil
+	}
+	// The journal hears of the request before its first byte leaves; a
+	// journal that cannot record it refuses it.
+	sending := sr
+	sending.State, sending.Label = runrecord.Sending, red.String(sr.Label)
+	if err := run.journal.Sending(run.ctx, sending); err != nil {
+		finish(runrecord.Failed, runrecord.ReasonNotRecorded, "not sent: the run could not record that this step was being sent ("+err.Error()+")")
+		return sr, failed, nil
+	}
+	if run.over() {
+		// Stopped or out of time between the journal and the wire: nothing
+		// was sent.
+		finish(runrecord.Skipped, runrecord.ReasonCancelled, "not run: "+run.cause())
+		return sr, &resolve.Result{State: runrecord.Skipped}, nil
 	}
 	resp, err := e.client.Do(hreq)
 	var cut *emit.StreamError
@@ -211,28 +305,28 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope) 
 		// The e-mail could not be read mid-body: the body stopped short of
 		// its Content-Length and the transport closed the connection.
 		sr.PartialUpload = true
-		finish(resolve.StateFailed, ReasonUploadAborted, "aborted mid-body: "+cut.Error()+
+		finish(runrecord.Failed, runrecord.ReasonUploadAborted, "aborted mid-body: "+cut.Error()+
 			"; the connection was cut before the announced Content-Length, so the receiver may have received part of the request, never a complete one")
-		return sr, &resolve.Result{State: resolve.StateFailed}
+		return sr, failed, nil
 	}
 	if err != nil {
-		reason, msg := describeTransportError(run, sctx, err, e.opts.StepTimeout)
-		finish(resolve.StateFailed, reason, msg)
-		return sr, &resolve.Result{State: resolve.StateFailed}
+		state, reason, msg := describeTransportError(run, sctx, err, e.opts.StepTimeout)
+		finish(state, reason, msg)
+		return sr, &resolve.Result{State: state}, nil
 	}
 	captured, received, readErr := e.capture(resp)
-	sr.Response = e.responseRecord(captured, received)
+	sr.Response = &runrecord.Response{Status: captured.Status, Size: received, Truncated: captured.Truncated}
 	if readErr != nil {
-		reason, msg := describeTransportError(run, sctx, readErr, e.opts.StepTimeout)
-		finish(resolve.StateFailed, reason, "reading the response: "+msg)
-		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
+		state, reason, msg := describeTransportError(run, sctx, readErr, e.opts.StepTimeout)
+		finish(state, reason, "reading the response: "+msg)
+		return sr, &resolve.Result{State: state, Response: captured}, captured
 	}
 	if !step.Succeeds(resp.StatusCode) {
-		finish(resolve.StateFailed, ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s", resp.StatusCode, step.Expects()))
-		return sr, &resolve.Result{State: resolve.StateFailed, Response: captured}
+		finish(runrecord.Failed, runrecord.ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s", resp.StatusCode, step.Expects()))
+		return sr, &resolve.Result{State: runrecord.Failed, Response: captured}, captured
 	}
-	finish(resolve.StateSucceeded, "", "")
-	return sr, &resolve.Result{State: resolve.StateSucceeded, Response: captured}
+	finish(runrecord.Succeeded, "", "")
+	return sr, &resolve.Result{State: runrecord.Succeeded, Response: captured}, captured
 }
 
 // usesAttachments reports whether any step references the e-mail.
@@ -250,6 +344,18 @@ func usesAttachments(plan *compile.Plan) bool {
 func isRefError(err error) bool {
 	var re *resolve.RefError
 	return errors.As(err, &re)
+}
+
+// refReason is the reason a record gives a reference that fails its step:
+// ReasonReference, or ReasonResponseUnavailable for a resumed run's earlier
+// response its record does not hold whole — the user must know the step
+// was not sent for that reason, not for a mistake in the workflow.
+func refReason(err error) runrecord.Reason {
+	var re *resolve.RefError
+	if errors.As(err, &re) && re.Reason == runrecord.ReasonResponseUnavailable {
+		return runrecord.ReasonResponseUnavailable
+	}
+	return runrecord.ReasonReference
 }
 
 // capture reads the response body up to the capture limit; a larger body is
@@ -274,28 +380,18 @@ func (e *Executor) capture(resp *http.Response) (_ *resolve.Response, received i
 	return out, n, nil
 }
 
-// responseRecord builds the record of a response, before redaction.
-func (e *Executor) responseRecord(r *resolve.Response, received int64) *ResponseRecord {
-	return &ResponseRecord{Status: r.Status, Size: received, Truncated: r.Truncated, body: r, limit: e.opts.RecordBodyLimit}
-}
-
 // redact is the edge every byte of a step record crosses before it is
-// kept, printed or passed to OnStep: the label, the error and the response
-// (headers, and the body — JSON as JSON, so a number that spells a secret
-// is redacted, anything else as text) are redacted with red. The request
-// was redacted by emit.Render. A response body is redacted whole before it
-// is clipped to RecordBodyLimit, so a secret cut by the clip cannot leave a
-// piece behind.
-func (sr *StepRecord) redact(red *resolve.Redactor) {
+// kept, printed or handed to the journal: the label, the error and the
+// response (headers from resp, the response captured, and its body —
+// JSON as JSON, so a number that spells a secret is redacted, anything
+// else as text) are redacted with red. The request was redacted by emit.
+// A response body is redacted whole before it is clipped to
+// RecordBodyLimit, so a secret cut by the clip cannot leave a piece behind.
+func (e *Executor) redact(sr *runrecord.Step, r *resolve.Response, red *resolve.Redactor) {
 	sr.Label = red.String(sr.Label)
 	sr.Error = red.String(sr.Error)
 	rr := sr.Response
-	if rr == nil {
-		return
-	}
-	r := rr.body
-	rr.body = nil
-	if r == nil {
+	if rr == nil || r == nil {
 		return
 	}
 	rr.Headers = make(map[string]string, len(r.Header))
@@ -318,10 +414,11 @@ func (sr *StepRecord) redact(red *resolve.Redactor) {
 	if r.Truncated || len(r.Body) == 0 {
 		return
 	}
+	limit := e.opts.RecordBodyLimit
 	var text string
 	if r.IsJSON() {
 		if v, ok := red.JSON(r.Body); ok {
-			if int64(len(v)) <= rr.limit {
+			if int64(len(v)) <= limit {
 				rr.Body = v
 				return
 			}
@@ -331,8 +428,8 @@ func (sr *StepRecord) redact(red *resolve.Redactor) {
 	if text == "" {
 		text = red.String(string(r.Body))
 	}
-	if int64(len(text)) > rr.limit {
-		cut := int(rr.limit)
+	if int64(len(text)) > limit {
+		cut := int(limit)
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
@@ -347,34 +444,40 @@ func (sr *StepRecord) redact(red *resolve.Redactor) {
 }
 
 // describeTransportError explains a failed exchange without the URL (which
-// may be a secret) in words a person understands.
-func describeTransportError(run runState, stepCtx context.Context, err error, timeout time.Duration) (string, string) {
+// may be a secret) in words a person understands. A run that was stopped
+// while the request may have left leaves the step Unknown: the receiver
+// may have it, so it is never recorded as failed.
+func describeTransportError(run runState, stepCtx context.Context, err error, timeout time.Duration) (runrecord.State, runrecord.Reason, string) {
 	var denied *guard.DeniedError
 	if errors.As(err, &denied) {
-		return ReasonDenied, "not sent: " + denied.Error()
+		return runrecord.Failed, runrecord.ReasonDenied, "not sent: " + denied.Error()
+	}
+	if run.stopped() {
+		return runrecord.Unknown, runrecord.ReasonInterrupted, "stopped while this request was being sent: " + run.cause() +
+			"; the receiver may or may not have got it, and it is not sent again on its own"
 	}
 	if run.over() {
-		return ReasonCancelled, "stopped: " + run.cause()
+		return runrecord.Failed, runrecord.ReasonCancelled, "stopped: " + run.cause()
 	}
 	if stepCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
-		return ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
+		return runrecord.Failed, runrecord.ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ReasonTransport, "connection refused"
+		return runrecord.Failed, runrecord.ReasonTransport, "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
-		return ReasonTransport, "connection reset by the server"
+		return runrecord.Failed, runrecord.ReasonTransport, "connection reset by the server"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return ReasonTransport, "the server closed the connection before the response was complete"
+		return runrecord.Failed, runrecord.ReasonTransport, "the server closed the connection before the response was complete"
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		if dnsErr.IsNotFound {
-			return ReasonTransport, fmt.Sprintf("host %q not found", dnsErr.Name)
+			return runrecord.Failed, runrecord.ReasonTransport, fmt.Sprintf("host %q not found", dnsErr.Name)
 		}
-		return ReasonTransport, "name resolution failed: " + dnsErr.Err
+		return runrecord.Failed, runrecord.ReasonTransport, "name resolution failed: " + dnsErr.Err
 	}
-	return ReasonTransport, innerError(err)
+	return runrecord.Failed, runrecord.ReasonTransport, innerError(err)
 }
 
 // innerError strips the *url.Error wrapper, whose message holds the URL.
@@ -391,6 +494,6 @@ var defaultExecutor = sync.OnceValue(func() *Executor { return New(Options{}) })
 // Run runs plan with env on a shared Executor with default Options: the
 // deny-list guard, DefaultStepTimeout, DefaultRunTimeout and
 // DefaultCaptureLimit.
-func Run(ctx context.Context, plan *compile.Plan, env Env) *RunRecord {
+func Run(ctx context.Context, plan *compile.Plan, env Env) *runrecord.Run {
 	return defaultExecutor().Run(ctx, plan, env)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
@@ -87,12 +88,11 @@ func hang(w http.ResponseWriter, r *http.Request) {
 	panic(http.ErrAbortHandler)
 }
 
-// to returns a transport that sends every request, whatever its host, to
+// to returns a network that sends every request, whatever its host, to
 // the receiver — dialling through the guard, so the guard still decides.
-func to(g *guard.Guard, rv *receiver) http.RoundTripper {
-	tr := g.TransportTo(rv.Listener.Addr().String())
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test server's own certificate, any host name
-	return tr
+func to(g *guard.Guard, rv *receiver) guard.Network {
+	// The test server's own certificate, any host name.
+	return guard.Network{Dial: g.DialTo(rv.Listener.Addr().String()), TLS: &tls.Config{InsecureSkipVerify: true}}
 }
 
 func compilePlan(t testing.TB, doc string) *compile.Plan {
@@ -117,7 +117,7 @@ func env(secrets resolve.SecretMap) executor.Env {
 
 func allowLoopback() *guard.Guard { return &guard.Guard{Allow: loopback} }
 
-func recordJSON(t testing.TB, rec *executor.RunRecord) string {
+func recordJSON(t testing.TB, rec *runrecord.Run) string {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -143,10 +143,10 @@ func TestSeedExampleEndToEnd(t *testing.T) {
 		}
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	secrets := resolve.SecretMap{"FINANCE_TOKEN": "fin-tok-1", "SLACK_WEBHOOK_URL": rv.URL + "/hooks/T0/B0/slack-secret-path"}
 	rec := ex.Run(t.Context(), compilePlan(t, string(doc)), env(secrets))
-	if rec.Status != executor.RunSucceeded {
+	if rec.Status != runrecord.RunSucceeded {
 		t.Fatalf("run: %s", recordJSON(t, rec))
 	}
 	if len(rv.requests) != 3 {
@@ -182,18 +182,18 @@ func TestFailBeforeSending(t *testing.T) {
 	cases := []struct {
 		name   string
 		step   string // the second step, after a step 0 that succeeds with {"data":{"id":null,"n":1}}
-		state  resolve.State
-		reason string
+		state  runrecord.State
+		reason runrecord.Reason
 		msg    string
 	}{
-		{"missing secret", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.NOPE}}"}}`, resolve.StateFailed, executor.ReasonReference, `no secret "NOPE"`},
-		{"missing attachment", `{"type":"request","url":"https://x.example/","form":{"f":"${{email.attachments.3}}"}}`, resolve.StateFailed, executor.ReasonReference, "email has 1 attachment; attachment 3 does not exist"},
-		{"null value", `{"type":"request","url":"https://x.example/${{steps.0.response.body.data.id}}"}`, resolve.StateFailed, executor.ReasonReference, "null"},
-		{"missing path", `{"type":"request","url":"https://x.example/","body":{"a":"${{steps.0.response.body.data.nope}}"}}`, resolve.StateFailed, executor.ReasonReference, `has no "nope"`},
-		{"undefined fact", `{"type":"request","url":"https://x.example/","body":"${{kobana.workspace_slug}}"}`, resolve.StateFailed, executor.ReasonReference, "kobana.workspace_slug has no value"},
-		{"CRLF in header", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.CRLF}}"}}`, resolve.StateFailed, executor.ReasonInvalidRequest, "carriage return"},
-		{"CRLF in url", `{"type":"request","url":"https://x.example/${{secrets.CRLF}}"}`, resolve.StateFailed, executor.ReasonInvalidRequest, "carriage return"},
-		{"secret url not http", `{"type":"request","url":"${{secrets.FILE}}"}`, resolve.StateFailed, executor.ReasonInvalidRequest, "http or https"},
+		{"missing secret", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.NOPE}}"}}`, runrecord.Failed, runrecord.ReasonReference, `no secret "NOPE"`},
+		{"missing attachment", `{"type":"request","url":"https://x.example/","form":{"f":"${{email.attachments.3}}"}}`, runrecord.Failed, runrecord.ReasonReference, "email has 1 attachment; attachment 3 does not exist"},
+		{"null value", `{"type":"request","url":"https://x.example/${{steps.0.response.body.data.id}}"}`, runrecord.Failed, runrecord.ReasonReference, "null"},
+		{"missing path", `{"type":"request","url":"https://x.example/","body":{"a":"${{steps.0.response.body.data.nope}}"}}`, runrecord.Failed, runrecord.ReasonReference, `has no "nope"`},
+		{"undefined fact", `{"type":"request","url":"https://x.example/","body":"${{kobana.workspace_slug}}"}`, runrecord.Failed, runrecord.ReasonReference, "kobana.workspace_slug has no value"},
+		{"CRLF in header", `{"type":"request","url":"https://x.example/","headers":{"A":"${{secrets.CRLF}}"}}`, runrecord.Failed, runrecord.ReasonInvalidRequest, "carriage return"},
+		{"CRLF in url", `{"type":"request","url":"https://x.example/${{secrets.CRLF}}"}`, runrecord.Failed, runrecord.ReasonInvalidRequest, "carriage return"},
+		{"secret url not http", `{"type":"request","url":"${{secrets.FILE}}"}`, runrecord.Failed, runrecord.ReasonInvalidRequest, "http or https"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,14 +206,14 @@ func TestFailBeforeSending(t *testing.T) {
 				}
 			})
 			g := allowLoopback()
-			ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+			ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 			p := compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/first"},`+tc.step+`]}`)
 			rec := ex.Run(t.Context(), p, env(resolve.SecretMap{"CRLF": "v\r\nX-Evil: 1", "FILE": "file:///etc/passwd"}))
 			if got := rv.hits.Load(); got != 1 {
 				t.Fatalf("the receiver saw %d requests; only step 0 may reach it", got)
 			}
 			s := rec.Steps[1]
-			if s.State != tc.state || s.Reason != tc.reason || !strings.Contains(s.Error, tc.msg) || rec.Status != executor.RunFailed {
+			if s.State != tc.state || s.Reason != tc.reason || !strings.Contains(s.Error, tc.msg) || rec.Status != runrecord.RunFailed {
 				t.Errorf("got %s %s %q", s.State, s.Reason, s.Error)
 			}
 			if strings.Contains(recordJSON(t, rec), "X-Evil") {
@@ -231,20 +231,20 @@ func TestSkippedDependencyAndIndependentSteps(t *testing.T) {
 		}
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	p := compilePlan(t, `{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/fail"},
 		{"type":"request","url":"https://x.example/dep/${{steps.0.response.status}}"},
 		{"type":"request","url":"https://x.example/indep"},
 		{"type":"request","url":"https://x.example/dep2/${{steps.1.response.status}}"}]}`)
 	rec := ex.Run(t.Context(), p, env(nil))
-	want := []resolve.State{resolve.StateFailed, resolve.StateSkipped, resolve.StateSucceeded, resolve.StateSkipped}
+	want := []runrecord.State{runrecord.Failed, runrecord.Skipped, runrecord.Succeeded, runrecord.Skipped}
 	for i, s := range rec.Steps {
 		if s.State != want[i] {
 			t.Errorf("step %d: %s (%s), want %s", i, s.State, s.Error, want[i])
 		}
 	}
-	if rec.Status != executor.RunFailed || rv.hits.Load() != 2 {
+	if rec.Status != runrecord.RunFailed || rv.hits.Load() != 2 {
 		t.Errorf("status %s, hits %d", rec.Status, rv.hits.Load())
 	}
 	if !strings.Contains(rec.Steps[0].Error, "status is 500; the step expects a 2xx status") || !strings.Contains(rec.Steps[1].Error, "step 0, which failed") || !strings.Contains(rec.Steps[3].Error, "step 1, which was skipped") {
@@ -258,12 +258,12 @@ func TestExpectedStatus(t *testing.T) {
 		io.WriteString(w, `{"error":"quietly failed"}`) // a 200 with an error body
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","expected_status":201},{"type":"request","url":"https://x.example/"}]}`), env(nil))
-	if rec.Steps[0].State != resolve.StateFailed || rec.Steps[0].Reason != executor.ReasonStatus || !strings.Contains(rec.Steps[0].Error, "expects status 201") {
+	if rec.Steps[0].State != runrecord.Failed || rec.Steps[0].Reason != runrecord.ReasonStatus || !strings.Contains(rec.Steps[0].Error, "expects status 201") {
 		t.Errorf("step 0: %+v", rec.Steps[0])
 	}
-	if rec.Steps[1].State != resolve.StateSucceeded {
+	if rec.Steps[1].State != runrecord.Succeeded {
 		t.Errorf("step 1: %+v", rec.Steps[1])
 	}
 }
@@ -277,7 +277,7 @@ func TestSSRFDeniedSendsNothing(t *testing.T) {
 		t.Fatalf("the receiver saw %d requests", rv.hits.Load())
 	}
 	for i, s := range rec.Steps {
-		if s.State != resolve.StateFailed || s.Reason != executor.ReasonDenied {
+		if s.State != runrecord.Failed || s.Reason != runrecord.ReasonDenied {
 			t.Errorf("step %d: %+v", i, s)
 		}
 	}
@@ -295,7 +295,7 @@ func TestDeniedAtDialTime(t *testing.T) {
 	_, port, _ := net.SplitHostPort(rv.Listener.Addr().String())
 	ex := executor.New(executor.Options{})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"http://localhost:`+port+`/x"}]}`), env(nil))
-	if rv.hits.Load() != 0 || rec.Steps[0].Reason != executor.ReasonDenied || !strings.Contains(rec.Steps[0].Error, "is denied: loopback") {
+	if rv.hits.Load() != 0 || rec.Steps[0].Reason != runrecord.ReasonDenied || !strings.Contains(rec.Steps[0].Error, "is denied: loopback") {
 		t.Fatalf("hits %d, step %+v", rv.hits.Load(), rec.Steps[0])
 	}
 }
@@ -306,12 +306,12 @@ func TestFaultyReceivers(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		next    string // a second step referencing the first
-		state0  resolve.State
-		reason0 string
+		state0  runrecord.State
+		reason0 runrecord.Reason
 		msg0    string
 		msg1    string
 	}{
-		{"hang", hang, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
+		{"hang", hang, "", runrecord.Failed, runrecord.ReasonTimeout, "no complete response within", ""},
 		{"slow trickle", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "100")
 			for i := 0; i < 100; i++ {
@@ -325,21 +325,21 @@ func TestFaultyReceivers(t *testing.T) {
 				case <-time.After(50 * time.Millisecond):
 				}
 			}
-		}, "", resolve.StateFailed, executor.ReasonTimeout, "no complete response within", ""},
+		}, "", runrecord.Failed, runrecord.ReasonTimeout, "no complete response within", ""},
 		{"reset", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.(*tls.Conn).NetConn().(*net.TCPConn).SetLinger(0)
 			conn.Close()
-		}, "", resolve.StateFailed, executor.ReasonTransport, "", ""},
-		{"5xx", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, "", resolve.StateFailed, executor.ReasonStatus, "status is 503", ""},
+		}, "", runrecord.Failed, runrecord.ReasonTransport, "", ""},
+		{"5xx", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, "", runrecord.Failed, runrecord.ReasonStatus, "status is 503", ""},
 		{"too large", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"a":"`+big+`"}`)
-		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, resolve.StateSucceeded, "", "", "larger than the capture limit (1 KiB)"},
+		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, runrecord.Succeeded, "", "", "larger than the capture limit (1 KiB)"},
 		{"malformed JSON", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"a":`)
-		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, resolve.StateSucceeded, "", "", "declares JSON but does not parse"},
+		}, `{"type":"request","url":"https://x.example/${{steps.0.response.body.a}}"}`, runrecord.Succeeded, "", "", "declares JSON but does not parse"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,14 +350,14 @@ func TestFaultyReceivers(t *testing.T) {
 				}
 			})
 			g := allowLoopback()
-			ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), StepTimeout: 300 * time.Millisecond, CaptureLimit: 1024})
+			ex := executor.New(executor.Options{Guard: g, Network: to(g, rv), StepTimeout: 300 * time.Millisecond, CaptureLimit: 1024})
 			doc := `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"}`
 			if tc.next != "" {
 				doc += "," + tc.next
 			}
-			done := make(chan *executor.RunRecord)
+			done := make(chan *runrecord.Run)
 			go func() { done <- ex.Run(t.Context(), compilePlan(t, doc+"]}"), env(nil)) }()
-			var rec *executor.RunRecord
+			var rec *runrecord.Run
 			select {
 			case rec = <-done:
 			case <-time.After(10 * time.Second):
@@ -369,11 +369,11 @@ func TestFaultyReceivers(t *testing.T) {
 			}
 			if tc.next != "" {
 				s1 := rec.Steps[1]
-				if s1.State != resolve.StateFailed || !strings.Contains(s1.Error, tc.msg1) || n.Load() != 1 {
+				if s1.State != runrecord.Failed || !strings.Contains(s1.Error, tc.msg1) || n.Load() != 1 {
 					t.Errorf("step 1: %s %q (receiver saw %d)", s1.State, s1.Error, n.Load())
 				}
 			}
-			if rec.Status != executor.RunFailed {
+			if rec.Status != runrecord.RunFailed {
 				t.Errorf("run %s", rec.Status)
 			}
 		})
@@ -385,31 +385,42 @@ func TestTruncatedResponseIsRecordedAsSuch(t *testing.T) {
 		io.WriteString(w, strings.Repeat("y", 5000))
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), CaptureLimit: 1000})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv), CaptureLimit: 1000})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"}]}`), env(nil))
 	r := rec.Steps[0].Response
-	if rec.Status != executor.RunSucceeded || !r.Truncated || r.Body != nil || r.Size != 5000 {
+	if rec.Status != runrecord.RunSucceeded || !r.Truncated || r.Body != nil || r.Size != 5000 {
 		t.Errorf("%+v, want truncated, no body, size 5000 (the bytes received)", r)
 	}
 }
 
-func TestCancellationRecordsEveryStep(t *testing.T) {
+// A stop (the run's context cancelled) while a request is held by its
+// receiver leaves that step unknown — the receiver has the request — and
+// never failed; the steps not started are skipped. The journal is told of
+// each, the unknown step included.
+func TestAStopNeverRecordsASentRequestAsFailed(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) {
 		cancel()
 		hang(w, r)
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
-	rec := ex.Run(ctx, compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"},{"type":"request","url":"https://x.example/c"}]}`), env(nil))
-	if len(rec.Steps) != 3 || rec.Status != executor.RunFailed {
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
+	e := env(nil)
+	var told []runrecord.State
+	e.Journal = runrecord.DoneFunc(func(s runrecord.Step) { told = append(told, s.State) })
+	rec := ex.Run(ctx, compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"},{"type":"request","url":"https://x.example/c"}]}`), e)
+	if len(rec.Steps) != 3 || rec.Status != runrecord.RunFailed {
 		t.Fatalf("%s", recordJSON(t, rec))
 	}
-	if rec.Steps[0].State != resolve.StateFailed || rec.Steps[0].Reason != executor.ReasonCancelled {
-		t.Errorf("step 0 %+v", rec.Steps[0])
+	if s := rec.Steps[0]; s.State != runrecord.Unknown || s.Reason != runrecord.ReasonInterrupted || s.Request == nil ||
+		!strings.Contains(s.Error, "may or may not have got it") {
+		t.Errorf("step 0 %+v", s)
+	}
+	if fmt.Sprint(told) != "[unknown skipped skipped]" {
+		t.Errorf("the journal was told %v", told)
 	}
 	for _, s := range rec.Steps[1:] {
-		if s.State != resolve.StateSkipped || s.Reason != executor.ReasonCancelled || !strings.Contains(s.Error, "cancelled") {
+		if s.State != runrecord.Skipped || s.Reason != runrecord.ReasonCancelled || !strings.Contains(s.Error, "cancelled") {
 			t.Errorf("step %d %+v", s.Index, s)
 		}
 	}
@@ -421,9 +432,9 @@ func TestCancellationRecordsEveryStep(t *testing.T) {
 func TestRunDeadline(t *testing.T) {
 	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ *received) { hang(w, r) })
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), RunTimeout: 200 * time.Millisecond})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv), RunTimeout: 200 * time.Millisecond})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/a"},{"type":"request","url":"https://x.example/b"}]}`), env(nil))
-	if rec.Steps[0].Reason != executor.ReasonCancelled || !strings.Contains(rec.Steps[1].Error, "deadline") {
+	if rec.Steps[0].Reason != runrecord.ReasonCancelled || !strings.Contains(rec.Steps[1].Error, "deadline") {
 		t.Errorf("%s", recordJSON(t, rec))
 	}
 }
@@ -436,7 +447,7 @@ func TestSecretEchoedByTheReceiverIsRedacted(t *testing.T) {
 		io.WriteString(w, `{"you_sent":"Bearer s\u0065cret-value-9","raw":"`+strings.ReplaceAll(string(got.Body), `"`, `\"`)+`"}`)
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","headers":{"Authorization":"Bearer ${{secrets.T}}"},"body":"${{secrets.T}}"}]}`), env(resolve.SecretMap{"T": "secret-value-9"}))
 	js := recordJSON(t, rec)
 	if strings.Contains(js, "secret-value-9") || strings.Contains(js, `s\u0065cret`) || !strings.Contains(js, "[redacted secrets.T]") {
@@ -450,7 +461,7 @@ func TestConcurrentRunsShareTheExecutor(t *testing.T) {
 		fmt.Fprintf(w, `{"echo":%q}`, got.Body)
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	p := compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/","body":"${{secrets.N}}"},{"type":"request","url":"https://x.example/","body":"${{steps.0.response.body.echo}}"}]}`)
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
@@ -459,7 +470,7 @@ func TestConcurrentRunsShareTheExecutor(t *testing.T) {
 			defer wg.Done()
 			n := fmt.Sprintf("run-%d", i)
 			rec := ex.Run(t.Context(), p, env(resolve.SecretMap{"N": n}))
-			if rec.Status != executor.RunSucceeded {
+			if rec.Status != runrecord.RunSucceeded {
 				t.Errorf("run %d: %s", i, recordJSON(t, rec))
 				return
 			}
@@ -475,8 +486,10 @@ func TestOnStepProgress(t *testing.T) {
 	rv := newReceiver(t, func(http.ResponseWriter, *http.Request, *received) {})
 	g := allowLoopback()
 	var seen []int
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), OnStep: func(s executor.StepRecord) { seen = append(seen, s.Index) }})
-	ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"},{"type":"request","url":"https://x.example/"}]}`), env(nil))
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
+	e := env(nil)
+	e.Journal = runrecord.DoneFunc(func(s runrecord.Step) { seen = append(seen, s.Index) })
+	ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://x.example/"},{"type":"request","url":"https://x.example/"}]}`), e)
 	if fmt.Sprint(seen) != "[0 1]" {
 		t.Errorf("progress %v", seen)
 	}
@@ -503,7 +516,7 @@ func TestEchoedAttachmentsAndSecretsStayOutOfTheRecord(t *testing.T) {
 		}
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv), RecordBodyLimit: 2010})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv), RecordBodyLimit: 2010})
 	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: file}}}
 	env := executor.Env{Secrets: resolve.SecretMap{"T": "s3cr3t-echoed-9"},
 		Attachments: func() (resolve.Attachments, error) { return atts, nil }}
@@ -512,7 +525,7 @@ func TestEchoedAttachmentsAndSecretsStayOutOfTheRecord(t *testing.T) {
 		{"type":"request","url":"https://x.example/json","body":{"f":"${{email.attachments.0.base64}}"}},
 		{"type":"request","url":"https://x.example/long","headers":{"Authorization":"${{secrets.T}}"}}]}`)
 	rec := ex.Run(t.Context(), p, env)
-	if rec.Status != executor.RunSucceeded {
+	if rec.Status != runrecord.RunSucceeded {
 		t.Fatalf("%s", recordJSON(t, rec))
 	}
 	js := recordJSON(t, rec)
@@ -538,7 +551,7 @@ func TestForwardReferenceFailsOnlyThatStep(t *testing.T) {
 		io.WriteString(w, `{"id":"x1"}`)
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	plan, ds := compile.Compile([]byte(`{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/a"},
 		{"type":"request","url":"https://x.example/b/${{steps.0.response.body.id}}","body":{"later":"${{steps.2.response.body.id}}"}},
@@ -548,10 +561,10 @@ func TestForwardReferenceFailsOnlyThatStep(t *testing.T) {
 	}
 	rec := ex.Run(t.Context(), plan, env(nil))
 	s := rec.Steps
-	if rec.Status != executor.RunFailed || s[0].State != resolve.StateSucceeded || s[2].State != resolve.StateSucceeded {
+	if rec.Status != runrecord.RunFailed || s[0].State != runrecord.Succeeded || s[2].State != runrecord.Succeeded {
 		t.Fatalf("%s", recordJSON(t, rec))
 	}
-	if s[1].State != resolve.StateFailed || s[1].Reason != executor.ReasonReference || s[1].Request != nil ||
+	if s[1].State != runrecord.Failed || s[1].Reason != runrecord.ReasonReference || s[1].Request != nil ||
 		!strings.Contains(s[1].Error, "not sent") || !strings.Contains(s[1].Error, "step 2") || !strings.Contains(s[1].Error, "forward reference") {
 		t.Errorf("step 1: %+v", s[1])
 	}
@@ -584,12 +597,12 @@ func TestEveryFormOfASecretIsRedactedOnce(t *testing.T) {
 		}
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	secrets := resolve.SecretMap{"T": "my secret token", "PIN": "483920", "FINANCE_TOKEN": "tok-fin-77", "X": "secrets"}
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/p/${{secrets.T}}?q=${{secrets.T}}","headers":{"Authorization":"Bearer ${{secrets.FINANCE_TOKEN}}"}},
 		{"type":"request","url":"https://x.example/pin","body":{"pin":"${{secrets.PIN}}","n":483920,"label":"our secrets"}}]}`), env(secrets))
-	if rec.Status != executor.RunSucceeded {
+	if rec.Status != runrecord.RunSucceeded {
 		t.Fatalf("%s", recordJSON(t, rec))
 	}
 	js := recordJSON(t, rec)
@@ -621,11 +634,11 @@ func TestLoneSurrogateReadsOneWay(t *testing.T) {
 		io.WriteString(w, `{"a":"x\ud800y"}`)
 	})
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: to(g, rv)})
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/a"},
 		{"type":"request","url":"https://x.example/b","body":{"v":"${{steps.0.response.body.a}}"}}]}`), env(nil))
-	if rec.Status != executor.RunSucceeded {
+	if rec.Status != runrecord.RunSucceeded {
 		t.Fatalf("%s", recordJSON(t, rec))
 	}
 	var sent, recorded struct{ V, A string }

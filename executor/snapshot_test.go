@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // bodyCount is one request as a byte-counting receiver saw it.
@@ -226,25 +228,25 @@ func TestEmailChangesBetweenSteps(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path, data, start, end := writeUploadEML(t, 256<<10)
 			rv := newCountingReceiver(t, 0, nil)
-			ex := executor.New(executor.Options{Guard: allowLoopback(), Transport: allowLoopback().TransportTo(rv.ln.Addr().String()),
-				OnStep: func(s executor.StepRecord) {
+			ex := executor.New(executor.Options{Guard: allowLoopback(), Network: guard.Network{Dial: allowLoopback().DialTo(rv.ln.Addr().String())}})
+			rec := ex.Run(t.Context(), compilePlan(t, uploadPlan), executor.Env{Attachments: resolve.EMLFile(path),
+				Journal: runrecord.DoneFunc(func(s runrecord.Step) {
 					if s.Index == 0 {
 						change(t, path, start, end)
 					}
-				}})
-			rec := ex.Run(t.Context(), compilePlan(t, uploadPlan), executor.Env{Attachments: resolve.EMLFile(path)})
+				})})
 			upload := rec.Steps[1]
-			if rec.Steps[0].State != resolve.StateSucceeded || rec.Steps[2].State != resolve.StateSucceeded {
+			if rec.Steps[0].State != runrecord.Succeeded || rec.Steps[2].State != runrecord.Succeeded {
 				t.Fatalf("the other steps: %s", recordJSON(t, rec))
 			}
 			if name == "deleted" {
 				seen := rv.seen(t, 3)
-				if upload.State != resolve.StateSucceeded || !bytes.Equal(filePart(t, seen["/upload"].body), data) {
+				if upload.State != runrecord.Succeeded || !bytes.Equal(filePart(t, seen["/upload"].body), data) {
 					t.Fatalf("upload after deletion: %s", recordJSON(t, rec))
 				}
 				return
 			}
-			if upload.State != resolve.StateFailed || upload.Reason != executor.ReasonReference || upload.Request != nil || upload.PartialUpload ||
+			if upload.State != runrecord.Failed || upload.Reason != runrecord.ReasonReference || upload.Request != nil || upload.PartialUpload ||
 				!strings.Contains(upload.Error, "email changed after it was first read") || !strings.Contains(upload.Error, "attachment 0 is not sent") {
 				t.Fatalf("upload after the e-mail changed: %s", recordJSON(t, rec))
 			}
@@ -269,7 +271,7 @@ func TestEmailChangesDuringBody(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path, data, start, end := writeUploadEML(t, 16<<20)
 			rv := newCountingReceiver(t, 64<<10, func() { change(t, path, start, end) })
-			ex := executor.New(executor.Options{Guard: allowLoopback(), Transport: allowLoopback().TransportTo(rv.ln.Addr().String())})
+			ex := executor.New(executor.Options{Guard: allowLoopback(), Network: guard.Network{Dial: allowLoopback().DialTo(rv.ln.Addr().String())}})
 			rec := ex.Run(t.Context(), compilePlan(t, uploadPlan), executor.Env{Attachments: resolve.EMLFile(path)})
 			seen := rv.seen(t, 3)
 			if seen["/before"].conn != seen["/upload"].conn {
@@ -277,7 +279,7 @@ func TestEmailChangesDuringBody(t *testing.T) {
 			}
 			upload, cut := rec.Steps[1], seen["/upload"]
 			if name == "deleted" {
-				if upload.State != resolve.StateSucceeded || !cut.complete || !bytes.Equal(filePart(t, cut.body), data) {
+				if upload.State != runrecord.Succeeded || !cut.complete || !bytes.Equal(filePart(t, cut.body), data) {
 					t.Fatalf("upload with the file deleted mid-body: %s; receiver saw %+v", recordJSON(t, rec), cut)
 				}
 				return
@@ -285,14 +287,14 @@ func TestEmailChangesDuringBody(t *testing.T) {
 			if cut.complete || cut.got >= cut.contentLength || cut.got < 64<<10 {
 				t.Fatalf("the receiver got %d of %d body bytes (complete: %v); want the connection cut before Content-Length", cut.got, cut.contentLength, cut.complete)
 			}
-			if upload.State != resolve.StateFailed || upload.Reason != executor.ReasonUploadAborted || !upload.PartialUpload ||
+			if upload.State != runrecord.Failed || upload.Reason != runrecord.ReasonUploadAborted || !upload.PartialUpload ||
 				!strings.Contains(upload.Error, "may have received part of the request") || !strings.Contains(upload.Error, "email changed after it was first read") {
 				t.Fatalf("upload record: %s", recordJSON(t, rec))
 			}
 			if !strings.Contains(recordJSON(t, rec), `"partial_upload":true`) {
 				t.Fatalf("the record does not say partial_upload: %s", recordJSON(t, rec))
 			}
-			if after := seen["/after"]; !after.complete || after.conn == cut.conn || rec.Steps[2].State != resolve.StateSucceeded {
+			if after := seen["/after"]; !after.complete || after.conn == cut.conn || rec.Steps[2].State != runrecord.Succeeded {
 				t.Fatalf("the step after the cut: %+v, %s", after, recordJSON(t, rec))
 			}
 		})
@@ -326,9 +328,8 @@ func TestEmailTruncatedDuringHTTP2Body(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
-	tr := allowLoopback().TransportTo(srv.Listener.Addr().String())
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
-	ex := executor.New(executor.Options{Guard: allowLoopback(), Transport: tr})
+	network := guard.Network{Dial: allowLoopback().DialTo(srv.Listener.Addr().String()), TLS: &tls.Config{InsecureSkipVerify: true}}
+	ex := executor.New(executor.Options{Guard: allowLoopback(), Network: network})
 	rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","url":"https://erp.example/upload","form":{"file":"${{email.attachments.0}}"}}]}`),
 		executor.Env{Attachments: resolve.EMLFile(path)})
 	var res result
@@ -340,7 +341,7 @@ func TestEmailTruncatedDuringHTTP2Body(t *testing.T) {
 	if res.proto != "HTTP/2.0" || res.err == nil || res.n >= 16<<20 {
 		t.Fatalf("the handler read %d bytes over %s, error %v; want an incomplete body over HTTP/2", res.n, res.proto, res.err)
 	}
-	if s := rec.Steps[0]; s.Reason != executor.ReasonUploadAborted || !s.PartialUpload {
+	if s := rec.Steps[0]; s.Reason != runrecord.ReasonUploadAborted || !s.PartialUpload {
 		t.Fatalf("record: %s", recordJSON(t, rec))
 	}
 }

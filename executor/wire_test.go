@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // rawRequest is a request exactly as it crossed the wire.
@@ -142,7 +144,7 @@ func (r rawRequest) header(name string) (string, bool) {
 func TestTheRecordSaysWhatWasSent(t *testing.T) {
 	rv := newRawReceiver(t)
 	g := allowLoopback()
-	ex := executor.New(executor.Options{Guard: g, Transport: g.TransportTo(rv.ln.Addr().String())})
+	ex := executor.New(executor.Options{Guard: g, Network: guard.Network{Dial: g.DialTo(rv.ln.Addr().String())}})
 	plan := compilePlan(t, `{"result":1,"workflow":[
 		{"type":"request","method":"GET","url":"http://erp.example.com/lit?a=b c&id=${{kobana.email_message_id}}#frag ment","headers":{"X-Note":"a\tb","X-Pad":"  padded\t","X-Id":" ${{kobana.inbox_id}}"}},
 		{"type":"request","method":"GET","url":"http://bücher.example/ção/${{secrets.P}}?q=${{secrets.P}}"},
@@ -191,10 +193,10 @@ func TestTheRecordSaysWhatWasSent(t *testing.T) {
 		t.Errorf("step 2 body %q", got[2].Body)
 	}
 	s3 := rec.Steps[3]
-	if s3.State != resolve.StateFailed || s3.Reason != executor.ReasonInvalidRequest || !strings.Contains(s3.Error, "tab") {
+	if s3.State != runrecord.Failed || s3.Reason != runrecord.ReasonInvalidRequest || !strings.Contains(s3.Error, "tab") {
 		t.Errorf("step 3 (a tab from a fact): %+v", s3)
 	}
-	if rec.Steps[0].State != resolve.StateSucceeded {
+	if rec.Steps[0].State != runrecord.Succeeded {
 		t.Errorf("step 0: %+v", rec.Steps[0])
 	}
 }

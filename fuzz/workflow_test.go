@@ -28,6 +28,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // attachmentMarker is text inside every attachment that must never reach a
@@ -145,42 +146,80 @@ func checkBody(step *compile.Step, contentType string, body []byte) []string {
 	return problems
 }
 
-// receivers are started once per process: plain HTTP for http URLs, TLS
-// for https URLs.
-var receivers = sync.OnceValues(func() (*httptest.Server, *httptest.Server) {
-	return httptest.NewServer(http.HandlerFunc(receive)), httptest.NewTLSServer(http.HandlerFunc(receive))
+// receiver is started once per process: one listener that answers plain
+// HTTP (http URLs) and HTTP over TLS (https URLs) alike, telling them apart
+// by a connection's first byte.
+var receiver = sync.OnceValue(func() net.Listener {
+	srv := httptest.NewTLSServer(http.NotFoundHandler()) // for its test certificate
+	conf := srv.TLS.Clone()
+	conf.NextProtos = []string{"http/1.1"}
+	srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go (&http.Server{Handler: http.HandlerFunc(receive)}).Serve(&sniffingListener{Listener: ln, tls: conf})
+	return ln
 })
 
-var loopbackOnly = &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+// sniffingListener hands on each connection as it is, or as the server end
+// of TLS when its first byte is a TLS handshake record's.
+type sniffingListener struct {
+	net.Listener
+	tls *tls.Config
+}
 
-// transport sends every request to a receiver, whatever its host, dialling
-// through the guard.
-var transport = sync.OnceValue(func() http.RoundTripper {
-	plain, secure := receivers()
-	tr := loopbackOnly.TransportTo(plain.Listener.Addr().String())
-	d := loopbackOnly.Dialer()
-	tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, secure.Listener.Addr().String())
+func (l *sniffingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		host, _, _ := net.SplitHostPort(addr)
-		tc := tls.Client(c, &tls.Config{ServerName: host, InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}) // the receiver's test certificate
-		if err := tc.HandshakeContext(ctx); err != nil {
-			c.Close()
-			return nil, err
+		first := make([]byte, 1)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c, first); err != nil {
+			c.Close() // a client that sent nothing
+			continue
 		}
-		return tc, nil
+		c.SetReadDeadline(time.Time{})
+		pc := &sniffedConn{Conn: c, first: first}
+		if first[0] == 0x16 {
+			return tls.Server(pc, l.tls), nil
+		}
+		return pc, nil
 	}
-	return tr
-})
+}
+
+// sniffedConn gives back the byte the listener read first.
+type sniffedConn struct {
+	net.Conn
+	first []byte
+}
+
+func (c *sniffedConn) Read(p []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(p, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+var loopbackOnly = &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+
+// network sends every request to the receiver, whatever its host,
+// dialling through the guard.
+func network() guard.Network {
+	return guard.Network{Dial: loopbackOnly.DialTo(receiver().Addr().String()),
+		TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}} // the receiver's test certificate
+}
 
 // notSent are the reasons a step ends without sending anything.
-var notSent = map[string]bool{
-	executor.ReasonSkipped:        true,
-	executor.ReasonReference:      true,
-	executor.ReasonInvalidRequest: true,
-	executor.ReasonDenied:         true,
+var notSent = map[runrecord.Reason]bool{
+	runrecord.ReasonSkipped:        true,
+	runrecord.ReasonReference:      true,
+	runrecord.ReasonInvalidRequest: true,
+	runrecord.ReasonDenied:         true,
 }
 
 func FuzzWorkflow(f *testing.F) {
@@ -209,7 +248,7 @@ func FuzzWorkflow(f *testing.F) {
 // check runs doc with secret and respBody and reports every property that
 // does not hold. It returns the run record (nil when doc has no plan) and
 // the requests the receiver got per step.
-func check(t testing.TB, doc []byte, secret string, respBody []byte) (*executor.RunRecord, []int) {
+func check(t testing.TB, doc []byte, secret string, respBody []byte) (*runrecord.Run, []int) {
 	t.Helper()
 	plan, diags := compile.Compile(doc)
 	if diags.HasErrors() && plan != nil {
@@ -228,15 +267,15 @@ func check(t testing.TB, doc []byte, secret string, respBody []byte) (*executor.
 	files := &resolvetest.Attachments{Files: attachments}
 	ex := executor.New(executor.Options{
 		Guard:       loopbackOnly,
-		Transport:   transport(),
+		Network:     network(),
 		StepTimeout: 2 * time.Second,
 		RunTimeout:  10 * time.Second,
-		OnStep:      func(executor.StepRecord) { it.stepsRun.Add(1) },
 	})
 	rec := ex.Run(context.Background(), plan, executor.Env{
 		Secrets:     secrets,
 		Facts:       resolve.FactMap{"email_id": "em_42", "env": "sandbox"},
 		Attachments: func() (resolve.Attachments, error) { return files, nil },
+		Journal:     runrecord.DoneFunc(func(runrecord.Step) { it.stepsRun.Add(1) }),
 	})
 
 	if len(rec.Steps) != len(plan.Steps) {
@@ -256,7 +295,7 @@ func check(t testing.TB, doc []byte, secret string, respBody []byte) (*executor.
 	}
 	for i, s := range rec.Steps {
 		switch {
-		case (s.State == resolve.StateSkipped || notSent[s.Reason]) && hits[i] != 0:
+		case (s.State == runrecord.Skipped || notSent[s.Reason]) && hits[i] != 0:
 			t.Errorf("step %d ended %s (%s: %s) but the receiver got %d requests", i, s.State, s.Reason, s.Error, hits[i])
 		case s.Response != nil && hits[i] == 0:
 			t.Errorf("step %d has a response but the receiver got nothing", i)
@@ -368,17 +407,17 @@ func TestHarnessReachesTheReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, hits := check(t, doc, "fin-tok-1234", []byte(`{"data":{"id":"pay_1"}}`))
-	if rec == nil || rec.Status != executor.RunSucceeded || fmt.Sprint(hits) != "[1 1 1]" {
+	if rec == nil || rec.Status != runrecord.RunSucceeded || fmt.Sprint(hits) != "[1 1 1]" {
 		t.Fatalf("hits %v, record %+v", hits, rec)
 	}
 	// The hostile seeds reach the receiver too, where they should.
 	rec, hits = check(t, []byte(hostileSeeds[3].doc), hostileSeeds[3].secret, []byte(hostileSeeds[3].resp))
-	if rec.Status != executor.RunSucceeded || fmt.Sprint(hits) != "[1 1 1]" {
+	if rec.Status != runrecord.RunSucceeded || fmt.Sprint(hits) != "[1 1 1]" {
 		t.Fatalf("attachment seed: hits %v, record %+v", hits, rec)
 	}
 	rec, hits = check(t, []byte(hostileSeeds[5].doc), hostileSeeds[5].secret, []byte(hostileSeeds[5].resp))
 	for i, s := range rec.Steps {
-		if s.Reason != executor.ReasonDenied || hits[i] != 0 {
+		if s.Reason != runrecord.ReasonDenied || hits[i] != 0 {
 			t.Errorf("denied seed step %d: %s %s, %d requests", i, s.State, s.Reason, hits[i])
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 )
 
@@ -334,7 +335,7 @@ func invoiceOutput(supplier, number string, amount float64, due, cause string) j
 
 // demoSteps builds a redacted run record in the executor's shape
 // (executor.StepRecord: JSON bodies as JSON values, reasons, timings).
-func demoSteps(e Email, run AgentRun, fail bool, n int) (string, json.RawMessage) {
+func demoSteps(e Email, run AgentRun, fail bool, n int) (runrecord.Status, []runrecord.Step) {
 	var doc struct {
 		Result map[string]any `json:"result"`
 	}
@@ -361,8 +362,7 @@ func demoSteps(e Email, run AgentRun, fail bool, n int) (string, json.RawMessage
 			steps = append(steps, map[string]any{"index": i + 1, "label": label, "state": "skipped", "reason": "dependency-not-succeeded",
 				"error": "skipped: it uses the response of step 0, which failed", "started_at": at(413 + i), "duration_ms": 0})
 		}
-		b, _ := json.Marshal(steps)
-		return "failed", b
+		return runrecord.RunFailed, typedSteps(steps)
 	}
 	steps = append(steps,
 		map[string]any{"index": 1, "label": "Attach the invoice PDF", "state": "succeeded", "started_at": at(413), "duration_ms": 688,
@@ -374,8 +374,15 @@ func demoSteps(e Email, run AgentRun, fail bool, n int) (string, json.RawMessage
 			"request": map[string]any{"method": "POST", "url": "[redacted secrets.CHAT_WEBHOOK_URL]", "headers": map[string]string{"Content-Type": "application/json"},
 				"body": map[string]any{"text": fmt.Sprintf("Payable %s created for %v (%v)", payable, doc.Result["supplier"], doc.Result["invoice_number"])}},
 			"response": map[string]any{"status": 200, "headers": map[string]string{"content-type": "text/plain"}, "body": "ok", "size": 2}})
+	return runrecord.RunSucceeded, typedSteps(steps)
+}
+
+// typedSteps reads steps written as maps into step records.
+func typedSteps(steps []map[string]any) []runrecord.Step {
 	b, _ := json.Marshal(steps)
-	return "succeeded", b
+	var out []runrecord.Step
+	json.Unmarshal(b, &out)
+	return out
 }
 
 type demoAttachment struct {

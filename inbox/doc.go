@@ -28,11 +28,16 @@
 // (io.ReaderAt plus Size), opened by Messages; ErrPurged says it is gone.
 // BlobMessages serves messages kept in store.Blobs.
 //
-// Runs: AgentRunner (ReplayRunner makes no model call) and WorkflowRunner
-// are the seams the model client and the executor plug into; AgentInput
-// never holds a secret value. RunContext.Facts gives the kobana.* facts,
-// NewAgentRun and Email.ApplyRun turn results into records. Processor is what
-// emails_reprocess calls; Inline runs the stages within the call.
+// Runs: AgentRunner (ReplayRunner makes no model call) is the seam the model
+// client plugs into; AgentInput never holds a secret value. ReadAnswer reads
+// an agent's answer once, as the compiler does (is it an answer, does it
+// ask for a workflow, its plan). RunContext.Facts gives the kobana.* facts
+// of a run — kobana.env by one rule (RunContext.Env) for every run and dry
+// run. NewAgentRun and Email.ApplyRun turn results into records; a
+// WorkflowRun holds package runrecord's step records, and the
+// workflow_run.failed payload (WorkflowRunFailed) its words. Processor is
+// what emails_reprocess calls (the pipeline implements it), in the modes
+// ReprocessRestart and ReprocessResume.
 //
 // Models and money: Models, ModelByID and Cost (USD, rounded by RoundUSD);
 // UsageOf adds up a workspace's records of a period.

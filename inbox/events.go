@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kobana/workflow/runrecord"
 )
 
 // Event types of the event log (SystemEvent.Type) and of webhook
@@ -55,6 +57,19 @@ const (
 	EventDeliveryDelivered = "webhook.delivery_delivered"
 	EventDeliveryFailed    = "webhook.delivery_failed"
 )
+
+// WorkflowRunFailed is the payload of EventWorkflowRunFailed: the run, its
+// status (failed or interrupted) and error, and the steps that did not
+// succeed. Its fields are in the order the payload has always had.
+type WorkflowRunFailed struct {
+	AgentRunID    string           `json:"agent_run_id"`
+	EmailID       string           `json:"email_id"`
+	Error         string           `json:"error"`
+	FailedSteps   []int            `json:"failed_steps"`
+	InboxID       string           `json:"inbox_id"`
+	Status        runrecord.Status `json:"status"`
+	WorkflowRunID string           `json:"workflow_run_id"`
+}
 
 // webhookEvents are the events a webhook can subscribe to.
 var webhookEvents = []string{EventEmailReceived, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kobana/workflow/store"
@@ -25,20 +24,41 @@ const (
 	CodeNoInbox = "no_inbox"
 	// CodeNoAgent: the inbox has no agent, or its agent no longer exists.
 	CodeNoAgent = "no_agent"
-	// CodeWorkflowRunnerUnavailable: the agent answered with a workflow and
-	// nothing here can run it.
-	CodeWorkflowRunnerUnavailable = "workflow_runner_unavailable"
+	// CodeAgentPaused: the inbox's agent is paused.
+	CodeAgentPaused = "agent_paused"
+	// CodeNotResumable: a resume was asked for an e-mail whose latest
+	// workflow run was not interrupted.
+	CodeNotResumable = "not_resumable"
 )
 
-func errorf(code, format string, args ...any) *Error {
+// Errorf is an *Error with code and a message for people.
+func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// Modes of a reprocess.
+const (
+	// ReprocessRestart runs the e-mail's agent again (or replays its
+	// recorded answer) and the workflow it answers with from its first
+	// step: every step is sent again, with new identities.
+	ReprocessRestart = "restart"
+	// ReprocessResume takes up the e-mail's interrupted workflow run: the
+	// steps it ended are not sent again (their recorded responses answer
+	// the steps after them), the step whose outcome is unknown is sent
+	// again with the same identity and Idempotency-Key, so a receiver that
+	// honours the key does its work once, and the steps after it follow.
+	// The agent does not run again.
+	ReprocessResume = "resume"
+)
+
 // ReprocessRequest asks for an e-mail to be run through its inbox's agent
-// (and the workflow it answers with) again.
+// (and the workflow it answers with) again, or for its interrupted
+// workflow run to be resumed.
 type ReprocessRequest struct {
 	Workspace string
 	EmailID   string
+	// Mode is ReprocessRestart (also when empty) or ReprocessResume.
+	Mode string
 	// Actor is who asked (PersonActor), for the event log.
 	Actor string
 }
@@ -60,12 +80,12 @@ type Reprocessed struct {
 }
 
 // Processor runs e-mails through their inbox's agent again. The MCP
-// product's emails_reprocess calls it after the user confirmed; Inline does
-// the work in the call, a queue-backed pipeline enqueues the same stages.
+// product's emails_reprocess calls it after the user confirmed; the
+// pipeline's (pipeline.Pipeline.Processor) enqueues the stages.
 type Processor interface {
-	// Reprocess runs (or enqueues) the stages for one e-mail. A *NotFoundError
-	// for an e-mail that does not exist, an *Error for one that cannot be
-	// processed as it is.
+	// Reprocess runs (or enqueues) the stages for one e-mail. A
+	// *store.RecordError matching store.ErrNotFound for an e-mail that does
+	// not exist, an *Error for one that cannot be processed as it is.
 	Reprocess(ctx context.Context, req ReprocessRequest) (Reprocessed, error)
 	// Check reports, without changing anything, whether Reprocess would
 	// start: the same errors, so a confirmation is only asked for a call
@@ -73,198 +93,12 @@ type Processor interface {
 	Check(ctx context.Context, req ReprocessRequest) error
 }
 
-// Inline is the Processor that runs the agent and the workflow within the
-// call and records the runs, the e-mail's new status and an event.
-type Inline struct {
-	// Store holds the records and the secrets; the records a reprocess
-	// writes (the runs, the e-mail's new state, the event) are committed in
-	// one transaction.
-	Store    store.Store
-	Messages Messages
-	// Agents runs agents; nil means ReplayRunner.
-	Agents AgentRunner
-	// Workflows runs workflows; nil refuses a reprocess whose agent answered
-	// with a workflow (CodeWorkflowRunnerUnavailable) and records nothing.
-	Workflows WorkflowRunner
-	// Environment is kobana.env; empty means "development".
-	Environment string
-	// AppURL is kobana.app_url.
-	AppURL string
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-}
-
-func (p *Inline) now() time.Time {
-	if p.Now != nil {
-		return p.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-// subjects are the records a reprocess works on.
-type subjects struct {
-	email Email
-	inbox Inbox
-	agent Agent
-}
-
-func (p *Inline) load(ctx context.Context, req ReprocessRequest) (subjects, error) {
-	var s subjects
-	repo := NewRepo(p.Store)
-	e, err := repo.Emails.Get(ctx, req.Workspace, req.EmailID)
-	if err != nil {
-		return s, err
-	}
-	ib, err := repo.Inboxes.Get(ctx, req.Workspace, e.InboxID)
-	if errors.Is(err, store.ErrNotFound) {
-		return s, errorf(CodeNoInbox, "the inbox of e-mail %s no longer exists", e.ID)
-	}
-	if err != nil {
-		return s, err
-	}
-	if ib.AgentID == "" {
-		return s, errorf(CodeNoAgent, "inbox %s has no agent; attach one with inboxes_update", ib.ID)
-	}
-	ag, err := repo.Agents.Get(ctx, req.Workspace, ib.AgentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return s, errorf(CodeNoAgent, "the agent %s of inbox %s no longer exists", ib.AgentID, ib.ID)
-	}
-	if err != nil {
-		return s, err
-	}
-	return subjects{e, ib, ag}, nil
-}
-
-// Check implements Processor.
-func (p *Inline) Check(ctx context.Context, req ReprocessRequest) error {
-	_, err := p.load(ctx, req)
-	return err
-}
-
-// Reprocess implements Processor.
-func (p *Inline) Reprocess(ctx context.Context, req ReprocessRequest) (Reprocessed, error) {
-	s, err := p.load(ctx, req)
-	if err != nil {
-		return Reprocessed{}, err
-	}
-	e, ib, ag := s.email, s.inbox, s.agent
-	repo := NewRepo(p.Store)
-	w, err := repo.Workspaces.Get(ctx, req.Workspace, req.Workspace)
-	if err != nil {
-		return Reprocessed{}, err
-	}
-	msg, err := p.Messages.OpenMessage(ctx, req.Workspace, e.ID)
-	if err != nil && !errors.Is(err, ErrPurged) {
-		return Reprocessed{}, err
-	}
-	if msg != nil {
-		defer msg.Close()
-	}
-	secrets, err := p.userSecrets(ctx, req.Workspace)
-	if err != nil {
-		return Reprocessed{}, err
-	}
-	prev, err := LatestOutput(ctx, repo, req.Workspace, e.AgentRunID, ag.ID)
-	if err != nil {
-		return Reprocessed{}, err
-	}
-	agents := p.Agents
-	if agents == nil {
-		agents = ReplayRunner{}
-	}
-	names := make([]string, 0, len(secrets))
-	for n := range secrets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	started := p.now()
-	res, err := agents.RunAgent(ctx, AgentInput{Workspace: w, Inbox: ib, Agent: ag, Email: e, Message: msg, SecretNames: names, Previous: prev})
-	if err != nil {
-		return Reprocessed{}, fmt.Errorf("running agent %s: %w", ag.ID, err)
-	}
-	run := NewAgentRun(ag, e, res, started)
-	if prev != nil {
-		run.ReprocessOf = prev.ID
-	}
-	var wrun *WorkflowRun
-	if run.Status == RunSucceeded && HasWorkflow(run.Output) {
-		if p.Workflows == nil {
-			return Reprocessed{}, errorf(CodeWorkflowRunnerUnavailable, "this server has no workflow executor configured; the agent answered with a workflow that cannot run here")
-		}
-		wr := WorkflowRun{ID: NewID("wrun"), AgentRunID: run.ID, EmailID: e.ID, InboxID: ib.ID, StartedAt: p.now()}
-		rc := RunContext{Environment: p.environment(), AppURL: p.AppURL, Workspace: w, Inbox: ib, Email: e, Agent: ag, AgentRunID: run.ID, WorkflowRunID: wr.ID}
-		record, err := p.Workflows.RunWorkflow(ctx, WorkflowInput{Document: run.Output, Secrets: secrets, Message: msg, Facts: rc.Facts()})
-		if err != nil {
-			return Reprocessed{}, fmt.Errorf("running workflow: %w", err)
-		}
-		rec, err := ParseRunRecord(record)
-		if err != nil {
-			return Reprocessed{}, err
-		}
-		wr.Status, wr.Steps, wr.Error, wr.Diagnostics, wr.FinishedAt = rec.Status, rec.Steps, rec.Error, rec.Diagnostics, p.now()
-		wrun = &wr
-		run.WorkflowRunID = wr.ID
-		if wr.Status != RunSucceeded {
-			run.Status, run.Cause, run.Error = RunFailed, CauseWorkflowFailed, "one or more workflow steps failed or were skipped"
-		}
-	}
-	run.FinishedAt = p.now()
-	// The runs happened: record them even if the caller has gone away, all
-	// together or not at all.
-	ctx = context.WithoutCancel(ctx)
-	e.ApplyRun(run)
-	ev, err := NewEvent(EventEmailReprocessed, req.Actor, e.ID, map[string]string{"email_id": e.ID, "agent_run_id": run.ID, "workflow_run_id": run.WorkflowRunID, "status": run.Status}, p.now())
-	if err != nil {
-		return Reprocessed{}, err
-	}
-	err = p.Store.WithTx(ctx, func(tx store.Tx) error {
-		r := repo.In(tx)
-		if wrun != nil {
-			if err := r.WorkflowRuns.Put(ctx, req.Workspace, *wrun); err != nil {
-				return err
-			}
-		}
-		if err := r.AgentRuns.Put(ctx, req.Workspace, run); err != nil {
-			return err
-		}
-		if err := r.Emails.Put(ctx, req.Workspace, e); err != nil {
-			return err
-		}
-		return r.Events.Put(ctx, req.Workspace, ev)
-	})
-	if err != nil {
-		return Reprocessed{}, fmt.Errorf("recording the reprocess of e-mail %s: %w", e.ID, err)
-	}
-	return Reprocessed{EmailID: e.ID, Status: run.Status, AgentRun: &run, WorkflowRun: wrun}, nil
-}
-
-func (p *Inline) environment() string {
-	if p.Environment == "" {
-		return "development"
-	}
-	return p.Environment
-}
-
-// userSecrets returns the workspace's secrets a workflow may use: not the
-// platform's own (webhook signing secrets).
-func (p *Inline) userSecrets(ctx context.Context, ws string) (map[string]string, error) {
-	secrets, err := p.Store.RevealSecrets(ctx, ws)
-	if err != nil {
-		return nil, fmt.Errorf("reading secrets: %w", err)
-	}
-	for name := range secrets {
-		if !IsUserSecret(name) {
-			delete(secrets, name)
-		}
-	}
-	return secrets, nil
-}
-
 // NewAgentRun is the record of an agent run on an e-mail with its result:
 // a fresh id, the model that answered, the cost from the catalog (unless the
 // runner gave one), and an output that is not an agent document turned
 // into a failure with CauseInvalidOutput. FinishedAt is left to the caller.
-func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) AgentRun {
+// It reads the output once (ReadAnswer) and returns that reading too.
+func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) (AgentRun, Answer) {
 	model := res.Model
 	if model == "" {
 		model = ag.Model
@@ -276,10 +110,11 @@ func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) AgentRun
 	if run.CostUSD == 0 {
 		run.CostUSD = Cost(model, res.Tokens)
 	}
-	if run.Status == RunSucceeded && !IsAgentDocument(run.Output) {
+	answer := ReadAnswer(run.Output)
+	if run.Status == RunSucceeded && !answer.Document {
 		run.Status, run.Cause, run.Error = RunFailed, CauseInvalidOutput, "the agent's answer is not a JSON object with a result"
 	}
-	return run
+	return run, answer
 }
 
 // ApplyRun sets an e-mail's status from its latest agent run: processed

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/kobana/workflow/runrecord"
 )
 
 // Record kinds, as stored in store.Records.
@@ -38,29 +40,13 @@ const (
 	EmailDuplicate = "duplicate"
 )
 
-// Statuses of an agent run and of a workflow run.
+// Statuses of an agent run: the words of a run's record (package
+// runrecord), which a workflow run's Status uses with two more (running,
+// interrupted).
 const (
-	RunSucceeded = "succeeded"
-	RunFailed    = "failed"
+	RunSucceeded = string(runrecord.RunSucceeded)
+	RunFailed    = string(runrecord.RunFailed)
 )
-
-// Statuses only a workflow run has.
-const (
-	// RunRunning: the run is sending its steps. Its record is kept up to
-	// date before and after each request (InFlight names the step being
-	// sent), so a server that stops meanwhile leaves a record that says how
-	// far it got.
-	RunRunning = "running"
-	// RunInterrupted: the server stopped while the run was sending. The
-	// step that may have been in flight is recorded with state StepUnknown,
-	// the steps after it were not run, and nothing is sent again on its own
-	// (the user can reprocess the e-mail).
-	RunInterrupted = "interrupted"
-)
-
-// StepUnknown is the state of a step that was being sent when its run was
-// interrupted: the receiver may or may not have got it.
-const StepUnknown = "unknown"
 
 // Statuses of inboxes and agents.
 const (
@@ -449,28 +435,40 @@ func (r AgentRun) Key() Key {
 	return Key{Kind: KindAgentRun, ID: r.ID, Parent: r.AgentID, Status: r.Status, Created: r.StartedAt}
 }
 
-// WorkflowRun is the redacted record of one workflow execution (SPEC Part 1).
+// WorkflowRun is the redacted record of one run of an agent run's
+// workflow, as the Inbox keeps it: the run record (package runrecord) with
+// the ids it belongs to.
 type WorkflowRun struct {
-	ID         string          `json:"id"`
-	AgentRunID string          `json:"agent_run_id"`
-	EmailID    string          `json:"email_id"`
-	InboxID    string          `json:"inbox_id"`
-	Status     string          `json:"status"`
-	Steps      json.RawMessage `json:"steps"`
-	// Error says why a workflow that did not validate never ran; its
-	// Diagnostics (compile's JSON) say where.
-	Error       string          `json:"error,omitempty"`
+	ID         string `json:"id"`
+	AgentRunID string `json:"agent_run_id"`
+	EmailID    string `json:"email_id"`
+	InboxID    string `json:"inbox_id"`
+	// Status is succeeded or failed once the run has ended, running while
+	// it sends its steps (the record is kept up to date before and after
+	// each request, so a server that stops meanwhile leaves a record that
+	// says how far it got), interrupted when a stop or a crash ended it.
+	Status runrecord.Status `json:"status"`
+	Steps  []runrecord.Step `json:"steps"`
+	// Error says why a workflow that did not validate never ran (its
+	// Diagnostics say where), or how an interrupted run ended.
+	Error string `json:"error,omitempty"`
+	// Diagnostics are the run record's (runrecord.Document.Diagnostics) as
+	// the compiler encodes them, like an agent run's.
 	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
 	// InFlight is the index of the step being sent while the run is
-	// RunRunning; nil between requests and once the run has ended.
-	InFlight   *int      `json:"in_flight,omitempty"`
+	// running; nil between requests and once the run has ended.
+	InFlight *int `json:"in_flight,omitempty"`
+	// ResumeOf is the interrupted run this one takes up: its ended steps
+	// are kept (runrecord.Step.FromRun), the others sent with the same
+	// identities.
+	ResumeOf   string    `json:"resume_of,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
 
 // Key implements Document: workflow runs are listed by agent run and status.
 func (r WorkflowRun) Key() Key {
-	return Key{Kind: KindWorkflowRun, ID: r.ID, Parent: r.AgentRunID, Status: r.Status, Created: r.StartedAt}
+	return Key{Kind: KindWorkflowRun, ID: r.ID, Parent: r.AgentRunID, Status: string(r.Status), Created: r.StartedAt}
 }
 
 // Webhook is an outbound notification endpoint.

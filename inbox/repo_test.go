@@ -117,3 +117,13 @@ func TestSeedFollowsInboxRules(t *testing.T) {
 		t.Fatalf("%d e-mails, %v", n, err)
 	}
 }
+
+// seeded is a store holding the demo organization, and its repository.
+func seeded(t *testing.T) (*sqlite.Store, inbox.Repo) {
+	t.Helper()
+	st := openStore(t)
+	if _, err := inbox.Seed(context.Background(), st, demoNow); err != nil {
+		t.Fatal(err)
+	}
+	return st, inbox.NewRepo(st)
+}

@@ -3,8 +3,8 @@ package inbox
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
+
+	"github.com/kobana/workflow/compile"
 )
 
 // Cause classifies why an agent run failed. Values are stable: people and
@@ -120,41 +120,11 @@ func (ReplayRunner) RunAgent(_ context.Context, in AgentInput) (AgentResult, err
 	return AgentResult{Status: RunSucceeded, Output: p.Output, Tokens: p.Tokens}, nil
 }
 
-// WorkflowInput is what a workflow run needs: the agent's document and the
-// run's context.
-type WorkflowInput struct {
-	// Document is the agent's output, {"result": …, "workflow": […]}.
-	Document json.RawMessage
-	// Secrets are the workspace's user secrets by name (never persisted).
-	Secrets map[string]string
-	// Message is a snapshot of the triggering e-mail's raw message, which
-	// attachments are streamed from; nil when it was purged (a step that
-	// uses an attachment then fails before sending). The caller closes it.
-	Message Message
-	// Facts are the kobana.* placeholder values (RunContext.Facts).
-	Facts map[string]string
-}
-
-// WorkflowRunner validates and runs a workflow and returns its redacted run
-// record: {"status": "succeeded"|"failed", "steps": [...]}, plus "error"
-// and "diagnostics" when the document did not validate (a failed run in
-// which nothing was sent). The error result is for a run that could not be
-// attempted.
-type WorkflowRunner interface {
-	RunWorkflow(ctx context.Context, in WorkflowInput) (record json.RawMessage, err error)
-}
-
-// WorkflowRunnerFunc adapts a function to WorkflowRunner.
-type WorkflowRunnerFunc func(ctx context.Context, in WorkflowInput) (json.RawMessage, error)
-
-// RunWorkflow implements WorkflowRunner.
-func (f WorkflowRunnerFunc) RunWorkflow(ctx context.Context, in WorkflowInput) (json.RawMessage, error) {
-	return f(ctx, in)
-}
-
 // RunContext is what the kobana.* facts of a workflow run are taken from.
 type RunContext struct {
-	// Environment is kobana.env: development, sandbox or production.
+	// Environment is the server's kobana.env (development, sandbox or
+	// production), for a workspace that names none; empty means
+	// development.
 	Environment string
 	// AppURL is kobana.app_url, the server's public URL.
 	AppURL        string
@@ -166,11 +136,24 @@ type RunContext struct {
 	WorkflowRunID string
 }
 
+// Env is the run's kobana.env: the workspace's environment when it names
+// one, else the server's, else development. Every run, dry or not, takes
+// it from here.
+func (rc RunContext) Env() string {
+	switch {
+	case rc.Workspace.Environment != "":
+		return rc.Workspace.Environment
+	case rc.Environment != "":
+		return rc.Environment
+	}
+	return "development"
+}
+
 // Facts returns the kobana.* values of the run; workspace_slug and
 // workspace_external_id only when the workspace defines them.
 func (rc RunContext) Facts() map[string]string {
 	f := map[string]string{
-		"env": rc.Environment, "app_url": rc.AppURL, "workspace_id": rc.Workspace.ID,
+		"env": rc.Env(), "app_url": rc.AppURL, "workspace_id": rc.Workspace.ID,
 		"inbox_id": rc.Inbox.ID, "inbox_email": rc.Inbox.Address,
 		"email_id": rc.Email.ID, "email_message_id": rc.Email.MessageID,
 		"agent_id": rc.Agent.ID, "agent_run_id": rc.AgentRunID, "workflow_run_id": rc.WorkflowRunID,
@@ -184,49 +167,31 @@ func (rc RunContext) Facts() map[string]string {
 	return f
 }
 
-// RunRecord is the part of a WorkflowRunner's record the domain keeps
-// beside the steps.
-type RunRecord struct {
-	Status      string          `json:"status"`
-	Steps       json.RawMessage `json:"steps"`
-	Error       string          `json:"error,omitempty"`
-	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
+// Answer is an agent's output as the compiler reads it, once: whether it
+// is an answer at all and whether it asks for a workflow, with the
+// workflow's plan and diagnostics.
+type Answer struct {
+	// Document reports whether the output is a JSON object with a result,
+	// the shape an agent must answer with.
+	Document bool
+	// Workflow reports whether it asks for steps to run: a workflow that
+	// is not empty, or that does not validate (its run then records why
+	// nothing was sent).
+	Workflow bool
+	// Plan is the workflow, ready to run; nil when it does not validate.
+	Plan *compile.Plan
+	// Diagnostics are what the compiler said about the output.
+	Diagnostics compile.Diagnostics
 }
 
-// ParseRunRecord reads a WorkflowRunner's record, checking its status.
-func ParseRunRecord(record json.RawMessage) (RunRecord, error) {
-	var rec RunRecord
-	if err := json.Unmarshal(record, &rec); err != nil {
-		return rec, fmt.Errorf("the workflow runner returned an invalid record: %w", err)
-	}
-	if rec.Status != RunSucceeded && rec.Status != RunFailed {
-		return rec, fmt.Errorf("the workflow runner returned status %q", rec.Status)
-	}
-	if len(rec.Steps) == 0 || string(rec.Steps) == "null" {
-		rec.Steps = json.RawMessage("[]")
-	}
-	return rec, nil
+// ReadAnswer reads an agent's output with the compiler: strictly, so that
+// a key written twice is an error, never a silent second value.
+func ReadAnswer(output json.RawMessage) Answer {
+	plan, diags, outline := compile.Read(output)
+	return Answer{Document: outline.Object && outline.Result, Workflow: outline.Workflow || diags.HasErrors() && outline.Object,
+		Plan: plan, Diagnostics: diags}
 }
 
-// IsAgentDocument reports whether an agent's output is a JSON object with
-// a result, the shape SPEC Part 1 requires.
-func IsAgentDocument(output json.RawMessage) bool {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(output, &doc) != nil {
-		return false
-	}
-	_, ok := doc["result"]
-	return ok
-}
-
-// HasWorkflow reports whether an agent's output carries a non-empty workflow.
-func HasWorkflow(output json.RawMessage) bool {
-	var doc struct {
-		Workflow json.RawMessage `json:"workflow"`
-	}
-	if json.Unmarshal(output, &doc) != nil {
-		return false
-	}
-	w := strings.TrimSpace(string(doc.Workflow))
-	return w != "" && w != "null" && w != "[]"
-}
+// HasWorkflow reports whether an agent's output asks for a workflow to run
+// (see ReadAnswer).
+func HasWorkflow(output json.RawMessage) bool { return ReadAnswer(output).Workflow }

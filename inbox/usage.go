@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 )
 
@@ -82,7 +83,7 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 	}
 	err = r.WorkflowRuns.Each(ctx, ws, q, func(run WorkflowRun) error {
 		u.WorkflowRuns++
-		if run.Status == RunFailed || run.Status == RunInterrupted {
+		if run.Status == runrecord.RunFailed || run.Status == runrecord.RunInterrupted {
 			u.WorkflowRunsFailed++
 		}
 		return nil

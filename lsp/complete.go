@@ -236,8 +236,14 @@ func valueItems(field string, c *cursor, edit editFunc, off int) []CompletionIte
 		values = compile.Methods()
 		docs = methodDocs
 	} else {
-		values = []string{"request"}
-		docs["request"] = "an outgoing HTTP request, the only step type"
+		types := compile.StepTypes()
+		for _, t := range types {
+			values = append(values, t.Name)
+			docs[t.Name] = t.Summary
+			if len(types) == 1 {
+				docs[t.Name] += ", the only step type"
+			}
+		}
 	}
 	var items []CompletionItem
 	for _, v := range values {

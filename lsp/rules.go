@@ -2,8 +2,10 @@ package lsp
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/lang"
 )
 
@@ -18,7 +20,7 @@ type fieldDoc struct {
 }
 
 var fieldDocs = []fieldDoc{
-	{"type", `"request"`, `Required. The only step type is "request", an outgoing HTTP call. An unknown type rejects the whole workflow.`},
+	typeDoc(),
 	{"label", "free text", "Shown next to the step in the run record. Placeholders are not allowed here."},
 	{"method", "GET, POST, PUT, PATCH or DELETE", "Optional, POST when absent. Written in upper case; placeholders are not allowed here."},
 	{"url", "where the request goes", "Required. An absolute http or https URL, or one built of placeholders (even a whole URL held in a secret). After substitution it is checked by the SSRF guard: private, loopback and link-local addresses are refused."},
@@ -26,6 +28,24 @@ var fieldDocs = []fieldDoc{
 	{"body", "a string, or an object or array sent as JSON", "Optional. A string is sent as is; an object or array is JSON-encoded and sent as application/json unless the step sets a content type. String values may hold placeholders, keys may not. Not together with form."},
 	{"form", "field name → value, sent as multipart/form-data", "Optional. A field whose whole value is ${{email.attachments.N}} becomes a file part with the attachment's bytes, filename and content type. A content-type header is dropped: the boundary is the platform's. Not together with body."},
 	{"expected_status", "the one status that counts as success", "Optional. An integer from 100 to 599, e.g. 201; when absent any 2xx is a success."},
+}
+
+// typeDoc describes the "type" field from the compiler's table of step
+// types.
+func typeDoc() fieldDoc {
+	types := compile.StepTypes()
+	var names, what []string
+	for _, t := range types {
+		names = append(names, strconv.Quote(t.Name))
+		what = append(what, strconv.Quote(t.Name)+", "+t.Summary)
+	}
+	text := compile.StepTypesText()
+	if len(types) == 1 {
+		text += ", " + types[0].Summary
+	} else {
+		text += ": " + strings.Join(what, "; ")
+	}
+	return fieldDoc{"type", strings.Join(names, " or "), "Required. " + strings.ToUpper(text[:1]) + text[1:] + ". An unknown type rejects the whole workflow."}
 }
 
 func fieldDocFor(name string) (fieldDoc, bool) {

@@ -27,6 +27,12 @@
 // fails, or whose example response does not have the expected status, is
 // skipped, as in a run.
 //
+// Reasons are the run record's words (package runrecord), the finer causes
+// of a reference included. Given Inputs.StepID — the identities a run's
+// journal gives its steps (the Inbox's runs have them) — each step shows
+// the identity headers the run sends, X-Kobana-Step-Id and, on a POST or
+// PATCH whose step sets none, Idempotency-Key.
+//
 // WriteText prints a plan for people; a Plan encodes as JSON for tools (the
 // schema is documented in docs/plan.md). ParseResponses and
 // ParseSecretNames read the example-responses and secret-names files the

@@ -22,6 +22,7 @@ import (
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // received is one request as the receiving server got it.
@@ -36,8 +37,9 @@ type received struct {
 // example responses equal to what the receiver answers (and the secret
 // names, not their values): the plan's method, URL, headers and body,
 // with each secret marker replaced by the secret's value, are byte for byte
-// what the receiver got, and each body's size plus the secrets' lengths is
-// its Content-Length.
+// what the receiver got — the steps' identity headers included, when the
+// run has identities and the plan is told them — and each body's size plus
+// the secrets' lengths is its Content-Length.
 func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 	var mu sync.Mutex
 	var got []received
@@ -83,8 +85,8 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	ex := executor.New(executor.Options{Guard: g, Now: func() time.Time { return testNow }})
 	rec := ex.RunDocument(context.Background(), []byte(doc), executor.Env{Secrets: secrets, Facts: facts,
-		Attachments: func() (resolve.Attachments, error) { return msg, nil }})
-	if rec.Status != executor.RunSucceeded {
+		Attachments: func() (resolve.Attachments, error) { return msg, nil }, Journal: identities("wrun_plan")})
+	if rec.Status != runrecord.RunSucceeded {
 		b, _ := json.MarshalIndent(rec, "", " ")
 		t.Fatalf("the run failed: %s", b)
 	}
@@ -101,7 +103,7 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 	}
 	defer msg.Close()
 	p := plan.Make(context.Background(), []byte(doc), plan.Inputs{SecretNames: []string{"TOKEN", "HOOK"}, Facts: facts,
-		Email: msg, Responses: examples, Guard: g, Now: testNow})
+		Email: msg, Responses: examples, Guard: g, Now: testNow, StepID: identities("wrun_plan").Identity})
 	if p.Summary.Send != 4 {
 		var text strings.Builder
 		plan.WriteText(&text, p)
@@ -122,6 +124,9 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 	}
 	for i, s := range p.Steps {
 		r, want := s.Request, got[i]
+		if want.header.Get(runrecord.HeaderStepID) != runrecord.StepID("wrun_plan", i) || want.header.Get(runrecord.HeaderIdempotencyKey) == "" && r.Method != "PUT" {
+			t.Errorf("step %d: sent identity %q, key %q", i, want.header.Get(runrecord.HeaderStepID), want.header.Get(runrecord.HeaderIdempotencyKey))
+		}
 		if r.Method != want.method {
 			t.Errorf("step %d: plan %s, sent %s", i, r.Method, want.method)
 		}
@@ -186,3 +191,11 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 		}
 	}
 }
+
+// identities is a journal that gives the steps of run R the identities R/i
+// and records nothing.
+type identities string
+
+func (r identities) Identity(i int) string                       { return runrecord.StepID(string(r), i) }
+func (identities) Sending(context.Context, runrecord.Step) error { return nil }
+func (identities) Done(context.Context, runrecord.Step) error    { return nil }

@@ -13,6 +13,7 @@ import (
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/internal/sidecar"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // Version is the version of the JSON form of a Plan; it changes only when a
@@ -51,6 +52,11 @@ type Inputs struct {
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Now is kobana.now; the zero value is the time Make is called.
 	Now time.Time
+	// StepID, when set, is the identity each step's request will carry
+	// (runrecord.Journal.Identity: the Inbox's runs have one, kobana run's
+	// none), shown in its platform headers as the run sends them; nil
+	// shows none.
+	StepID func(index int) string
 }
 
 // Response is an example response of a step: Status (0 for the status
@@ -108,36 +114,17 @@ const (
 	Skip = "skip"
 )
 
-// Reasons a step would fail or be skipped. They extend the run record's
-// reasons with the finer causes a plan can name.
-const (
-	ReasonSkipped          = "dependency-not-succeeded"
-	ReasonMissingSecret    = "missing-secret"
-	ReasonUndefinedFact    = "undefined-fact"
-	ReasonForward          = "forward-reference"
-	ReasonNullValue        = "null-value"
-	ReasonMissingPath      = "missing-path"
-	ReasonNotJSON          = "not-json"
-	ReasonMissingHeader    = "missing-header"
-	ReasonMissingAttach    = "missing-attachment"
-	ReasonEmailUnreadable  = "email-unreadable"
-	ReasonReference        = "reference"
-	ReasonHeaderInjection  = "header-injection"
-	ReasonInvalidRequest   = "invalid-request"
-	ReasonDenied           = "ssrf-denied"
-	ReasonUnexpectedStatus = "unexpected-status"
-)
-
 // Step is the plan of one step.
 type Step struct {
 	Index int    `json:"index"`
 	Label string `json:"label,omitempty"`
 	// Outcome is Send, Fail or Skip.
 	Outcome string `json:"outcome"`
-	// Reason classifies why a step fails or is skipped (the Reason
-	// constants), or why a sent step counts as failed for the steps after
-	// it (ReasonUnexpectedStatus).
-	Reason string `json:"reason,omitempty"`
+	// Reason classifies why a step fails or is skipped, in the run record's
+	// words (package runrecord: the executor's reasons and the finer causes
+	// of a reference, such as runrecord.ReasonMissingSecret), or why a sent
+	// step counts as failed for the steps after it (runrecord.ReasonStatus).
+	Reason runrecord.Reason `json:"reason,omitempty"`
 	// Message says why, for a person.
 	Message string `json:"message,omitempty"`
 	// DependsOn are the earlier steps whose responses the step uses.

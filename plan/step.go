@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // planner plans the steps of one document in order, keeping what a run
@@ -67,27 +68,31 @@ func (pl *planner) step(cs *compile.Step) Step {
 	pl.scope.Begin(cs.Index, pl.in.Now)
 	s := Step{Index: cs.Index, Label: cs.Label, DependsOn: cs.DependsOn, ExpectedStatus: cs.ExpectedStatus}
 	unknown := &unknowns{}
-	req, err := emit.RenderWith(cs, pl.scope, emit.Options{StandIn: pl.standIn(cs, unknown)})
+	opts := emit.Options{StandIn: pl.standIn(cs, unknown)}
+	if pl.in.StepID != nil {
+		opts.StepID = pl.in.StepID(cs.Index)
+	}
+	req, err := emit.RenderWith(cs, pl.scope, opts)
 	if err != nil {
 		pl.fail(&s, err)
 		return s
 	}
 	r, err := describe(cs, req, unknown)
 	if err != nil {
-		s.Outcome, s.Reason, s.Message = Fail, ReasonInvalidRequest, "not sent: "+err.Error()
-		pl.scope.Record(cs.Index, &resolve.Result{State: resolve.StateFailed})
+		s.Outcome, s.Reason, s.Message = Fail, runrecord.ReasonInvalidRequest, "not sent: "+err.Error()
+		pl.scope.Record(cs.Index, &resolve.Result{State: runrecord.Failed})
 		return s
 	}
 	s.Request = r
 	s.Unknown = unknown.all()
 	r.Host = pl.checkHost(cs, req)
 	if r.Host.Check == HostDenied {
-		s.Outcome, s.Reason, s.Message = Fail, ReasonDenied, "not sent: "+r.Host.Message
-		pl.scope.Record(cs.Index, &resolve.Result{State: resolve.StateFailed})
+		s.Outcome, s.Reason, s.Message = Fail, runrecord.ReasonDenied, "not sent: "+r.Host.Message
+		pl.scope.Record(cs.Index, &resolve.Result{State: runrecord.Failed})
 		return s
 	}
 	s.Outcome = Send
-	res := &resolve.Result{State: resolve.StateSucceeded}
+	res := &resolve.Result{State: runrecord.Succeeded}
 	if ex := pl.examples[cs.Index]; ex != nil {
 		if ex.Status == 0 {
 			// An example without a status has the one the step expects.
@@ -99,8 +104,8 @@ func (pl *planner) step(cs *compile.Step) Step {
 		res.Response = ex
 		s.Example = &Example{Status: ex.Status, Succeeds: cs.Succeeds(ex.Status)}
 		if !s.Example.Succeeds {
-			res.State = resolve.StateFailed
-			s.Reason = ReasonUnexpectedStatus
+			res.State = runrecord.Failed
+			s.Reason = runrecord.ReasonStatus
 			s.Message = fmt.Sprintf("with the example response the step fails: its status is %d; the step expects %s", ex.Status, cs.Expects())
 		}
 	}
@@ -112,48 +117,24 @@ func (pl *planner) step(cs *compile.Step) Step {
 func (pl *planner) fail(s *Step, err error) {
 	var skip *resolve.SkipError
 	if errors.As(err, &skip) {
-		s.Outcome, s.Reason, s.Message = Skip, ReasonSkipped, err.Error()
-		if ex := pl.examples[skip.Step]; ex != nil && skip.State == resolve.StateFailed {
+		s.Outcome, s.Reason, s.Message = Skip, runrecord.ReasonSkipped, err.Error()
+		if ex := pl.examples[skip.Step]; ex != nil && skip.State == runrecord.Failed {
 			s.Message += " (with its example response)"
 		}
-		pl.scope.Record(s.Index, &resolve.Result{State: resolve.StateSkipped})
+		pl.scope.Record(s.Index, &resolve.Result{State: runrecord.Skipped})
 		return
 	}
 	s.Outcome, s.Message = Fail, "not sent: "+pl.scope.Redactor.String(err.Error())
 	var re *resolve.RefError
 	switch {
 	case errors.As(err, &re):
-		s.Reason = refReason(re.Reason)
+		s.Reason = re.Reason
 	case errors.Is(err, emit.ErrHeaderValue):
-		s.Reason = ReasonHeaderInjection
+		s.Reason = runrecord.ReasonHeaderInjection
 	default:
-		s.Reason = ReasonInvalidRequest
+		s.Reason = runrecord.ReasonInvalidRequest
 	}
-	pl.scope.Record(s.Index, &resolve.Result{State: resolve.StateFailed})
-}
-
-func refReason(r resolve.Reason) string {
-	switch r {
-	case resolve.MissingSecret:
-		return ReasonMissingSecret
-	case resolve.UndefinedFact:
-		return ReasonUndefinedFact
-	case resolve.ForwardReference:
-		return ReasonForward
-	case resolve.NullValue:
-		return ReasonNullValue
-	case resolve.MissingPath:
-		return ReasonMissingPath
-	case resolve.NotJSON:
-		return ReasonNotJSON
-	case resolve.MissingHeader:
-		return ReasonMissingHeader
-	case resolve.MissingAttachment:
-		return ReasonMissingAttach
-	case resolve.EmailUnreadable:
-		return ReasonEmailUnreadable
-	}
-	return ReasonReference
+	pl.scope.Record(s.Index, &resolve.Result{State: runrecord.Failed})
 }
 
 // unknowns collects the references a step's stand-ins answered for, by

@@ -106,7 +106,7 @@ func (t *textWriter) step(s Step) {
 	}
 	verb := map[string]string{Send: "would be sent", Fail: "would fail before sending", Skip: "would be skipped"}[s.Outcome]
 	if s.Outcome != Send && s.Reason != "" {
-		verb += " [" + s.Reason + "]"
+		verb += " [" + string(s.Reason) + "]"
 	}
 	t.line(0, "%s: %s", head, verb)
 	if s.Outcome != Send && s.Message != "" {

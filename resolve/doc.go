@@ -15,6 +15,15 @@
 // attachment's bytes, Attachments.Check confirms they can still be read,
 // else the step fails before sending. Scope.Close releases the e-mail.
 //
+// A step's state in a Result is package runrecord's word (runrecord.State),
+// and a RefError's Reason is one of runrecord's reference reasons, so the
+// executor, the dry run and the records say the same thing. Restore reads
+// an earlier run's recorded response back for a run that resumes it: what
+// the record holds whole answers references, and what it does not (a
+// redacted or clipped body or header) fails the step that needs it with
+// runrecord.ReasonResponseUnavailable — a redaction marker is never handed
+// on as a value.
+//
 // # Response bodies
 //
 // A path into a JSON response body is read as JavaScript's JSON.parse reads

@@ -16,39 +16,8 @@ import (
 	"github.com/kobana/workflow/internal/jsonstr"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
-
-// State is the outcome of a step.
-type State uint8
-
-// Step states.
-const (
-	StateSucceeded State = iota + 1
-	StateFailed
-	StateSkipped
-)
-
-func (s State) String() string {
-	switch s {
-	case StateSucceeded:
-		return "succeeded"
-	case StateFailed:
-		return "failed"
-	case StateSkipped:
-		return "skipped"
-	}
-	return "State(" + strconv.Itoa(int(s)) + ")"
-}
-
-// MarshalText encodes the state as "succeeded", "failed" or "skipped".
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-func (s State) verb() string {
-	if s == StateSkipped {
-		return "was skipped"
-	}
-	return s.String()
-}
 
 // Response is what an earlier step received.
 type Response struct {
@@ -60,6 +29,12 @@ type Response struct {
 	Truncated bool
 	// Limit is the capture limit in bytes, for messages.
 	Limit int64
+	// Unavailable, when set, says why the body cannot be referenced: the
+	// response was restored from a run record that does not hold it whole
+	// (see Restore). Withheld are the header names, in canonical form,
+	// whose recorded values are not whole either.
+	Unavailable string
+	Withheld    map[string]bool
 
 	typeChecked, isJSON bool // IsJSON, worked out once
 
@@ -106,7 +81,8 @@ func (r *Response) json() (*fastjson.Value, error) {
 
 // Result is the recorded outcome of a step that ran before the current one.
 type Result struct {
-	State State
+	// State is runrecord.Succeeded, Failed or Skipped.
+	State runrecord.State
 	// Response is nil when nothing was received (failed before sending, or a
 	// transport error).
 	Response *Response
@@ -202,14 +178,14 @@ func (s *Scope) dependency(i int, r *lang.Ref) error {
 		if r != nil {
 			name = r.String()
 		}
-		return &RefError{Ref: name, Reason: ForwardReference,
+		return &RefError{Ref: name, Reason: runrecord.ReasonForward,
 			Detail: fmt.Sprintf("forward reference: step %d cannot use the response of step %d, only of earlier steps", s.current, i)}
 	}
 	res := s.Result(i)
 	if res == nil {
-		return &RefError{Ref: fmt.Sprintf("steps.%d", i), Reason: ForwardReference, Detail: fmt.Sprintf("step %d has not run", i)}
+		return &RefError{Ref: fmt.Sprintf("steps.%d", i), Reason: runrecord.ReasonForward, Detail: fmt.Sprintf("step %d has not run", i)}
 	}
-	if res.State != StateSucceeded {
+	if res.State != runrecord.Succeeded {
 		return &SkipError{Step: i, State: res.State}
 	}
 	return nil
@@ -232,14 +208,14 @@ func (s *Scope) Resolve(r *lang.Ref) (Value, error) {
 
 func (s *Scope) secret(r *lang.Ref) (Value, error) {
 	if s.Secrets == nil {
-		return Value{}, refErr(r, MissingSecret, nil, "no secret %q exists in this workspace (no secrets are configured)", r.Key)
+		return Value{}, refErr(r, runrecord.ReasonMissingSecret, nil, "no secret %q exists in this workspace (no secrets are configured)", r.Key)
 	}
 	v, ok, err := s.Secrets.Secret(r.Key)
 	if err != nil {
-		return Value{}, refErr(r, SecretSourceFailed, err, "the secret store failed: %v", err)
+		return Value{}, refErr(r, runrecord.ReasonSecretSourceFailed, err, "the secret store failed: %v", err)
 	}
 	if !ok {
-		return Value{}, refErr(r, MissingSecret, nil, "no secret %q exists in this workspace", r.Key)
+		return Value{}, refErr(r, runrecord.ReasonMissingSecret, nil, "no secret %q exists in this workspace", r.Key)
 	}
 	if s.Redactor != nil {
 		s.Redactor.Add(r.Key, v)
@@ -263,7 +239,7 @@ func (s *Scope) fact(r *lang.Ref) (Value, error) {
 			return Value{Kind: Text, Text: v}, nil
 		}
 	}
-	return Value{}, refErr(r, UndefinedFact, nil, "kobana.%s has no value for this run", r.Key)
+	return Value{}, refErr(r, runrecord.ReasonUndefinedFact, nil, "kobana.%s has no value for this run", r.Key)
 }
 
 func (s *Scope) step(r *lang.Ref) (Value, error) {
@@ -272,12 +248,15 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 	}
 	resp := s.Result(r.Index).Response
 	if resp == nil {
-		return Value{}, refErr(r, MissingPath, nil, "step %d has no response", r.Index)
+		return Value{}, refErr(r, runrecord.ReasonMissingPath, nil, "step %d has no response", r.Index)
 	}
 	switch r.Step {
 	case lang.StepStatus:
 		return Value{Kind: Text, Text: strconv.Itoa(resp.Status)}, nil
 	case lang.StepHeaders:
+		if resp.Withheld[http.CanonicalHeaderKey(r.Header)] {
+			return Value{}, refErr(r, runrecord.ReasonResponseUnavailable, nil, "the record of step %d does not hold its header %q whole (it was redacted), so this run cannot use it", r.Index, r.Header)
+		}
 		var vals []string
 		for k, vs := range resp.Header {
 			if strings.EqualFold(k, r.Header) {
@@ -285,12 +264,15 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 			}
 		}
 		if len(vals) == 0 {
-			return Value{}, refErr(r, MissingHeader, nil, "the response of step %d has no header %q", r.Index, r.Header)
+			return Value{}, refErr(r, runrecord.ReasonMissingHeader, nil, "the response of step %d has no header %q", r.Index, r.Header)
 		}
 		return Value{Kind: Text, Text: strings.Join(vals, ", ")}, nil
 	}
+	if resp.Unavailable != "" {
+		return Value{}, refErr(r, runrecord.ReasonResponseUnavailable, nil, "the record of step %d does not hold its response body whole (%s), so this run cannot use it", r.Index, resp.Unavailable)
+	}
 	if resp.Truncated {
-		return Value{}, refErr(r, NotCaptured, nil, "the response body of step %d is larger than the capture limit (%s) and cannot be referenced", r.Index, byteSize(resp.Limit))
+		return Value{}, refErr(r, runrecord.ReasonNotCaptured, nil, "the response body of step %d is larger than the capture limit (%s) and cannot be referenced", r.Index, byteSize(resp.Limit))
 	}
 	if len(r.BodyPath) == 0 {
 		return Value{Kind: Text, Text: string(resp.Body)}, nil
@@ -300,11 +282,11 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 		if ct == "" {
 			ct = "none"
 		}
-		return Value{}, refErr(r, NotJSON, nil, "the response of step %d is not JSON (content type %s), so it has no paths", r.Index, ct)
+		return Value{}, refErr(r, runrecord.ReasonNotJSON, nil, "the response of step %d is not JSON (content type %s), so it has no paths", r.Index, ct)
 	}
 	root, err := resp.json()
 	if err != nil {
-		return Value{}, refErr(r, NotJSON, err, "the response of step %d declares JSON but does not parse: %v", r.Index, err)
+		return Value{}, refErr(r, runrecord.ReasonNotJSON, err, "the response of step %d declares JSON but does not parse: %v", r.Index, err)
 	}
 	v := root
 	for i, seg := range r.BodyPath {
@@ -325,13 +307,13 @@ func (s *Scope) step(r *lang.Ref) (Value, error) {
 			if i > 0 {
 				at = "body." + strings.Join(r.BodyPath[:i], ".")
 			}
-			return Value{}, refErr(r, MissingPath, nil, "the response of step %d has no %q: %s is %s", r.Index, seg, at, describe(v))
+			return Value{}, refErr(r, runrecord.ReasonMissingPath, nil, "the response of step %d has no %q: %s is %s", r.Index, seg, at, describe(v))
 		}
 		v = next
 	}
 	switch v.Type() {
 	case fastjson.TypeNull:
-		return Value{}, refErr(r, NullValue, nil, "the value is null in the response of step %d", r.Index)
+		return Value{}, refErr(r, runrecord.ReasonNullValue, nil, "the value is null in the response of step %d", r.Index)
 	case fastjson.TypeString:
 		return Value{Kind: Text, Text: string(v.GetStringBytes())}, nil
 	default:
@@ -479,15 +461,15 @@ func (s *Scope) Email() (Attachments, error) {
 func (s *Scope) attachment(r *lang.Ref) (Value, error) {
 	atts, err := s.Email()
 	if err != nil {
-		return Value{}, refErr(r, EmailUnreadable, err, "the e-mail can no longer be read (%v), so attachment %d is not available", err, r.Index)
+		return Value{}, refErr(r, runrecord.ReasonEmailUnreadable, err, "the e-mail can no longer be read (%v), so attachment %d is not available", err, r.Index)
 	}
 	a, err := atts.Attachment(r.Index)
 	if err != nil {
 		var ie *eml.IndexError
 		if errors.As(err, &ie) {
-			return Value{}, refErr(r, MissingAttachment, err, "%v", ie)
+			return Value{}, refErr(r, runrecord.ReasonMissingAttachment, err, "%v", ie)
 		}
-		return Value{}, refErr(r, EmailUnreadable, err, "attachment %d cannot be read: %v", r.Index, err)
+		return Value{}, refErr(r, runrecord.ReasonEmailUnreadable, err, "attachment %d cannot be read: %v", r.Index, err)
 	}
 	switch r.Attachment {
 	case lang.AttachmentFilename:
@@ -499,7 +481,7 @@ func (s *Scope) attachment(r *lang.Ref) (Value, error) {
 	}
 	// The bytes will be sent: make sure they can still be read first.
 	if err := atts.Check(r.Index); err != nil {
-		return Value{}, refErr(r, EmailUnreadable, err, "the e-mail can no longer be read as it was when the run started (%v), so attachment %d is not sent", err, r.Index)
+		return Value{}, refErr(r, runrecord.ReasonEmailUnreadable, err, "the e-mail can no longer be read as it was when the run started (%v), so attachment %d is not sent", err, r.Index)
 	}
 	if r.Attachment == lang.AttachmentBase64 {
 		return Value{Kind: Base64, Attachment: a}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/resolve/resolvetest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 func ref(t *testing.T, s string) *lang.Ref {
@@ -39,12 +40,12 @@ func newScope() *resolve.Scope {
 		},
 	}
 	s.Begin(0, time.Date(2026, 11, 30, 12, 1, 2, 345678000, time.FixedZone("BRT", -3*3600)))
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(`{"data":{"id":"pay_1","n":12.50,"ok":true,"nil":null,"items":[{"id":"i0"},{"id":"i1"}],"obj":{"a":[1,2]},"__proto__":{"x":"own"}}}`)})
-	s.Record(1, &resolve.Result{State: resolve.StateFailed, Response: jsonResponse(`{}`)})
-	s.Record(2, &resolve.Result{State: resolve.StateSkipped})
-	s.Record(3, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<p>hi</p>")}})
-	s.Record(4, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Truncated: true, Limit: 10 << 20}})
-	s.Record(5, &resolve.Result{State: resolve.StateSucceeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(`{"a":`)}})
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: jsonResponse(`{"data":{"id":"pay_1","n":12.50,"ok":true,"nil":null,"items":[{"id":"i0"},{"id":"i1"}],"obj":{"a":[1,2]},"__proto__":{"x":"own"}}}`)})
+	s.Record(1, &resolve.Result{State: runrecord.Failed, Response: jsonResponse(`{}`)})
+	s.Record(2, &resolve.Result{State: runrecord.Skipped})
+	s.Record(3, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<p>hi</p>")}})
+	s.Record(4, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Truncated: true, Limit: 10 << 20}})
+	s.Record(5, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(`{"a":`)}})
 	s.Begin(6, time.Date(2026, 11, 30, 12, 1, 2, 345678000, time.FixedZone("BRT", -3*3600)))
 	return s
 }
@@ -93,26 +94,26 @@ func TestResolveValues(t *testing.T) {
 func TestResolveFailures(t *testing.T) {
 	s := newScope()
 	for in, want := range map[string]struct {
-		reason resolve.Reason
+		reason runrecord.Reason
 		msg    string
 	}{
-		"secrets.NOPE":                            {resolve.MissingSecret, `no secret "NOPE"`},
-		"kobana.workspace_slug":                   {resolve.UndefinedFact, "has no value"},
-		"kobana.inbox_id":                         {resolve.UndefinedFact, "has no value"},
-		"steps.7.response.status":                 {resolve.ForwardReference, "forward reference"},
-		"steps.6.response.status":                 {resolve.ForwardReference, "forward reference"},
-		"steps.0.response.body.data.nil":          {resolve.NullValue, "null"},
-		"steps.0.response.body.data.missing.x":    {resolve.MissingPath, `has no "missing": body.data is an object with "id"`},
-		"steps.0.response.body.data.items.2":      {resolve.MissingPath, `has no "2": body.data.items is an array of 2`},
-		"steps.0.response.body.data.items.length": {resolve.MissingPath, `has no "length"`},
-		"steps.0.response.body.data.constructor":  {resolve.MissingPath, `has no "constructor"`},
-		"steps.0.response.body.data.id.length":    {resolve.MissingPath, `body.data.id is a string`},
-		"steps.0.response.headers.etag":           {resolve.MissingHeader, `no header "etag"`},
-		"steps.3.response.body.p":                 {resolve.NotJSON, "not JSON (content type text/html)"},
-		"steps.4.response.body.a":                 {resolve.NotCaptured, "capture limit (10 MiB)"},
-		"steps.4.response.body":                   {resolve.NotCaptured, "capture limit"},
-		"steps.5.response.body.a":                 {resolve.NotJSON, "does not parse"},
-		"email.attachments.3":                     {resolve.MissingAttachment, "email has 1 attachment; attachment 3 does not exist"},
+		"secrets.NOPE":                            {runrecord.ReasonMissingSecret, `no secret "NOPE"`},
+		"kobana.workspace_slug":                   {runrecord.ReasonUndefinedFact, "has no value"},
+		"kobana.inbox_id":                         {runrecord.ReasonUndefinedFact, "has no value"},
+		"steps.7.response.status":                 {runrecord.ReasonForward, "forward reference"},
+		"steps.6.response.status":                 {runrecord.ReasonForward, "forward reference"},
+		"steps.0.response.body.data.nil":          {runrecord.ReasonNullValue, "null"},
+		"steps.0.response.body.data.missing.x":    {runrecord.ReasonMissingPath, `has no "missing": body.data is an object with "id"`},
+		"steps.0.response.body.data.items.2":      {runrecord.ReasonMissingPath, `has no "2": body.data.items is an array of 2`},
+		"steps.0.response.body.data.items.length": {runrecord.ReasonMissingPath, `has no "length"`},
+		"steps.0.response.body.data.constructor":  {runrecord.ReasonMissingPath, `has no "constructor"`},
+		"steps.0.response.body.data.id.length":    {runrecord.ReasonMissingPath, `body.data.id is a string`},
+		"steps.0.response.headers.etag":           {runrecord.ReasonMissingHeader, `no header "etag"`},
+		"steps.3.response.body.p":                 {runrecord.ReasonNotJSON, "not JSON (content type text/html)"},
+		"steps.4.response.body.a":                 {runrecord.ReasonNotCaptured, "capture limit (10 MiB)"},
+		"steps.4.response.body":                   {runrecord.ReasonNotCaptured, "capture limit"},
+		"steps.5.response.body.a":                 {runrecord.ReasonNotJSON, "does not parse"},
+		"email.attachments.3":                     {runrecord.ReasonMissingAttachment, "email has 1 attachment; attachment 3 does not exist"},
 	} {
 		_, err := s.Resolve(ref(t, in))
 		var re *resolve.RefError
@@ -121,14 +122,14 @@ func TestResolveFailures(t *testing.T) {
 			continue
 		}
 		if re.Reason != want.reason || !strings.Contains(re.Error(), want.msg) || re.Ref != in {
-			t.Errorf("%s: got reason %d %q, want %d ~%q", in, re.Reason, re.Error(), want.reason, want.msg)
+			t.Errorf("%s: got reason %s %q, want %s ~%q", in, re.Reason, re.Error(), want.reason, want.msg)
 		}
 	}
 }
 
 func TestSkipOnFailedDependency(t *testing.T) {
 	s := newScope()
-	for in, state := range map[string]resolve.State{"steps.1.response.status": resolve.StateFailed, "steps.2.response.body": resolve.StateSkipped} {
+	for in, state := range map[string]runrecord.State{"steps.1.response.status": runrecord.Failed, "steps.2.response.body": runrecord.Skipped} {
 		_, err := s.Resolve(ref(t, in))
 		var se *resolve.SkipError
 		if !errors.As(err, &se) || se.State != state {
@@ -153,7 +154,7 @@ func TestEmailUnreadable(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		_, err := s.Resolve(ref(t, "email.attachments.0.filename"))
 		var re *resolve.RefError
-		if !errors.As(err, &re) || re.Reason != resolve.EmailUnreadable || !errors.Is(err, eml.ErrUnreadable) {
+		if !errors.As(err, &re) || re.Reason != runrecord.ReasonEmailUnreadable || !errors.Is(err, eml.ErrUnreadable) {
 			t.Fatalf("got %v", err)
 		}
 	}
@@ -186,7 +187,7 @@ func TestEmailGoneBeforeSending(t *testing.T) {
 	for _, r := range []string{"email.attachments.0", "email.attachments.0.base64"} {
 		_, err := s.Resolve(ref(t, r))
 		var re *resolve.RefError
-		if !errors.As(err, &re) || re.Reason != resolve.EmailUnreadable || !errors.Is(err, eml.ErrChanged) ||
+		if !errors.As(err, &re) || re.Reason != runrecord.ReasonEmailUnreadable || !errors.Is(err, eml.ErrChanged) ||
 			!strings.Contains(err.Error(), "attachment 0 is not sent") {
 			t.Fatalf("%s: %v, want EmailUnreadable wrapping ErrChanged", r, err)
 		}
@@ -203,7 +204,7 @@ func TestSecretSourceFailure(t *testing.T) {
 	s := &resolve.Scope{Secrets: resolvetest.FailingSecrets{}}
 	_, err := s.Resolve(ref(t, "secrets.A"))
 	var re *resolve.RefError
-	if !errors.As(err, &re) || re.Reason != resolve.SecretSourceFailed {
+	if !errors.As(err, &re) || re.Reason != runrecord.ReasonSecretSourceFailed {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -228,7 +229,7 @@ func TestBodyParsedOnce(t *testing.T) {
 // the run record shows it.
 func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 	s := &resolve.Scope{}
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: jsonResponse(
 		`{"id":"first","id":"last","d":{"id":1},"d":{"id":2,"id":3},"o":{"x":1},"o":5,` +
 			`"lone":"x\ud800y","low":"\udc00","pair":"\ud83d\ude00","bad":"\ud800\u0041","k\ud800":"key","esc":"\\ud800",` +
 			`"whole":{"a":"\ud800","a":"z"},"order":{"a":1,"b":[{"c":1,"c":2}],"a":3}}`)})
@@ -262,7 +263,7 @@ func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 // as they are — with the numbers the response wrote.
 func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
 	s := &resolve.Scope{}
-	s.Record(0, &resolve.Result{State: resolve.StateSucceeded, Response: jsonResponse(
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: jsonResponse(
 		`{"o":{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"},"a":["\u000b",1.50,true,null]}`)})
 	s.Begin(1, time.Now())
 	for in, want := range map[string]string{

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -55,10 +54,10 @@ type Config struct {
 	// AgentRunner, when set, runs the Inbox's agents instead of the runner
 	// Agents configures.
 	AgentRunner inbox.AgentRunner
-	// Outbound, when set, carries the workflows' requests and the webhook
-	// deliveries instead of the guard's own transport; it must dial through
-	// Guard.
-	Outbound http.RoundTripper
+	// Outbound is how the workflows' requests and the webhook deliveries
+	// reach the network (a dialer and TLS settings); the guard checks every
+	// connection it opens. The zero value dials each host as named.
+	Outbound guard.Network
 
 	// HTTP serves MCP over Streamable HTTP (nil: no HTTP listener).
 	HTTP *HTTP

@@ -93,10 +93,6 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	webhooks := a.guard.Client()
-	if a.cfg.Outbound != nil {
-		webhooks.Transport = a.cfg.Outbound
-	}
 	p, err := pipeline.New(pipeline.Config{
 		Store:  a.store,
 		Queue:  s.queue,
@@ -105,8 +101,7 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
 			return intake.LoadIndex(ctx, a.store, workspace, emailID)
 		},
-		Executor: executor.Options{Guard: a.guard, Transport: a.cfg.Outbound},
-		Webhooks: webhooks,
+		Executor: executor.Options{Guard: a.guard, Network: a.cfg.Outbound},
 		AppURL:   a.publicURL,
 		Logger:   a.log,
 	})

@@ -70,10 +70,9 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 	}
 	mp, p, err := inboxmcp.New(inboxmcp.Options{
 		Store:      a.store,
-		Lint:       agent.LintJSON,
-		Plan:       workflowPlanner(a.guard),
+		Guard:      a.guard,
 		Processor:  pl.Processor(),
-		HTTPClient: a.guard.Client(),
+		HTTPClient: a.guard.ClientVia(a.cfg.Outbound),
 		PublicURL:  a.publicURL,
 		Messages:   a.inbox.raw,
 	})

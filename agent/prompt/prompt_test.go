@@ -145,6 +145,27 @@ func TestExampleIsValid(t *testing.T) {
 	}
 }
 
+// TestTheStepTypesAreTheCompilers: the system message names every step type
+// of the compiler's table (compile.StepTypes) as the value of "type", so a
+// new type cannot reach the compiler without the model being told of it
+// (under a new Version).
+func TestTheStepTypesAreTheCompilers(t *testing.T) {
+	p, err := Render(Input{Agent: inbox.Agent{Name: "A"}, InboxAddress: "a@in.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rule, ok := strings.Cut(p.System, `- "type": `)
+	rule, _, _ = strings.Cut(rule, "\n")
+	if !ok {
+		t.Fatal(`the system message has no "type" rule`)
+	}
+	for _, name := range compile.StepTypeNames() {
+		if !strings.Contains(rule, `"`+name+`"`) {
+			t.Errorf("the \"type\" rule %q does not name step type %q", rule, name)
+		}
+	}
+}
+
 // TestNoAttachmentBytes checks the prompt of an e-mail costs the same
 // whatever its attachments weigh: only the size's digits differ.
 func TestNoAttachmentBytes(t *testing.T) {

@@ -177,14 +177,12 @@ func startDemoReceiver() (*demoReceiver, error) {
 // close stops the receiver; the run is over, so open connections are cut.
 func (rv *demoReceiver) close() { rv.srv.Close() }
 
-// transport sends every request, whatever its host, to the receiver: it
+// network sends every request, whatever its host, to the receiver: it
 // dials the receiver's address through the guard's dialer (so the guard
 // still decides) and trusts the receiver's certificate, which names the
 // demo's hosts.
-func (rv *demoReceiver) transport(g *guard.Guard) http.RoundTripper {
-	tr := g.TransportTo(rv.addr)
-	tr.TLSClientConfig = &tls.Config{RootCAs: rv.pool}
-	return tr
+func (rv *demoReceiver) network(g *guard.Guard) guard.Network {
+	return guard.Network{Dial: g.DialTo(rv.addr), TLS: &tls.Config{RootCAs: rv.pool}}
 }
 
 // since returns the requests received after the first n.

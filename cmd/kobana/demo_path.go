@@ -24,6 +24,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/server"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -168,14 +169,11 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	if err := readDemoResource(ctx, cs, "kobana://inbox/workflow-runs/"+e.WorkflowRunID, &wr); err != nil {
 		return false, err
 	}
-	var steps []demoStep
-	if err := json.Unmarshal(wr.Steps, &steps); err != nil {
-		return false, fmt.Errorf("reading workflow run %s: %w", wr.ID, err)
-	}
+	steps := wr.Steps
 	fmt.Fprintf(w, "\n4. The workflow ran in the server's pipeline; each step, and what the receiver got:\n")
 	requests := rv.workflowRequests()
 	for i, s := range steps {
-		fmt.Fprintf(w, "\n%s\n", s.line())
+		fmt.Fprintf(w, "\n%s\n", progressLine(s))
 		if s.Request != nil && i < len(requests) {
 			requests[i].print(w, wantHash)
 		}
@@ -190,7 +188,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 		return false, err
 	}
 	switch uploaded := rv.uploadedHash(); {
-	case wr.Status != inbox.RunSucceeded:
+	case wr.Status != runrecord.RunSucceeded:
 		fmt.Fprintf(w, "\ndemo failed: the workflow run %s: %s\n", wr.Status, wr.Error)
 		return false, nil
 	case uploaded != wantHash:
@@ -275,7 +273,7 @@ func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, 
 	go func() {
 		s.done <- serveWith(c, args, func(cfg *server.Config) {
 			cfg.AgentRunner = agents
-			cfg.Outbound = rv.transport(cfg.Guard)
+			cfg.Outbound = rv.network(cfg.Guard)
 		})
 	}()
 	select {
@@ -431,34 +429,6 @@ func readDemoResource(ctx context.Context, cs *mcp.ClientSession, uri string, ou
 		return fmt.Errorf("reading %s: %w", uri, err)
 	}
 	return nil
-}
-
-// demoStep is what the demo prints of a step of the run record.
-type demoStep struct {
-	Index      int    `json:"index"`
-	Label      string `json:"label"`
-	State      string `json:"state"`
-	Error      string `json:"error"`
-	Reason     string `json:"reason"`
-	DurationMS int64  `json:"duration_ms"`
-	Request    *struct {
-		URL string `json:"url"`
-	} `json:"request"`
-	Response *struct {
-		Status int `json:"status"`
-	} `json:"response"`
-}
-
-// line describes the step on one line, as kobana run does, e.g.
-//
-//	step 0 "crea la cuenta a pagar": succeeded, status 201, 12ms
-func (s demoStep) line() string {
-	l := stepLine{Index: s.Index, Label: s.Label, State: s.State, Sent: s.Request != nil,
-		DurationMS: s.DurationMS, Error: s.Error, Reason: s.Reason}
-	if s.Response != nil {
-		l.Status = s.Response.Status
-	}
-	return l.String()
 }
 
 // lockedBuffer collects what goroutines write.

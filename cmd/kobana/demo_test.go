@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve/eml"
 )
 
@@ -77,7 +78,7 @@ func TestDemo(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatalf("no record in the output:\n%s", text)
 	}
-	var rec decodedRecord
+	var rec inbox.WorkflowRun
 	if err := json.Unmarshal([]byte(record), &rec); err != nil {
 		t.Fatalf("the record is not JSON: %v\n%s", err, record)
 	}
@@ -149,7 +150,7 @@ func TestDemoReceiverChecks(t *testing.T) {
 	}
 	defer rv.close()
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-	client := &http.Client{Transport: rv.transport(g)}
+	client := g.ClientVia(rv.network(g))
 	upload := func(id, token, contentType string, data []byte) (int, string) {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
@@ -190,7 +191,8 @@ func TestDemoReceiverChecks(t *testing.T) {
 	}
 	// The receiver is only reachable because 127.0.0.1 is allowed: through
 	// a deny-list-only guard the same transport refuses to dial.
-	denied := &http.Client{Transport: rv.transport(&guard.Guard{})}
+	deny := &guard.Guard{}
+	denied := deny.ClientVia(rv.network(deny))
 	if _, err := denied.Post("https://erp.example.com/payables", "application/json", strings.NewReader("{}")); err == nil || !strings.Contains(err.Error(), "is denied: loopback") {
 		t.Errorf("deny-list guard: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/plan"
+	"github.com/kobana/workflow/runrecord"
 )
 
 func planKobana(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -93,7 +94,7 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("plan %+v", p.Summary)
 	}
 	s := p.Steps[2]
-	if s.Outcome != plan.Fail || s.Reason != plan.ReasonMissingSecret || !strings.Contains(s.Message, `no secret "SLACK_WEBHOOK_URL"`) {
+	if s.Outcome != plan.Fail || s.Reason != runrecord.ReasonMissingSecret || !strings.Contains(s.Message, `no secret "SLACK_WEBHOOK_URL"`) {
 		t.Errorf("step 2: %+v", s)
 	}
 	if got := p.Steps[1].Request.URL; got != "https://erp.example.com/payables/${{steps.0.response.body.data.id}}/attachments" {
@@ -212,10 +213,10 @@ func TestServeWorkflowsPlan(t *testing.T) {
 	if f := p.Steps[1].Request.Body.Parts[0].File; f == nil || !f.Known || f.Filename == "" {
 		t.Errorf("step 1's file part: %+v", p.Steps[1].Request.Body.Parts[0])
 	}
-	if s := p.Steps[2]; s.Reason != plan.ReasonMissingSecret || !strings.Contains(s.Message, "CHAT_WEBHOK_URL") {
+	if s := p.Steps[2]; s.Reason != runrecord.ReasonMissingSecret || !strings.Contains(s.Message, "CHAT_WEBHOK_URL") {
 		t.Errorf("step 2: %+v", s)
 	}
-	if s := p.Steps[3]; s.Reason != plan.ReasonDenied {
+	if s := p.Steps[3]; s.Reason != runrecord.ReasonDenied {
 		t.Errorf("step 3: %+v", s)
 	}
 	for _, secret := range []string{"erp_live_", "T024BE7LD"} {

@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 func init() {
@@ -187,12 +188,10 @@ func (in *runInputs) run(c *Command, f *runFlags) int {
 	}
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ex := executor.New(executor.Options{
-		Guard:      &guard.Guard{Allow: f.allow},
-		RunTimeout: f.timeout,
-		OnStep:     func(s executor.StepRecord) { fmt.Fprintln(c.Stderr, in.red.String(progressLine(s))) },
-	})
-	rec := ex.RunDocument(ctx, in.report.Source, executor.Env{Secrets: in.secrets, Facts: in.facts, Attachments: in.attachments})
+	ex := executor.New(executor.Options{Guard: &guard.Guard{Allow: f.allow}, RunTimeout: f.timeout})
+	// The run's journal prints a progress line as each step ends.
+	progress := runrecord.DoneFunc(func(s runrecord.Step) { fmt.Fprintln(c.Stderr, in.red.String(progressLine(s))) })
+	rec := ex.RunDocument(ctx, in.report.Source, executor.Env{Secrets: in.secrets, Facts: in.facts, Attachments: in.attachments, Journal: progress})
 	switch {
 	case !rec.Valid():
 		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", file)
@@ -200,7 +199,7 @@ func (in *runInputs) run(c *Command, f *runFlags) int {
 		// Valid, and no workflow (or an empty one): the agent asked for no action.
 		fmt.Fprintf(c.Stderr, "kobana run: %s has no workflow; nothing to run\n", file)
 	default:
-		fmt.Fprintln(c.Stderr, in.red.String(runSummary(&rec.RunRecord)))
+		fmt.Fprintln(c.Stderr, in.red.String(runSummary(&rec.Run)))
 	}
 	if err := writeRecord(in.out, rec); err != nil {
 		fmt.Fprintf(c.Stderr, "kobana run: writing the record: %v\n", err)
@@ -212,7 +211,7 @@ func (in *runInputs) run(c *Command, f *runFlags) int {
 	switch {
 	case !rec.Valid():
 		return exitUsage
-	case rec.Status != executor.RunSucceeded:
+	case rec.Status != runrecord.RunSucceeded:
 		return exitFailure
 	}
 	return exitOK
@@ -252,9 +251,9 @@ func readStringObject(path, what string) (map[string]string, error) {
 //
 //	step 0 "crea la cuenta a pagar": succeeded, status 201, 12ms
 //	step 2: failed: not sent: no secret "X" [reference]
-func progressLine(s executor.StepRecord) string {
+func progressLine(s runrecord.Step) string {
 	l := stepLine{Index: s.Index, Label: s.Label, State: s.State.String(), Sent: s.Request != nil,
-		DurationMS: s.DurationMS, Error: s.Error, Reason: s.Reason}
+		DurationMS: s.DurationMS, Error: s.Error, Reason: string(s.Reason)}
 	if s.Response != nil {
 		l.Status = s.Response.Status
 	}
@@ -300,13 +299,13 @@ func (s stepLine) String() string {
 }
 
 // runSummary is the closing line: the run's status and its step counts.
-func runSummary(rec *executor.RunRecord) string {
-	counts := map[resolve.State]int{}
+func runSummary(rec *runrecord.Run) string {
+	counts := map[runrecord.State]int{}
 	for _, s := range rec.Steps {
 		counts[s.State]++
 	}
 	var parts []string
-	for _, st := range []resolve.State{resolve.StateSucceeded, resolve.StateFailed, resolve.StateSkipped} {
+	for _, st := range []runrecord.State{runrecord.Succeeded, runrecord.Failed, runrecord.Skipped, runrecord.Unknown} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

@@ -18,8 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kobana/workflow/examples"
-	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 const (
@@ -123,34 +123,10 @@ func runKobana(t *testing.T, ctx context.Context, stdin string, args ...string) 
 	return status, out.String(), errb.String()
 }
 
-// decodedRecord is the JSON run record read back (resolve.State encodes to
-// text but does not decode).
-type decodedRecord struct {
-	Status string `json:"status"`
-	Steps  []struct {
-		Index   int    `json:"index"`
-		Label   string `json:"label"`
-		State   string `json:"state"`
-		Error   string `json:"error"`
-		Reason  string `json:"reason"`
-		Request *struct {
-			Method  string            `json:"method"`
-			URL     string            `json:"url"`
-			Headers map[string]string `json:"headers"`
-			Body    json.RawMessage   `json:"body"`
-			Form    json.RawMessage   `json:"form"`
-		} `json:"request"`
-		Response *struct {
-			Status  int               `json:"status"`
-			Headers map[string]string `json:"headers"`
-			Body    json.RawMessage   `json:"body"`
-		} `json:"response"`
-	} `json:"steps"`
-}
-
-func decodeRecord(t *testing.T, s string) decodedRecord {
+// decodeRecord reads a run record back with the record's own types.
+func decodeRecord(t *testing.T, s string) runrecord.Document {
 	t.Helper()
-	var rec decodedRecord
+	var rec runrecord.Document
 	if err := json.Unmarshal([]byte(s), &rec); err != nil {
 		t.Fatalf("the record is not JSON: %v\n%s", err, s)
 	}
@@ -176,7 +152,7 @@ func TestRunSeedExample(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", status, errs, out)
 	}
 	rec := decodeRecord(t, out)
-	if rec.Status != executor.RunSucceeded || len(rec.Steps) != 3 {
+	if rec.Status != runrecord.RunSucceeded || len(rec.Steps) != 3 {
 		t.Fatalf("record: %s", out)
 	}
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
@@ -234,7 +210,7 @@ func TestRunRecordFileAndStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec := decodeRecord(t, string(b)); rec.Status != executor.RunSucceeded || rec.Steps[0].Request.Method != "GET" || rec.Steps[0].Response.Status != 200 {
+	if rec := decodeRecord(t, string(b)); rec.Status != runrecord.RunSucceeded || rec.Steps[0].Request.Method != "GET" || rec.Steps[0].Response.Status != 200 {
 		t.Errorf("record: %s", b)
 	}
 	if !strings.Contains(errs, "record written to "+recPath) {
@@ -256,15 +232,15 @@ func TestRunInvalidWorkflowSendsNothing(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q", status, out)
 	}
 	var rec struct {
-		Status      string            `json:"status"`
+		Status      runrecord.Status  `json:"status"`
 		Steps       []json.RawMessage `json:"steps"`
 		Error       string            `json:"error"`
 		Diagnostics []struct {
 			Code, Pointer string
 		} `json:"diagnostics"`
 	}
-	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Status != executor.RunFailed || rec.Steps == nil || len(rec.Steps) != 0 ||
-		rec.Error != executor.NotValidError || len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Pointer != "/workflow/1/headers/Host" {
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Status != runrecord.RunFailed || rec.Steps == nil || len(rec.Steps) != 0 ||
+		rec.Error != runrecord.NotValidError || len(rec.Diagnostics) != 1 || rec.Diagnostics[0].Pointer != "/workflow/1/headers/Host" {
 		t.Errorf("record (%v):\n%s", err, out)
 	}
 	if !strings.Contains(errs, wf+":3:") || !strings.Contains(errs, "error:") || !strings.Contains(errs, "[header-reserved]") || !strings.Contains(errs, "nothing was sent") {
@@ -282,7 +258,7 @@ func TestRunWithoutWorkflow(t *testing.T) {
 		t.Fatalf("exit %d: %s", status, errs)
 	}
 	rec := decodeRecord(t, out)
-	if rec.Status != executor.RunSucceeded || rec.Steps == nil || len(rec.Steps) != 0 || !strings.Contains(out, `"steps": []`) {
+	if rec.Status != runrecord.RunSucceeded || rec.Steps == nil || len(rec.Steps) != 0 || !strings.Contains(out, `"steps": []`) {
 		t.Errorf("record: %s", out)
 	}
 	if !strings.Contains(errs, "has no workflow; nothing to run") {
@@ -304,7 +280,7 @@ func TestRunFailures(t *testing.T) {
 		t.Fatalf("exit %d: %s", status, errs)
 	}
 	rec := decodeRecord(t, out)
-	want := []string{"failed", "skipped", "failed", "failed"}
+	want := []runrecord.State{runrecord.Failed, runrecord.Skipped, runrecord.Failed, runrecord.Failed}
 	for i, s := range rec.Steps {
 		if s.State != want[i] {
 			t.Errorf("step %d %s, want %s", i, s.State, want[i])
@@ -343,7 +319,7 @@ func TestRunGuardDeniesLoopbackWithoutAllow(t *testing.T) {
 		args := append([]string{"-workflow", writeFile(t, "wf.json", doc)}, allow...)
 		status, out, errs := runKobana(t, nil, "", args...)
 		rec := decodeRecord(t, out)
-		if status != exitFailure || rec.Steps[0].Reason != executor.ReasonDenied || !strings.Contains(errs, "is denied: loopback") {
+		if status != exitFailure || rec.Steps[0].Reason != runrecord.ReasonDenied || !strings.Contains(errs, "is denied: loopback") {
 			t.Errorf("%v: exit %d, %s", allow, status, errs)
 		}
 	}
@@ -369,15 +345,19 @@ func TestRunCancelStopsWithCompleteRecord(t *testing.T) {
 		t.Fatalf("cancellation took %s", time.Since(start))
 	}
 	rec := decodeRecord(t, out)
-	if status != exitFailure || rec.Status != executor.RunFailed || len(rec.Steps) != 3 {
+	if status != exitFailure || rec.Status != runrecord.RunFailed || len(rec.Steps) != 3 {
 		t.Fatalf("exit %d, record %s", status, out)
 	}
-	for i, s := range rec.Steps {
-		if s.Reason != executor.ReasonCancelled {
-			t.Errorf("step %d: %s %s %q", i, s.State, s.Reason, s.Error)
+	// Step 0 reached its receiver before the stop: unknown, never failed.
+	if s := rec.Steps[0]; s.State != runrecord.Unknown || s.Reason != runrecord.ReasonInterrupted {
+		t.Errorf("step 0: %s %s %q", s.State, s.Reason, s.Error)
+	}
+	for i, s := range rec.Steps[1:] {
+		if s.State != runrecord.Skipped || s.Reason != runrecord.ReasonCancelled {
+			t.Errorf("step %d: %s %s %q", i+1, s.State, s.Reason, s.Error)
 		}
 	}
-	if !strings.Contains(errs, "the run was cancelled") {
+	if !strings.Contains(errs, "the run was cancelled") || !strings.Contains(errs, "1 unknown") {
 		t.Errorf("stderr: %s", errs)
 	}
 	if n := len(rv.requests()); n != 1 {
@@ -466,7 +446,7 @@ func TestRunHelp(t *testing.T) {
 }
 
 func TestProgressLineIsPrintable(t *testing.T) {
-	line := progressLine(executor.StepRecord{Index: 1, Label: "a\x1b[2Jb", State: 2, Error: "boom\x1b]0;title\x07\r\nX", Reason: "transport"})
+	line := progressLine(runrecord.Step{Index: 1, Label: "a\x1b[2Jb", State: runrecord.Failed, Error: "boom\x1b]0;title\x07\r\nX", Reason: "transport"})
 	if strings.ContainsAny(line, "\x1b\x07\r\n") {
 		t.Errorf("progress line holds control characters: %q", line)
 	}

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/kobana/workflow/compile"
 )
@@ -37,7 +38,7 @@ var rules = [...]Rule{
 	{compile.CodeUnknownField, compile.SeverityError, "A step has only the fields type, label, method, url, headers, body, form and expected_status."},
 	{compile.CodeMissingField, compile.SeverityError, `Every step needs "type" and "url".`},
 	{compile.CodeFieldType, compile.SeverityError, "Each step field must have its JSON type (strings for type, label, method, url, header and form values; objects for headers and form)."},
-	{compile.CodeUnknownStepType, compile.SeverityError, `The only step type is "request"; an unknown type rejects the whole workflow.`},
+	{compile.CodeUnknownStepType, compile.SeverityError, sentence(compile.StepTypesText()) + "; an unknown type rejects the whole workflow."},
 	{compile.CodeMethod, compile.SeverityError, "The method must be GET, POST, PUT, PATCH or DELETE, in upper case."},
 	{compile.CodeURL, compile.SeverityError, "The url must be an absolute http or https URL with a host, or start with a placeholder; it may not hold control characters (CR, LF, NUL, tab…)."},
 	{compile.CodeURLUnencoded, compile.SeverityWarning, "Characters a URL may not hold as written (space, \", <, >, \\, ^, `, {, |, }, non-ASCII, a % that starts no %XX escape) are sent percent-encoded as UTF-8, and a non-ASCII host in its punycode form: write them so."},
@@ -63,6 +64,14 @@ var rules = [...]Rule{
 	{compile.CodeAttachmentsReference, compile.SeverityError, "An attachment is email.attachments.N, optionally followed by .base64, .filename, .content_type or .size."},
 	{compile.CodeTooManyPlaceholders, compile.SeverityError, "A string may hold at most 256 placeholders."},
 	{compile.CodeIndexOutOfRange, compile.SeverityError, "Step and attachment indices must be small non-negative integers."},
+}
+
+// sentence is s with its first letter in upper case.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // RuleFor returns the rule of code; ok is false for a code the linter does

@@ -83,6 +83,18 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 	if diff := cmp.Diff([]any{"type", "url"}, step["required"]); diff != "" {
 		t.Errorf("required: %s", diff)
 	}
+	// The step types: one is a const, more an enum.
+	var types []string
+	if c, ok := at(t, step, "properties", "type").(map[string]any)["const"].(string); ok {
+		types = []string{c}
+	} else {
+		for _, v := range at(t, step, "properties", "type", "enum").([]any) {
+			types = append(types, v.(string))
+		}
+	}
+	if diff := cmp.Diff(compile.StepTypeNames(), types); diff != "" {
+		t.Errorf("step types (-compile.StepTypes +schema):\n%s", diff)
+	}
 	var methods []string
 	for _, m := range at(t, step, "properties", "method", "enum").([]any) {
 		methods = append(methods, m.(string))

@@ -40,6 +40,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // uploadStep is the seed's second step: the e-mail's first attachment as
@@ -224,7 +225,7 @@ func (rv *receiver) selfTest(emlPath string, stdout, stderr io.Writer) int {
 	rv.mu.Lock()
 	ok := rv.ok
 	rv.mu.Unlock()
-	if rec.Status != executor.RunSucceeded || !ok {
+	if rec.Status != runrecord.RunSucceeded || !ok {
 		return 1
 	}
 	return 0

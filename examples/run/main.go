@@ -30,6 +30,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // envSecrets is a resolve.Secrets over environment variables: the secret
@@ -110,6 +111,13 @@ func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io
 		Secrets:     secrets,
 		Facts:       resolve.FactMap{"email_id": "em_1001", "env": "sandbox"},
 		Attachments: resolve.EMLFile(*emlPath),
+		// The journal hears of every step; this one prints each as it ends.
+		Journal: runrecord.DoneFunc(func(s runrecord.Step) {
+			fmt.Fprintf(stderr, "step %d %q: %s\n", s.Index, s.Label, s.State)
+			if s.Error != "" {
+				fmt.Fprintf(stderr, "  %s\n", s.Error) // already redacted
+			}
+		}),
 	}
 
 	// 3. Execute behind the SSRF guard. Loopback is denied by default; the
@@ -117,12 +125,6 @@ func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io
 	ex := executor.New(executor.Options{
 		Guard:       &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 		StepTimeout: 10 * time.Second,
-		OnStep: func(s executor.StepRecord) {
-			fmt.Fprintf(stderr, "step %d %q: %s\n", s.Index, s.Label, s.State)
-			if s.Error != "" {
-				fmt.Fprintf(stderr, "  %s\n", s.Error) // already redacted
-			}
-		},
 	})
 	rec := ex.Run(context.Background(), plan, env)
 
@@ -134,7 +136,7 @@ func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io
 		return 1
 	}
 	fmt.Fprintln(stdout, string(out))
-	if rec.Status != executor.RunSucceeded {
+	if rec.Status != runrecord.RunSucceeded {
 		return 1
 	}
 	return 0

@@ -2,8 +2,11 @@ package guard
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 )
 
@@ -77,4 +80,86 @@ func (g *Guard) TransportTo(addr string) *http.Transport {
 		return d.DialContext(ctx, network, addr)
 	}
 	return tr
+}
+
+// DialFunc opens a connection to addr ("host:port") over network, as
+// [net.Dialer.DialContext] does.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Network is how a guarded transport reaches its receivers: who opens its
+// connections and with which TLS settings. The zero value dials each host
+// as named through [Guard.Dialer] and verifies certificates against the
+// system's roots.
+type Network struct {
+	// Dial, when set, opens the connections instead of the guard's dialer:
+	// tests and demos send every request to one local receiver with it
+	// ([Guard.DialTo]), or count connections. The guard still checks the
+	// address each connection reached (see [Guard.TransportVia]).
+	Dial DialFunc
+	// TLS, when set, is the TLS configuration of https connections (a test
+	// receiver's own certificate authority); nil is the system's roots.
+	TLS *tls.Config
+}
+
+// TransportVia returns a transport like [Guard.Transport] that opens its
+// connections with n.Dial and uses n.TLS. Whatever n.Dial connects to, the
+// guard checks the address each connection reached before the transport
+// writes a byte to it: a connection to an address the guard refuses is
+// closed and its request fails with a *[DeniedError]. A caller's dialer
+// therefore cannot take a request where the guard would not let it go,
+// though it may have opened the connection (the guard's own dialer refuses
+// before connecting). A connection whose remote address is not an IP and
+// port (an in-memory pipe) is refused.
+func (g *Guard) TransportVia(n Network) *http.Transport {
+	tr := g.Transport()
+	if n.Dial != nil {
+		tr.DialContext = g.checked(n.Dial)
+	}
+	if n.TLS != nil {
+		tr.TLSClientConfig = n.TLS.Clone()
+	}
+	return tr
+}
+
+// ClientVia returns a client like [Guard.Client] over [Guard.TransportVia].
+func (g *Guard) ClientVia(n Network) *http.Client {
+	return &http.Client{Transport: g.TransportVia(n), CheckRedirect: refuseRedirect}
+}
+
+// DialTo returns a DialFunc that connects to addr whatever address it is
+// asked for, through [Guard.Dialer], so the guard still decides whether
+// addr may be reached: [Guard.TransportTo]'s dial, for a [Network].
+func (g *Guard) DialTo(addr string) DialFunc {
+	d := g.Dialer()
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// checked wraps dial so that the guard checks where each connection went.
+func (g *Guard) checked(dial DialFunc) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.checkConn(c); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// checkConn checks the remote address of a connection a dialer opened.
+func (g *Guard) checkConn(c net.Conn) error {
+	remote := c.RemoteAddr()
+	if remote == nil {
+		return fmt.Errorf("guard: refusing a connection without a remote address")
+	}
+	ap, err := netip.ParseAddrPort(remote.String())
+	if err != nil {
+		return fmt.Errorf("guard: refusing a connection to %q: not an IP address and port", remote.String())
+	}
+	return g.CheckAddr(ap.Addr())
 }

@@ -12,17 +12,8 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
-)
-
-// Reasons an e-mail fails before its agent runs (Email.StatusDetail).
-const (
-	// FailNoAgent: the inbox has no agent, or its agent no longer exists.
-	FailNoAgent = "no_agent"
-	// FailAgentPaused: the inbox's agent is paused.
-	FailAgentPaused = "agent_paused"
-	// FailNoInbox: the e-mail's inbox no longer exists.
-	FailNoInbox = "no_inbox"
 )
 
 // agentWorker runs the agent stage: one agent run on one e-mail.
@@ -105,14 +96,14 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		res = inbox.AgentResult{Status: inbox.RunFailed, Cause: inbox.CauseProviderError,
 			Error: fmt.Sprintf("the agent could not be run after %d attempts: %v", job.Attempt, err)}
 	}
-	run := inbox.NewAgentRun(ag, e, res, started)
+	run, answer := inbox.NewAgentRun(ag, e, res, started)
 	run.ID = runID
 	if prev != nil {
 		run.ReprocessOf = prev.ID
 	} else if a.Request != "" {
 		run.ReprocessOf = e.AgentRunID
 	}
-	hasWorkflow := run.Status == inbox.RunSucceeded && inbox.HasWorkflow(run.Output)
+	hasWorkflow := run.Status == inbox.RunSucceeded && answer.Workflow
 	if hasWorkflow {
 		run.WorkflowRunID = workflowRunID(a.Workspace, run.ID)
 	}
@@ -171,23 +162,23 @@ func (w *agentWorker) subjects(ctx context.Context, ws string, e inbox.Email) (i
 	p := w.p
 	ib, err := p.repo.Inboxes.Get(ctx, ws, e.InboxID)
 	if errors.Is(err, store.ErrNotFound) {
-		return ib, inbox.Agent{}, &inbox.Error{Code: FailNoInbox, Message: "the inbox " + e.InboxID + " of this e-mail no longer exists"}, nil
+		return ib, inbox.Agent{}, &inbox.Error{Code: inbox.CodeNoInbox, Message: "the inbox " + e.InboxID + " of this e-mail no longer exists"}, nil
 	}
 	if err != nil {
 		return ib, inbox.Agent{}, nil, err
 	}
 	if ib.AgentID == "" {
-		return ib, inbox.Agent{}, &inbox.Error{Code: FailNoAgent, Message: "the inbox " + ib.ID + " has no agent; attach one, then reprocess the e-mail"}, nil
+		return ib, inbox.Agent{}, &inbox.Error{Code: inbox.CodeNoAgent, Message: "the inbox " + ib.ID + " has no agent; attach one, then reprocess the e-mail"}, nil
 	}
 	ag, err := p.repo.Agents.Get(ctx, ws, ib.AgentID)
 	if errors.Is(err, store.ErrNotFound) {
-		return ib, ag, &inbox.Error{Code: FailNoAgent, Message: "the agent " + ib.AgentID + " of inbox " + ib.ID + " no longer exists"}, nil
+		return ib, ag, &inbox.Error{Code: inbox.CodeNoAgent, Message: "the agent " + ib.AgentID + " of inbox " + ib.ID + " no longer exists"}, nil
 	}
 	if err != nil {
 		return ib, ag, nil, err
 	}
 	if ag.Status == inbox.StatusPaused {
-		return ib, ag, &inbox.Error{Code: FailAgentPaused, Message: "the agent " + ag.ID + " is paused; resume it, then reprocess the e-mail"}, nil
+		return ib, ag, &inbox.Error{Code: inbox.CodeAgentPaused, Message: "the agent " + ag.ID + " is paused; resume it, then reprocess the e-mail"}, nil
 	}
 	return ib, ag, nil, nil
 }
@@ -224,14 +215,14 @@ func (w *agentWorker) cannotRun(ctx context.Context, job *river.Job[queue.AgentA
 // payloads are what webhooks receive.
 func runEvents(run inbox.AgentRun, wr *inbox.WorkflowRun, e inbox.Email, at time.Time) ([]inbox.SystemEvent, error) {
 	var out []inbox.SystemEvent
-	add := func(typ, subject string, payload map[string]any) error {
+	add := func(typ, subject string, payload any) error {
 		ev, err := inbox.NewEvent(typ, inbox.ActorSystem, subject, payload, at)
 		out = append(out, ev)
 		return err
 	}
-	if wr != nil && wr.Status != inbox.RunSucceeded {
-		if err := add(inbox.EventWorkflowRunFailed, wr.ID, map[string]any{"workflow_run_id": wr.ID, "agent_run_id": run.ID,
-			"email_id": e.ID, "inbox_id": e.InboxID, "status": wr.Status, "error": wr.Error, "failed_steps": failedSteps(wr.Steps)}); err != nil {
+	if wr != nil && wr.Status != runrecord.RunSucceeded {
+		if err := add(inbox.EventWorkflowRunFailed, wr.ID, inbox.WorkflowRunFailed{WorkflowRunID: wr.ID, AgentRunID: run.ID,
+			EmailID: e.ID, InboxID: e.InboxID, Status: wr.Status, Error: wr.Error, FailedSteps: runrecord.NotSucceeded(wr.Steps)}); err != nil {
 			return nil, err
 		}
 	}
@@ -264,21 +255,4 @@ func result(output json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return doc.Result
-}
-
-// failedSteps lists the indexes of a run record's steps that did not
-// succeed.
-func failedSteps(steps json.RawMessage) []int {
-	var ss []struct {
-		Index int    `json:"index"`
-		State string `json:"state"`
-	}
-	json.Unmarshal(steps, &ss)
-	out := []int{}
-	for _, s := range ss {
-		if s.State != inbox.RunSucceeded {
-			out = append(out, s.Index)
-		}
-	}
-	return out
 }

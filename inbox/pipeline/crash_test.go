@@ -17,6 +17,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -251,26 +252,21 @@ func testCrash(t *testing.T, point string) {
 			continue
 		}
 		switch {
-		case e.Status == inbox.EmailProcessed && wr.Status == inbox.RunSucceeded:
-		case e.Status == inbox.EmailFailed && e.StatusDetail == string(inbox.CauseInterrupted) && wr.Status == inbox.RunInterrupted:
+		case e.Status == inbox.EmailProcessed && wr.Status == runrecord.RunSucceeded:
+		case e.Status == inbox.EmailFailed && e.StatusDetail == string(inbox.CauseInterrupted) && wr.Status == runrecord.RunInterrupted:
 			interrupted++
 		default:
-			t.Errorf("e-mail %s is %s (%s), its workflow run %s: %s %s", e.ID, e.Status, e.StatusDetail, wr.Status, wr.Error, wr.Steps)
+			t.Errorf("e-mail %s is %s (%s), its workflow run %s: %s %+v", e.ID, e.Status, e.StatusDetail, wr.Status, wr.Error, wr.Steps)
 		}
 		// The record and the receiver agree, step by step.
-		var steps []struct {
-			Index int
-			State string
-		}
-		json.Unmarshal(wr.Steps, &steps)
-		for _, s := range steps {
+		for _, s := range wr.Steps {
 			got := recv.count(stepPaths[s.Index], e.ID)
 			switch {
-			case s.State == "succeeded" && got != 1:
+			case s.State == runrecord.Succeeded && got != 1:
 				t.Errorf("e-mail %s step %d: recorded succeeded, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State == inbox.StepUnknown && got > 1:
+			case s.State == runrecord.Unknown && got > 1:
 				t.Errorf("e-mail %s step %d: recorded unknown, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State != "succeeded" && s.State != inbox.StepUnknown && got != 0:
+			case s.State != runrecord.Succeeded && s.State != runrecord.Unknown && got != 0:
 				t.Errorf("e-mail %s step %d: recorded %s, the receiver got it %d times", e.ID, s.Index, s.State, got)
 			}
 		}

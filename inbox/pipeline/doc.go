@@ -11,12 +11,14 @@
 //     for messages kept in the store's blobs), the AgentRunner (the model client,
 //     or a ScriptedAgent, which calls no model: the one place a model plugs
 //     in), the part index the intake stored (Index), and the executor's
-//     options (SSRF guard, transport, timeouts).
+//     options (SSRF guard, network, timeouts), which webhook deliveries go
+//     through too.
 //   - Pipeline.Notify fans an event out to the webhooks that subscribe to it,
 //     in the transaction that records the event (the intake calls it for
 //     email.received).
 //   - Pipeline.Processor is emails_reprocess's inbox.Processor: it enqueues
-//     the same stages.
+//     the same stages (a restart), or the workflow stage that resumes an
+//     interrupted run (a resume).
 //   - Pipeline.Recover is the restart scan of a process that alone works its
 //     database's queue (the embedded store): jobs a stopped process left
 //     running resume at once.
@@ -28,16 +30,23 @@
 //     the events and their deliveries and — when the answer has a workflow —
 //     the workflow job are written in one transaction with the job's
 //     completion.
-//  2. Workflow (queue.WorkflowArgs): the agent's document is validated and
-//     run by the executor with the workspace's secrets, every kobana.* fact
-//     taken from the records and the stored message read from one snapshot.
-//     Before each request leaves, the run's record is committed saying which
-//     step is being sent; after the response, the step's outcome. A job that
-//     runs again and finds its run still running (the process stopped
-//     mid-run) records it interrupted — the step that was in flight
-//     "unknown" — and sends nothing: steps are never sent again on their
-//     own. The final record, the agent run's and the e-mail's outcome, the
-//     events and their deliveries commit with the job's completion.
+//  2. Workflow (queue.WorkflowArgs): the agent's document is read once and
+//     its plan run by the executor with the workspace's secrets, every
+//     kobana.* fact taken from the records and the stored message read from
+//     one snapshot. The run's journal (a runrecord.Journal on the store)
+//     commits, before each request leaves, the record saying which step is
+//     being sent, and after the response the step's outcome (retried for a
+//     few seconds when the write fails); it gives each step its identity,
+//     the workflow run's id and the step's index. A job that runs again and
+//     finds its run still running (the process stopped mid-run, or its
+//     earlier attempt could not record a step's outcome — its error says
+//     so) records it interrupted — the step that was in flight "unknown",
+//     with the reason — and sends nothing: steps are never sent again on
+//     their own. A job the queue stops mid-run records the same at once.
+//     The final record, the agent run's and the e-mail's outcome, the
+//     events and their deliveries commit with the job's completion. A
+//     resume (WorkflowArgs.ResumeOf) takes up an interrupted run: its ended
+//     steps are kept, the unknown one is sent again with the same identity.
 //  3. Webhooks (queue.WebhookArgs): each delivery is signed, sent through
 //     the SSRF-guarded client, and retried on a schedule of about a day
 //     (DefaultWebhookSchedule, with jitter); every attempt is recorded on

@@ -155,17 +155,27 @@ func (e *env) repo() inbox.Repo { return inbox.NewRepo(e.st) }
 // put writes records of any of the domain's types.
 // leaveRunning puts the state a server leaves when it stops during the
 // workflow of e-mail m: agent run arun_ID (done), workflow run wrun_ID still
-// running with the given steps and the step in flight, and the workflow job
-// to run again. The intake's agent job is done already (its run is
-// recorded): the agent fails from here on, so it cannot produce another run.
+// running with the given steps (JSON, as a server wrote them — this or an
+// earlier version) and the step in flight, and the workflow job to run
+// again. The intake's agent job is done already (its run is recorded): the
+// agent fails from here on, so it cannot produce another run.
 func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string) {
 	e.t.Helper()
 	run := inbox.AgentRun{ID: "arun_" + id, AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
 		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: "wrun_" + id, StartedAt: time.Now().UTC()}
-	wr := inbox.WorkflowRun{ID: "wrun_" + id, AgentRunID: run.ID, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunRunning,
-		InFlight: inFlight, Steps: json.RawMessage(steps), StartedAt: time.Now().UTC()}
-	m.AgentRunID, m.WorkflowRunID = run.ID, wr.ID
-	e.put(run, wr, m)
+	// The running record, written as bytes: what the store holds is what
+	// a server wrote, not what this version's types would write.
+	wr, err := json.Marshal(map[string]any{"id": "wrun_" + id, "agent_run_id": run.ID, "email_id": m.ID, "inbox_id": testInbox,
+		"status": "running", "steps": json.RawMessage(steps), "in_flight": inFlight, "started_at": time.Now().UTC()})
+	if err == nil {
+		err = e.st.PutRecord(e.ctx, store.Record{Workspace: testWS, Kind: inbox.KindWorkflowRun, ID: "wrun_" + id, Parent: run.ID,
+			Status: "running", Created: time.Now().UTC(), Data: wr})
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m.AgentRunID, m.WorkflowRunID = run.ID, "wrun_"+id
+	e.put(run, m)
 	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
 		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
 		return err
@@ -376,6 +386,9 @@ type receiver struct {
 	mu       sync.Mutex
 	got      []received
 	failures map[string]int // path → how many requests to answer 500 before succeeding
+	// held are paths whose requests the receiver holds, answering nothing
+	// until the client gives up; each arrival is signalled on the channel.
+	held map[string]chan struct{}
 }
 
 // received is one request the receiver got.
@@ -398,6 +411,19 @@ func newReceiver(t testing.TB) *receiver {
 }
 
 func (r *receiver) URL(path string) string { return r.srv.URL + path }
+
+// hold makes the receiver hold every request to path (see held) and
+// returns the channel each arrival is signalled on.
+func (r *receiver) hold(path string) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{}, 16)
+	r.held[path] = ch
+	return ch
+}
 
 // fail makes the next n requests to path answer 500.
 func (r *receiver) fail(path string, n int) {
@@ -428,7 +454,13 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if fail {
 		r.failures[req.URL.Path]--
 	}
+	arrived := r.held[req.URL.Path]
 	r.mu.Unlock()
+	if arrived != nil {
+		arrived <- struct{}{}
+		<-req.Context().Done()
+		panic(http.ErrAbortHandler) // no response reaches the client
+	}
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case fail:
@@ -453,6 +485,13 @@ func (r *receiver) count(path, email string) int {
 		}
 	}
 	return n
+}
+
+// total returns how many requests the receiver got.
+func (r *receiver) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
 }
 
 // requests returns the requests received at a path.

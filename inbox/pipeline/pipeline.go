@@ -43,14 +43,11 @@ type Config struct {
 	// the attachments it sends; nil, or an error matching store.ErrNotFound,
 	// reads the message's structure when a step first needs it.
 	Index func(ctx context.Context, workspace, emailID string) (*eml.Index, error)
-	// Executor configures the workflow runs: the SSRF guard, the transport
-	// (which must dial through the guard), timeouts and limits. OnStep is
-	// the pipeline's own and is ignored.
+	// Executor configures the workflow runs: the SSRF guard, the network
+	// (guard.Network: who dials, with which TLS settings — always checked
+	// by the guard), timeouts and limits. Webhook deliveries go through the
+	// same guard and network, with the guard's client (no redirects).
 	Executor executor.Options
-	// Webhooks sends webhook deliveries. It must be SSRF-guarded (no
-	// redirects, dial-time address checks); nil means the Executor's
-	// guard's client.
-	Webhooks *http.Client
 	// WebhookSchedule is the delay before each retry of a failed delivery
 	// (the first entry after the first attempt), each stretched or shrunk
 	// by up to WebhookJitter; nil means DefaultWebhookSchedule. A delivery
@@ -82,7 +79,7 @@ type Pipeline struct {
 	cfg      Config
 	repo     inbox.Repo
 	log      *slog.Logger
-	base     http.RoundTripper
+	executor *executor.Executor
 	webhooks *http.Client
 	schedule []time.Duration
 }
@@ -117,14 +114,8 @@ func New(cfg Config) (*Pipeline, error) {
 	if g == nil {
 		g = &guard.Guard{}
 	}
-	p.base = cfg.Executor.Transport
-	if p.base == nil {
-		p.base = g.Transport()
-	}
-	p.webhooks = cfg.Webhooks
-	if p.webhooks == nil {
-		p.webhooks = g.Client()
-	}
+	p.executor = executor.New(cfg.Executor)
+	p.webhooks = g.ClientVia(cfg.Executor.Network)
 	p.schedule = cfg.WebhookSchedule
 	if p.schedule == nil {
 		p.schedule = DefaultWebhookSchedule
@@ -206,6 +197,11 @@ func workflowRunID(workspace, agentRun string) string {
 	return stableID("wrun", workspace, agentRun)
 }
 
+// resumeRunID is the id of the workflow run a resume request creates.
+func resumeRunID(a queue.WorkflowArgs) string {
+	return stableID("wrun", a.Workspace, a.AgentRunID, a.ResumeOf, a.Request)
+}
+
 // userSecrets returns the workspace's secrets a workflow may use: not the
 // platform's own (webhook signing secrets).
 func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]string, error) {
@@ -219,15 +215,4 @@ func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]strin
 		}
 	}
 	return secrets, nil
-}
-
-// environment is kobana.env for a workspace.
-func (p *Pipeline) environment(w inbox.Workspace) string {
-	switch {
-	case w.Environment != "":
-		return w.Environment
-	case p.cfg.Environment != "":
-		return p.cfg.Environment
-	}
-	return "development"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 )
 
@@ -49,17 +50,14 @@ func testEveryStage(t *testing.T, opt options) {
 		t.Fatalf("%d workflow runs, want 1", len(wrs))
 	}
 	wr := wrs[0]
-	if wr.Status != inbox.RunSucceeded || wr.AgentRunID != run.ID || run.WorkflowRunID != wr.ID || got.AgentRunID != run.ID || got.WorkflowRunID != wr.ID {
+	if wr.Status != runrecord.RunSucceeded || wr.AgentRunID != run.ID || run.WorkflowRunID != wr.ID || got.AgentRunID != run.ID || got.WorkflowRunID != wr.ID {
 		t.Errorf("workflow run %s (%s) of agent run %s; e-mail points at %s/%s", wr.ID, wr.Status, wr.AgentRunID, got.AgentRunID, got.WorkflowRunID)
 	}
 	if wr.InFlight != nil || wr.FinishedAt.IsZero() {
 		t.Errorf("finished run has in_flight %v, finished_at %v", wr.InFlight, wr.FinishedAt)
 	}
-	var steps []struct {
-		State string `json:"state"`
-	}
-	if err := json.Unmarshal(wr.Steps, &steps); err != nil || len(steps) != 3 {
-		t.Fatalf("steps %s (%v)", wr.Steps, err)
+	if len(wr.Steps) != 3 {
+		t.Fatalf("steps %+v", wr.Steps)
 	}
 
 	// Each step reached the receiver once, with every kobana.* fact taken
@@ -259,7 +257,7 @@ func TestAnInboxWithoutAgentFailsTheEmailWithTheReason(t *testing.T) {
 	e.start()
 	m := e.receive(sampleEmail)
 	got := e.settled(m.ID)
-	if got.Status != inbox.EmailFailed || !strings.HasPrefix(got.StatusDetail, pipeline.FailNoAgent+":") {
+	if got.Status != inbox.EmailFailed || !strings.HasPrefix(got.StatusDetail, inbox.CodeNoAgent+":") {
 		t.Fatalf("e-mail %s (%s)", got.Status, got.StatusDetail)
 	}
 	if a.called() != 0 {
@@ -277,10 +275,9 @@ func TestAFailedStepIsNeverSentAgain(t *testing.T) {
 		t.Fatalf("e-mail %s (%s), want failed (workflow_failed)", got.Status, got.StatusDetail)
 	}
 	wr := all(e, e.repo().WorkflowRuns)[0]
-	var steps []struct{ State, Reason string }
-	json.Unmarshal(wr.Steps, &steps)
-	if wr.Status != inbox.RunFailed || len(steps) != 3 || steps[0].State != "failed" || steps[1].State != "skipped" || steps[2].State != "skipped" {
-		t.Errorf("workflow run %s, steps %s", wr.Status, wr.Steps)
+	steps := wr.Steps
+	if wr.Status != runrecord.RunFailed || len(steps) != 3 || steps[0].State != runrecord.Failed || steps[1].State != runrecord.Skipped || steps[2].State != runrecord.Skipped {
+		t.Errorf("workflow run %s, steps %+v", wr.Status, wr.Steps)
 	}
 	if n := len(e.recv.requests("/payables")); n != 1 {
 		t.Errorf("the receiver got step 0 %d times, want 1", n)
@@ -302,7 +299,7 @@ func TestAWorkflowThatDoesNotValidateSendsNothing(t *testing.T) {
 		t.Fatalf("e-mail %s", got.Status)
 	}
 	wr := all(e, e.repo().WorkflowRuns)[0]
-	if wr.Status != inbox.RunFailed || !strings.Contains(wr.Error, "did not validate") || !strings.Contains(string(wr.Diagnostics), "POST") {
+	if wr.Status != runrecord.RunFailed || !strings.Contains(wr.Error, "did not validate") || !strings.Contains(string(wr.Diagnostics), "POST") {
 		t.Errorf("workflow run %s: %q %s", wr.Status, wr.Error, wr.Diagnostics)
 	}
 	if n := len(e.recv.requests("/payables")); n != 0 {
@@ -327,17 +324,12 @@ func TestARunLeftRunningIsRecordedInterruptedAndNotResent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var steps []struct {
-		Index        int
-		State        string
-		Reason       string
-		Error, Label string
+	steps := wr.Steps
+	if wr.Status != runrecord.RunInterrupted || wr.InFlight != nil || len(steps) != 3 {
+		t.Fatalf("run %s in flight %v, steps %+v", wr.Status, wr.InFlight, wr.Steps)
 	}
-	json.Unmarshal(wr.Steps, &steps)
-	if wr.Status != inbox.RunInterrupted || wr.InFlight != nil || len(steps) != 3 {
-		t.Fatalf("run %s in flight %v, steps %s", wr.Status, wr.InFlight, wr.Steps)
-	}
-	if steps[0].State != "succeeded" || steps[1].State != inbox.StepUnknown || steps[2].State != "skipped" || steps[2].Label != "notify" {
+	if steps[0].State != runrecord.Succeeded || steps[1].State != runrecord.Unknown || steps[1].Reason != runrecord.ReasonInterrupted ||
+		steps[1].Request == nil || steps[1].Request.Method != "POST" || steps[2].State != runrecord.Skipped || steps[2].Label != "notify" {
 		t.Errorf("steps %+v", steps)
 	}
 	if !strings.Contains(wr.Error, "step 1 of 3") {
@@ -526,7 +518,7 @@ func testRetention(t *testing.T, opt options) {
 			return errorf("not reprocessed yet")
 		}
 		wr, err = e.repo().WorkflowRuns.Get(e.ctx, testWS, got.WorkflowRunID)
-		if err == nil && wr.Status == inbox.RunSucceeded {
+		if err == nil && wr.Status == runrecord.RunSucceeded {
 			return errorf("still the first run")
 		}
 		return err
@@ -534,10 +526,9 @@ func testRetention(t *testing.T, opt options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var steps []struct{ State, Reason, Error string }
-	json.Unmarshal(wr.Steps, &steps)
-	if len(steps) != 3 || steps[1].State != "failed" || !strings.Contains(steps[1].Error, "purged by retention") {
-		t.Fatalf("reprocessed run %s: steps %s", wr.Status, wr.Steps)
+	steps := wr.Steps
+	if len(steps) != 3 || steps[1].State != runrecord.Failed || !strings.Contains(steps[1].Error, "purged by retention") {
+		t.Fatalf("reprocessed run %s: steps %+v", wr.Status, wr.Steps)
 	}
 	if n := len(e.recv.requests("/payables/pay_1/attachments")); n != uploads {
 		t.Errorf("the attachment step of the purged e-mail was sent")
@@ -583,7 +574,7 @@ func TestARunLeftRunningAfterItsLastStepIsRecordedAsItEnded(t *testing.T) {
 	e.start()
 	got := e.settled(m.ID)
 	wr, _ := e.repo().WorkflowRuns.Get(e.ctx, testWS, "wrun_done")
-	if got.Status != inbox.EmailProcessed || wr.Status != inbox.RunSucceeded || wr.Error != "" {
+	if got.Status != inbox.EmailProcessed || wr.Status != runrecord.RunSucceeded || wr.Error != "" {
 		t.Fatalf("e-mail %s (%s), run %s %q", got.Status, got.StatusDetail, wr.Status, wr.Error)
 	}
 	for _, path := range []string{"/payables", "/payables/pay_1/attachments", "/notify"} {

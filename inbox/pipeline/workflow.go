@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -17,6 +16,7 @@ import (
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 )
 
@@ -36,13 +36,16 @@ func (w *workflowWorker) Timeout(*river.Job[queue.WorkflowArgs]) time.Duration {
 	return rt + time.Minute
 }
 
-// Work runs the agent run's workflow once. Before each request is sent,
-// the run record (status running, the step being sent) is committed on its
-// own; after the response, the step's outcome. At the end, in one
+// Work runs the agent run's workflow once — or resumes an interrupted run
+// of it (WorkflowArgs.ResumeOf). The agent's document is read once, here:
+// its plan runs, and its steps' labels name what an interrupted run did
+// not run. The run's journal (storeJournal) commits the record before each
+// request leaves and the step's outcome after. At the end, in one
 // transaction: the redacted run record, the agent run and the e-mail's
-// outcome, the events and their deliveries, and the job's completion. A job
-// that runs again and finds the record running — its earlier attempt
-// stopped mid-run — records the run as interrupted and sends nothing.
+// outcome, the events and their deliveries, and the job's completion. A
+// job that runs again and finds the record running — its earlier attempt
+// ended mid-run — records the run as interrupted and sends nothing; one
+// the queue stops mid-run records it so at once, the same way.
 func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.WorkflowArgs]) error {
 	p, a := w.p, job.Args
 	run, err := p.repo.AgentRuns.Get(ctx, a.Workspace, a.AgentRunID)
@@ -54,13 +57,16 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 		return err
 	}
 	wfID := run.WorkflowRunID
-	if wfID == "" {
+	if a.ResumeOf != "" {
+		wfID = resumeRunID(a)
+	} else if wfID == "" {
 		wfID = workflowRunID(a.Workspace, run.ID)
 	}
+	answer := inbox.ReadAnswer(run.Output)
 	prev, err := p.repo.WorkflowRuns.Get(ctx, a.Workspace, wfID)
 	switch {
-	case err == nil && prev.Status == inbox.RunRunning:
-		return w.interrupt(ctx, job, run, prev)
+	case err == nil && prev.Status == runrecord.RunRunning:
+		return w.interrupt(ctx, job, run, prev, answer.Plan)
 	case err == nil:
 		return nil // recorded by an earlier attempt
 	case !errors.Is(err, store.ErrNotFound):
@@ -73,6 +79,14 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	}
 	if err != nil {
 		return err
+	}
+	wr := inbox.WorkflowRun{ID: wfID, AgentRunID: run.ID, EmailID: e.ID, InboxID: e.InboxID, ResumeOf: a.ResumeOf, StartedAt: p.now()}
+	base, resume, err := w.resumed(ctx, a)
+	if err != nil {
+		return err
+	}
+	if base == "" {
+		base = wfID
 	}
 	rc, err := w.runContext(ctx, a.Workspace, e, run, wfID)
 	if err != nil {
@@ -89,16 +103,6 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	if msg != nil {
 		defer msg.Close()
 	}
-	hit("workflow.start")
-	wr := inbox.WorkflowRun{ID: wfID, AgentRunID: run.ID, EmailID: e.ID, InboxID: e.InboxID, StartedAt: p.now()}
-	prog := &progress{p: p, ws: a.Workspace, run: wr, red: resolve.NewRedactor(resolve.SecretMap(secrets))}
-	plan, _ := compile.Compile(run.Output)
-	if plan != nil {
-		prog.plan = plan
-	}
-	opts := p.cfg.Executor
-	opts.Transport = &gate{base: p.base, prog: prog}
-	opts.OnStep = prog.finished
 	var index *eml.Index
 	if msg != nil && p.cfg.Index != nil {
 		index, err = p.cfg.Index(ctx, a.Workspace, e.ID)
@@ -106,36 +110,67 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 			return fmt.Errorf("reading the part index of e-mail %s: %w", e.ID, err)
 		}
 	}
-	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e)}
-	rec := executor.New(opts).RunDocument(ctx, run.Output, env)
-	if prog.conflict {
+	hit("workflow.start")
+	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
+	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
+		Journal: journal, Resume: resume}
+	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
+	if journal.conflict {
 		// Another worker started this run (a job rescued while its first
 		// worker still ran): its record is the truth; this attempt sent
 		// nothing and records nothing.
 		return fmt.Errorf("workflow run %s was started by another worker; this attempt sent nothing", wfID)
 	}
-	steps, err := json.Marshal(rec.Steps)
-	if err != nil {
-		return err
-	}
-	wr.Status, wr.Steps, wr.Error = rec.Status, steps, rec.Error
+	wr.Status, wr.Steps, wr.Error = rec.Status, rec.Steps, rec.Error
 	if len(rec.Diagnostics) > 0 {
 		if wr.Diagnostics, err = json.Marshal(rec.Diagnostics); err != nil {
 			return err
 		}
 	}
 	wr.StartedAt, wr.FinishedAt = rec.StartedAt, rec.FinishedAt
-	if wr.StartedAt.IsZero() {
-		wr.StartedAt = prog.run.StartedAt
+	if errors.Is(ctx.Err(), context.Canceled) && unfinished(rec.Steps) {
+		// Stopped mid-run: recorded as a restart would find it, at once.
+		wr = interrupted(wr, answer.Plan, nil, p.now())
+		p.log.Warn("pipeline: a workflow run was stopped mid-run; recorded as interrupted, nothing re-sent", "workspace", a.Workspace, "workflow_run", wr.ID)
 	}
 	hit("workflow.ran")
 	// The requests were sent: record them even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
 	if err := w.finish(ctx, job, run, wr); err != nil {
+		if journal.unrecorded != nil {
+			// The next attempt finds the step still being sent and reads
+			// here why.
+			return fmt.Errorf("recording workflow run %s: %w; %w", wr.ID, journal.unrecorded, err)
+		}
 		return fmt.Errorf("recording workflow run %s: %w", wr.ID, err)
 	}
 	hit("workflow.committed")
 	return nil
+}
+
+// resumed returns, for a job that resumes a run, the id its steps'
+// identities derive from (that of the run its resume chain started from)
+// and the run to take up; nothing for the agent run's own run.
+func (w *workflowWorker) resumed(ctx context.Context, a queue.WorkflowArgs) (string, *executor.Resume, error) {
+	if a.ResumeOf == "" {
+		return "", nil, nil
+	}
+	prior, err := w.p.repo.WorkflowRuns.Get(ctx, a.Workspace, a.ResumeOf)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading workflow run %s, which this run resumes: %w", a.ResumeOf, err)
+	}
+	base := prior.ID
+	for hops, from := 0, prior.ResumeOf; from != "" && hops < 100; hops++ {
+		r, err := w.p.repo.WorkflowRuns.Get(ctx, a.Workspace, from)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		base, from = r.ID, r.ResumeOf
+	}
+	return base, &executor.Resume{RunID: prior.ID, Steps: prior.Steps}, nil
 }
 
 // runContext gathers the kobana.* facts of a run from its records.
@@ -149,7 +184,7 @@ func (w *workflowWorker) runContext(ctx context.Context, ws string, e inbox.Emai
 	if errors.Is(err, store.ErrNotFound) {
 		w2 = inbox.Workspace{ID: ws}
 	}
-	rc.Workspace, rc.Environment = w2, p.environment(w2)
+	rc.Workspace, rc.Environment = w2, p.cfg.Environment
 	ib, err := p.repo.Inboxes.Get(ctx, ws, e.InboxID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return rc, err
@@ -209,12 +244,18 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 		}
 		run.WorkflowRunID = wr.ID
 		switch wr.Status {
-		case inbox.RunInterrupted:
+		case runrecord.RunInterrupted:
 			run.Status, run.Cause, run.Error = inbox.RunFailed, inbox.CauseInterrupted, wr.Error
-		case inbox.RunFailed:
+		case runrecord.RunFailed:
 			run.Status, run.Cause, run.Error = inbox.RunFailed, inbox.CauseWorkflowFailed, "one or more workflow steps failed or were skipped"
 			if wr.Error != "" {
 				run.Error = wr.Error
+			}
+		case runrecord.RunSucceeded:
+			if run.Cause == inbox.CauseInterrupted || run.Cause == inbox.CauseWorkflowFailed {
+				// A resumed run succeeded: the agent run's failure was its
+				// workflow's.
+				run.Status, run.Cause, run.Error = inbox.RunSucceeded, "", ""
 			}
 		}
 		if err := repo.AgentRuns.Put(ctx, ws, run); err != nil {
@@ -249,59 +290,16 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 
 // interrupt records a run its earlier attempt left running: the step that
 // was being sent is unknown, the ones after it were not run, and nothing is
-// sent again.
-func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
+// sent again. When every step had ended, the run is recorded as it ended
+// (complete). The job's errors say whether the earlier attempt ended with
+// the step's outcome unrecorded rather than by a stop.
+func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun, plan *compile.Plan) error {
 	p := w.p
-	var steps []json.RawMessage
-	if err := json.Unmarshal(wr.Steps, &steps); err != nil && len(wr.Steps) > 0 {
-		return fmt.Errorf("reading the steps of workflow run %s: %w", wr.ID, err)
+	if ended(wr.Steps, plan) {
+		return w.complete(ctx, job, run, wr)
 	}
-	var inFlight *noteStep
-	var done []json.RawMessage
-	for _, s := range steps {
-		var n noteStep
-		if json.Unmarshal(s, &n) == nil && n.State == stateSending {
-			n.State, n.Reason = inbox.StepUnknown, reasonInterrupted
-			n.Error = "the server stopped while this request was being sent: the receiver may or may not have got it, and it was not sent again"
-			inFlight = &n
-			continue
-		}
-		done = append(done, s)
-	}
-	if inFlight != nil {
-		b, err := json.Marshal(inFlight)
-		if err != nil {
-			return err
-		}
-		done = append(done, b)
-	}
-	total := len(done)
-	plan, _ := compile.Compile(run.Output)
-	if inFlight == nil && plan != nil && len(done) == len(plan.Steps) {
-		return w.complete(ctx, job, run, wr, done)
-	}
-	if plan != nil {
-		total = max(total, len(plan.Steps))
-		for i := len(done); i < len(plan.Steps); i++ {
-			b, err := json.Marshal(noteStep{Index: i, Label: plan.Steps[i].Label, State: "skipped", Reason: executor.ReasonCancelled,
-				Error: "not run: the run was interrupted before this step"})
-			if err != nil {
-				return err
-			}
-			done = append(done, b)
-		}
-	}
-	b, err := json.Marshal(done)
-	if err != nil {
-		return err
-	}
-	wr.Steps, wr.Status, wr.InFlight, wr.FinishedAt = b, inbox.RunInterrupted, nil, p.now()
-	if inFlight != nil {
-		wr.Error = fmt.Sprintf("the server stopped while step %d of %d was being sent; whether its receiver got it is unknown, so nothing was sent again. Reprocess the e-mail to run the workflow again.", inFlight.Index, total)
-	} else {
-		wr.Error = fmt.Sprintf("the server stopped during the run, between requests (%d of %d steps done); nothing was sent again. Reprocess the e-mail to run the workflow again.", len(steps), total)
-	}
-	p.log.Warn("pipeline: a workflow run was interrupted by a stop; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
+	wr = interrupted(wr, plan, unrecordedStep(job), p.now())
+	p.log.Warn("pipeline: a workflow run was interrupted; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
 	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
 		return fmt.Errorf("recording interrupted workflow run %s: %w", wr.ID, err)
 	}
@@ -312,19 +310,8 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 // complete records a run its earlier attempt left running after every step
 // had been recorded (the process stopped before the final commit): its
 // outcome is known, so it is recorded as it was, and nothing is sent.
-func (w *workflowWorker) complete(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun, steps []json.RawMessage) error {
-	wr.Status = inbox.RunSucceeded
-	for _, s := range steps {
-		var n noteStep
-		if json.Unmarshal(s, &n) != nil || n.State != inbox.RunSucceeded {
-			wr.Status = inbox.RunFailed
-		}
-	}
-	b, err := json.Marshal(steps)
-	if err != nil {
-		return err
-	}
-	wr.Steps, wr.InFlight, wr.FinishedAt = b, nil, w.p.now()
+func (w *workflowWorker) complete(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
+	wr.Status, wr.InFlight, wr.FinishedAt = runrecord.Outcome(wr.Steps), nil, w.p.now()
 	w.p.log.Warn("pipeline: a workflow run had sent every step when its process stopped; its outcome is recorded now, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
 	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
 		return fmt.Errorf("recording workflow run %s: %w", wr.ID, err)
@@ -333,139 +320,94 @@ func (w *workflowWorker) complete(ctx context.Context, job *river.Job[queue.Work
 	return nil
 }
 
-// Step states and reasons only the pipeline writes.
-const (
-	// stateSending marks, in a running record, the step being sent.
-	stateSending = "sending"
-	// reasonInterrupted is the reason of a step left unknown by a stop.
-	reasonInterrupted = "interrupted"
-)
-
-// noteStep is a step record the pipeline writes itself: the step being
-// sent (running record) and what an interruption leaves.
-type noteStep struct {
-	Index     int          `json:"index"`
-	Label     string       `json:"label,omitempty"`
-	State     string       `json:"state"`
-	Error     string       `json:"error,omitempty"`
-	Reason    string       `json:"reason,omitempty"`
-	StartedAt time.Time    `json:"started_at,omitzero"`
-	Request   *sentRequest `json:"request,omitempty"`
+// ended reports whether every step of plan has an outcome in steps.
+func ended(steps []runrecord.Step, plan *compile.Plan) bool {
+	return plan != nil && len(steps) >= len(plan.Steps) && !unfinished(steps)
 }
 
-// sentRequest is what the pipeline knows of a request it let through: the
-// method and the URL, redacted.
-type sentRequest struct {
-	Method string `json:"method"`
-	URL    string `json:"url"`
-}
-
-// progress keeps a run's record up to date while it sends: before each
-// request the record says which step is being sent, after the response
-// the step's outcome. Each write commits on its own before the run goes on.
-type progress struct {
-	p    *Pipeline
-	ws   string
-	run  inbox.WorkflowRun
-	plan *compile.Plan
-	red  *resolve.Redactor
-
-	mu       sync.Mutex
-	steps    []json.RawMessage
-	created  bool
-	sending  int // index of the step being sent, -1 when none
-	err      error
-	conflict bool
-}
-
-// beforeSend commits the record of step i being sent. An error refuses the
-// request: nothing is sent that the record would not show.
-func (g *progress) beforeSend(ctx context.Context, req *http.Request) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.err != nil {
-		return g.err
-	}
-	i := len(g.steps)
-	n := noteStep{Index: i, State: stateSending, StartedAt: g.p.now(), Request: &sentRequest{Method: req.Method, URL: g.red.String(redactURL(req))}}
-	if g.plan != nil && i < len(g.plan.Steps) {
-		n.Label = g.red.String(g.plan.Steps[i].Label)
-	}
-	b, err := json.Marshal(n)
-	if err != nil {
-		return err
-	}
-	rec := g.run
-	rec.Status, rec.InFlight = inbox.RunRunning, &i
-	if rec.Steps, err = json.Marshal(append(g.steps[:len(g.steps):len(g.steps)], b)); err != nil {
-		return err
-	}
-	if !g.created {
-		err = g.p.repo.WorkflowRuns.Create(ctx, g.ws, rec)
-		if errors.Is(err, store.ErrConflict) {
-			g.conflict = true
+// unfinished reports whether a step of steps is being sent, is unknown or
+// was left unrun.
+func unfinished(steps []runrecord.Step) bool {
+	for _, s := range steps {
+		if s.State == runrecord.Sending || s.State == runrecord.Unknown || notRun(s) {
+			return true
 		}
-	} else {
-		err = g.p.repo.WorkflowRuns.Put(ctx, g.ws, rec)
 	}
-	if err != nil {
-		g.err = fmt.Errorf("not sent: the run could not record that step %d is being sent (%v)", i, err)
-		return g.err
+	return false
+}
+
+// notRun reports whether a step was never sent because its run ended
+// before it (or could not record it).
+func notRun(s runrecord.Step) bool {
+	return s.State == runrecord.Skipped && s.Reason == runrecord.ReasonCancelled || s.Reason == runrecord.ReasonNotRecorded && s.State != runrecord.Unknown
+}
+
+// interrupted is the record of a run that a stop or a crash ended: the
+// steps that ended keep their outcome; a step still being sent becomes
+// unknown — because the server stopped, or, when unrecorded says so,
+// because its outcome could not be recorded after its response arrived —
+// and a step already unknown stays so; the steps after them were not run.
+// The run's error says what happened and what the user can do.
+func interrupted(wr inbox.WorkflowRun, plan *compile.Plan, unrecorded *string, now time.Time) inbox.WorkflowRun {
+	var steps []runrecord.Step
+	unknown := -1
+	for _, s := range wr.Steps {
+		if notRun(s) {
+			break
+		}
+		if s.State == runrecord.Sending {
+			s.State, s.Reason = runrecord.Unknown, runrecord.ReasonInterrupted
+			s.Error = "the server stopped while this request was being sent: the receiver may or may not have got it, and it was not sent again"
+			if unrecorded != nil {
+				s.Reason = runrecord.ReasonOutcomeNotRecorded
+				s.Error = "the request was sent and its response arrived, but recording its outcome failed (" + *unrecorded +
+					"): whether the receiver acted on it is not recorded, and it was not sent again"
+			}
+		}
+		if s.State == runrecord.Unknown && unknown < 0 {
+			unknown = len(steps)
+		}
+		steps = append(steps, s)
 	}
-	g.created, g.sending = true, i
-	hit("workflow.sending")
+	done := len(steps)
+	total := done
+	if plan != nil {
+		total = max(total, len(plan.Steps))
+		for i := len(steps); i < len(plan.Steps); i++ {
+			steps = append(steps, runrecord.Step{Index: i, Label: plan.Steps[i].Label, State: runrecord.Skipped, Reason: runrecord.ReasonCancelled,
+				Error: "not run: the run was interrupted before this step"})
+		}
+	}
+	if steps == nil {
+		steps = []runrecord.Step{}
+	}
+	const next = " Resume the run (emails_reprocess with mode resume) to send it again with the same Idempotency-Key, or reprocess the e-mail to run the workflow again."
+	wr.Steps, wr.Status, wr.InFlight, wr.FinishedAt = steps, runrecord.RunInterrupted, nil, now
+	switch {
+	case unknown >= 0 && steps[unknown].Reason == runrecord.ReasonOutcomeNotRecorded:
+		wr.Error = fmt.Sprintf("the outcome of step %d of %d could not be recorded after its response arrived; whether its receiver acted on it is not recorded, so nothing was sent again.%s", steps[unknown].Index, total, next)
+	case unknown >= 0:
+		wr.Error = fmt.Sprintf("the server stopped while step %d of %d was being sent; whether its receiver got it is unknown, so nothing was sent again.%s", steps[unknown].Index, total, next)
+	default:
+		wr.Error = fmt.Sprintf("the server stopped during the run, between requests (%d of %d steps done); nothing was sent again. Resume the run (emails_reprocess with mode resume) to send the rest, or reprocess the e-mail to run the workflow again.", done, total)
+	}
+	return wr
+}
+
+// unrecordedStep returns the text of the earlier attempt's error when that
+// attempt ended because a sent step's outcome could not be recorded (see
+// outcomeError), or nil: then the attempt did not end by itself — its
+// process stopped.
+func unrecordedStep(job *river.Job[queue.WorkflowArgs]) *string {
+	for i := len(job.Errors) - 1; i >= 0; i-- {
+		e := job.Errors[i]
+		if e.Attempt != job.Attempt-1 {
+			break
+		}
+		if _, after, ok := strings.Cut(e.Error, outcomeNotRecorded); ok {
+			why := strings.TrimSpace(outcomeNotRecorded + after)
+			return &why
+		}
+	}
 	return nil
-}
-
-// finished is the executor's OnStep: it keeps the step's record and, for a
-// step that was sent, commits it.
-func (g *progress) finished(sr executor.StepRecord) {
-	b, err := json.Marshal(sr)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err != nil {
-		b, _ = json.Marshal(noteStep{Index: sr.Index, Label: sr.Label, State: sr.State.String(), Error: "the step record could not be encoded: " + err.Error()})
-	}
-	g.steps = append(g.steps, b)
-	if g.sending != sr.Index || !g.created || g.err != nil {
-		return
-	}
-	g.sending = -1
-	hit("workflow.sent")
-	rec := g.run
-	rec.Status = inbox.RunRunning
-	if rec.Steps, err = json.Marshal(g.steps); err == nil {
-		err = g.p.repo.WorkflowRuns.Put(context.Background(), g.ws, rec)
-	}
-	if err != nil {
-		// The record still says the step is being sent: if the server
-		// stops now, the step is reported unknown rather than lost.
-		g.p.log.Warn("pipeline: could not record a sent step's outcome", "workflow_run", g.run.ID, "step", sr.Index, "err", err)
-	}
-}
-
-// redactURL is the URL a request goes to, without its fragment (never
-// sent) and with its user information removed.
-func redactURL(req *http.Request) string {
-	u := *req.URL
-	u.Fragment, u.RawFragment, u.User = "", "", nil
-	return u.String()
-}
-
-// gate is the transport of a run: it lets a request through only once the
-// run's record says it is being sent.
-type gate struct {
-	base http.RoundTripper
-	prog *progress
-}
-
-// RoundTrip implements http.RoundTripper.
-func (g *gate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := g.prog.beforeSend(req.Context(), req); err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, err
-	}
-	return g.base.RoundTrip(req)
 }

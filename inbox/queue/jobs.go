@@ -44,13 +44,19 @@ func (AgentArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueAgent, MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
-// WorkflowArgs asks for the workflow of an agent run to be run. Unique by
-// agent run: one workflow run per agent run. A worker that finds the run's
-// record already started (a crash mid-run) records it as interrupted and
-// never sends its steps again.
+// WorkflowArgs asks for the workflow of an agent run to be run, or — with
+// ResumeOf — for an interrupted run of it to be resumed. Unique by agent
+// run and resume request: one workflow run per agent run, one per resume
+// request. A worker that finds the run's record already started (a crash
+// mid-run) records it as interrupted and never sends its steps again.
 type WorkflowArgs struct {
 	Workspace  string `json:"workspace" river:"unique"`
 	AgentRunID string `json:"agent_run_id" river:"unique"`
+	// ResumeOf is the interrupted workflow run to take up; empty for the
+	// agent run's own run.
+	ResumeOf string `json:"resume_of,omitempty" river:"unique"`
+	// Request is the resume request's id.
+	Request string `json:"request,omitempty" river:"unique"`
 }
 
 // Kind implements river.JobArgs.

@@ -197,6 +197,16 @@ func (q *Queue) Stop(ctx context.Context) error {
 	return q.pg.Stop(ctx)
 }
 
+// StopAndCancel stops fetching and cancels the contexts of the running
+// jobs at once, then waits for them to return (or ctx to end): a hard stop,
+// which the stages record as a crash would leave them.
+func (q *Queue) StopAndCancel(ctx context.Context) error {
+	if q.lite != nil {
+		return q.lite.StopAndCancel(ctx)
+	}
+	return q.pg.StopAndCancel(ctx)
+}
+
 // driverTx returns the driver transaction inside tx: tx itself when it is a
 // *sql.Tx or a pgx.Tx, or what its SQLTx or PgxTx method returns (the
 // store's transactions, store.SQLTx and pg.PgxTxer).

@@ -2,7 +2,6 @@ package inboxmcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/confirm"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 )
@@ -295,99 +295,63 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 	}
 }
 
-// A reprocess that cannot start (the inbox has no agent) says so before
-// anyone is asked.
+// A reprocess that cannot start (the processor refuses it: say, the inbox
+// has no agent) says so before anyone is asked.
 func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
 	h := newHarness(t)
-	cs := h.Connect("owner", "2026-07-28", yes)
-	if r := h.Call(cs, "inboxes_update", map[string]any{"id": "ibx_receipts", "agent_id": ""}); r.IsError {
-		t.Fatal(textOf(r))
-	}
+	h.proc.refuse["eml_rcp_00"] = inbox.Errorf(inbox.CodeNoAgent, "inbox ibx_receipts has no agent; attach one with inboxes_update")
 	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_rcp_00"}, formCaps, "", nil)
 	if inputRequired(r) || !strings.Contains(resultText(r), `"no_agent: `) {
 		t.Fatalf("reprocess without an agent: %v", r)
 	}
-}
-
-func TestReprocessRunsAgentAndWorkflowAfterYes(t *testing.T) {
-	h := newHarness(t)
-	ctx := context.Background()
-	runsBefore := h.count(demo.Workspace, inbox.KindAgentRun, store.Query{})
-	cs := h.Connect("owner", "2026-07-28", yes)
-	r := h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_00"})
-	if r.IsError {
-		t.Fatalf("reprocess: %s", textOf(r))
-	}
-	var out inbox.Reprocessed
-	structured(t, r, &out)
-	if out.AgentRun.ReprocessOf != "arun_inv_00" || out.WorkflowRun == nil || out.WorkflowRun.Status != "succeeded" || out.Status != "succeeded" {
-		t.Fatalf("reprocess result %+v", out)
-	}
-	if h.count(demo.Workspace, inbox.KindAgentRun, store.Query{}) != runsBefore+1 {
-		t.Fatal("no new agent run stored")
-	}
-	var e inbox.Email
-	rec, _ := h.st.GetRecord(ctx, demo.Workspace, inbox.KindEmail, "eml_inv_00")
-	json.Unmarshal(rec.Data, &e)
-	if e.AgentRunID != out.AgentRun.ID || e.WorkflowRunID != out.WorkflowRun.ID {
-		t.Errorf("e-mail not updated: %+v", e)
-	}
-	in := h.runner.inputs[0]
-	if in.Facts["email_id"] != "eml_inv_00" || in.Facts["workflow_run_id"] != out.WorkflowRun.ID || in.Facts["workspace_slug"] != "finance" || in.Message == nil {
-		t.Errorf("runner input facts %v", in.Facts)
-	}
-	if in.Secrets["ERP_TOKEN"] == "" || len(in.Secrets) != 2 {
-		t.Errorf("runner secrets %v: want the two user secrets only", keys(in.Secrets))
-	}
-	// A failing workflow marks the run failed with cause workflow_failed.
-	h.runner.status = "failed"
-	r = h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_01"})
-	out = inbox.Reprocessed{}
-	structured(t, r, &out)
-	if out.Status != "failed" || out.AgentRun.Cause != "workflow_failed" {
-		t.Errorf("failed workflow: %+v", out.AgentRun)
-	}
-	// An e-mail whose agent never produced output cannot be replayed.
-	r = h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_07"})
-	out = inbox.Reprocessed{}
-	structured(t, r, &out)
-	if out.Status != "failed" || out.AgentRun.Cause != "no_recorded_output" || out.WorkflowRun != nil {
-		t.Errorf("no recorded output: %+v", out)
+	if len(h.proc.requests()) != 0 {
+		t.Error("a refused reprocess reached the processor")
 	}
 }
 
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-func TestReprocessReplaysLatestRecordedOutput(t *testing.T) {
+// After the user's yes, the processor is handed the request — the
+// workspace, the e-mail, the person who asked and the mode — once; the
+// answer is what it returns. A mode other than restart or resume is the
+// caller's mistake, refused before asking.
+func TestReprocessIsHandedToTheProcessorAfterYes(t *testing.T) {
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
-	// eml_inv_04's agent answered with a JSON string: replaying it is still
-	// an invalid output, and no workflow runs.
-	var out inbox.Reprocessed
-	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_04"}), &out)
-	if out.Status != "failed" || out.AgentRun.Cause != "invalid_output" || out.WorkflowRun != nil {
-		t.Fatalf("invalid output replay: %+v", out.AgentRun)
+	for _, tc := range []struct {
+		args map[string]any
+		mode string
+	}{
+		{map[string]any{"id": "eml_inv_00"}, ""},
+		{map[string]any{"id": "eml_inv_01", "mode": "resume"}, inbox.ReprocessResume},
+		{map[string]any{"id": "eml_inv_02", "mode": "restart"}, inbox.ReprocessRestart},
+	} {
+		before := len(h.proc.requests())
+		r := h.Call(cs, "emails_reprocess", tc.args)
+		if r.IsError {
+			t.Fatalf("reprocess %v: %s", tc.args, textOf(r))
+		}
+		var out inbox.Reprocessed
+		structured(t, r, &out)
+		reqs := h.proc.requests()
+		if out.Status != inbox.ReprocessQueued || out.EmailID != tc.args["id"] || len(reqs) != before+1 {
+			t.Fatalf("reprocess %v: %+v, %d requests", tc.args, out, len(reqs))
+		}
+		if got := reqs[before]; got.Workspace != demo.Workspace || got.EmailID != tc.args["id"] || got.Mode != tc.mode || got.Actor != inbox.PersonActor(demo.Owner) {
+			t.Errorf("request %+v", got)
+		}
 	}
-	// A failed reprocess does not lose the recorded output: reprocessing
-	// again replays the output of the run before it.
-	h.runner.status = "failed"
-	out = inbox.Reprocessed{}
-	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
-	first := out.AgentRun.ID
-	h.runner.status = "succeeded"
-	out = inbox.Reprocessed{}
-	structured(t, h.Call(cs, "emails_reprocess", map[string]any{"id": "eml_inv_03"}), &out)
-	if out.Status != "succeeded" || out.AgentRun.ReprocessOf != first || len(out.AgentRun.Output) == 0 {
-		t.Fatalf("second reprocess: %+v", out.AgentRun)
+	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_inv_00", "mode": "again"}, formCaps, "", nil)
+	if inputRequired(r) || !strings.Contains(resultText(r), "invalid") {
+		t.Errorf("an unknown mode: %v", r)
 	}
-	if len(h.runner.inputs) != 2 {
-		t.Errorf("workflow ran %d times, want 2", len(h.runner.inputs))
+}
+
+// Without a processor (a server that runs no pipeline), a reprocess is
+// refused, saying why, before anyone is asked.
+func TestReprocessWithoutAProcessorIsRefused(t *testing.T) {
+	h := newHarnessWith(t, func(o *inboxmcp.Options) { o.Processor = nil })
+	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_inv_00"}, formCaps, "", nil)
+	if inputRequired(r) || !strings.Contains(resultText(r), inboxmcp.CodeReprocessUnavailable) {
+		t.Fatalf("reprocess without a processor: %v", r)
 	}
 }
 

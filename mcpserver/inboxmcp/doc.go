@@ -7,10 +7,12 @@
 //
 // Entry points:
 //   - New(Options) returns the *mcpserver.Product; Options injects the store,
-//     the workflow linter (Lint), the Processor that emails_reprocess calls
-//     (default inbox.Inline over the AgentRunner and workflow Runner: the
-//     stages run within the call), the Messages the raw .eml is read from,
-//     and the SSRF-guarded HTTP client used for webhooks.
+//     the Processor that emails_reprocess calls (the pipeline's; without
+//     one a reprocess is refused), the Messages the raw .eml is read from,
+//     the SSRF guard the runs use (which workflows_plan judges addresses
+//     with) and the SSRF-guarded HTTP client used for webhooks.
+//     workflows_validate is the platform's linter (compile/lint) and
+//     workflows_plan the dry run (package plan), called directly.
 //   - Product.DownloadHandler serves the short-lived signed .eml links that
 //     emails_eml hands out.
 //

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -35,40 +36,59 @@ type recorded struct {
 func (r *receiver) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.reqs) }
 
 // harness is Inbox over a store seeded with the demo, served over HTTP
-// (mcptest.Env: connect, call…), with fakes for the executor and the
-// planner and a receiver the demo webhooks point at.
+// (mcptest.Env: connect, call…), with a processor that records what
+// emails_reprocess hands it and a receiver the demo webhooks point at.
 type harness struct {
 	*mcptest.Env
 	st      *sqlite.Store
 	clock   *mcptest.Clock
 	product *inboxmcp.Product
 	recv    *receiver
-	runner  *fakeRunner
-	planner *fakePlanner
+	proc    *fakeProcessor
 }
 
-// fakeRunner stands in for the executor: it records its inputs and returns
-// a run record in the executor's shape.
-type fakeRunner struct {
+// fakeProcessor stands in for the pipeline's processor (whose processing
+// the pipeline's tests check): it records the requests it is handed, and
+// refuses an e-mail that does not exist, as the pipeline's does, or that
+// refuse names.
+type fakeProcessor struct {
+	repo   inbox.Repo
 	mu     sync.Mutex
-	inputs []inbox.WorkflowInput
-	status string
+	reqs   []inbox.ReprocessRequest
+	refuse map[string]error // by e-mail id
 }
 
-func (f *fakeRunner) RunWorkflow(ctx context.Context, in inbox.WorkflowInput) (json.RawMessage, error) {
+func (f *fakeProcessor) Check(ctx context.Context, req inbox.ReprocessRequest) error {
+	if _, err := f.repo.Emails.Get(ctx, req.Workspace, req.EmailID); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.inputs = append(f.inputs, in)
-	st := f.status
-	if st == "" {
-		st = "succeeded"
+	return f.refuse[req.EmailID]
+}
+
+func (f *fakeProcessor) Reprocess(ctx context.Context, req inbox.ReprocessRequest) (inbox.Reprocessed, error) {
+	if err := f.Check(ctx, req); err != nil {
+		return inbox.Reprocessed{}, err
 	}
-	return json.RawMessage(`{"status":"` + st + `","steps":[{"index":0,"label":"Create payable","state":"` + st + `","request":{"method":"POST","url":"https://erp.example.com/api/payables","headers":{"authorization":"Bearer [redacted secrets.ERP_TOKEN]"},"body":"{}"},"response":{"status":201,"headers":{},"body":"{}"}}]}`), nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reqs = append(f.reqs, req)
+	return inbox.Reprocessed{EmailID: req.EmailID, Status: inbox.ReprocessQueued}, nil
+}
+
+func (f *fakeProcessor) requests() []inbox.ReprocessRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reqs)
 }
 
 var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-func newHarness(t testing.TB) *harness {
+func newHarness(t testing.TB) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith is newHarness with the product's options changed by opts.
+func newHarnessWith(t testing.TB, opts func(*inboxmcp.Options)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	clk := mcptest.NewClock(demoNow)
@@ -81,7 +101,7 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{st: st, clock: clk, runner: &fakeRunner{}, planner: &fakePlanner{}}
+	h := &harness{st: st, clock: clk, proc: &fakeProcessor{repo: inbox.NewRepo(st), refuse: map[string]error{}}}
 
 	h.recv = &receiver{}
 	h.recv.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,20 +114,17 @@ func newHarness(t testing.TB) *harness {
 	t.Cleanup(h.recv.srv.Close)
 
 	h.Env = mcptest.Serve(t, mcptest.DemoTokens(t, st, seeded), func(base string) (*mcpserver.Server, map[string]http.Handler) {
-		ibx, p, err := inboxmcp.New(inboxmcp.Options{
+		o := inboxmcp.Options{
 			Store:      st,
-			Runner:     h.runner,
+			Processor:  h.proc,
 			HTTPClient: h.recv.srv.Client(),
 			PublicURL:  base,
 			Now:        clk.Now,
-			Plan:       h.planner.plan,
-			Lint: func(doc []byte) (json.RawMessage, bool) {
-				if json.Valid(doc) {
-					return json.RawMessage(`[]`), true
-				}
-				return json.RawMessage(`[{"code":"invalid_json","message":"not JSON"}]`), false
-			},
-		})
+		}
+		if opts != nil {
+			opts(&o)
+		}
+		ibx, p, err := inboxmcp.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
@@ -15,25 +16,17 @@ import (
 // Options are the Inbox product's dependencies.
 type Options struct {
 	Store store.Store
-	// Lint validates workflow documents for workflows_validate; nil leaves
-	// that tool out.
-	Lint LintFunc
-	// Plan makes dry runs for workflows_plan; nil leaves that tool out.
-	Plan PlanFunc
-	// Processor runs emails_reprocess once the user confirmed; nil means
-	// inbox.Inline over Store with Messages, AgentRunner and Runner: the
-	// stages run within the call.
+	// Processor runs emails_reprocess once the user confirmed (the
+	// pipeline's, pipeline.Pipeline.Processor); nil refuses every reprocess
+	// with CodeReprocessUnavailable.
 	Processor inbox.Processor
-	// Messages opens raw messages for downloads and the default Processor;
-	// nil means inbox.BlobMessages over Store.
+	// Messages opens raw messages for downloads and dry runs; nil means
+	// inbox.BlobMessages over Store.
 	Messages inbox.Messages
-	// Runner executes workflows for the default Processor; nil refuses a
-	// reprocess whose agent answers with a workflow
-	// (workflow_runner_unavailable) and records nothing.
-	Runner inbox.WorkflowRunner
-	// AgentRunner runs agents for the default Processor; nil means
-	// inbox.ReplayRunner.
-	AgentRunner inbox.AgentRunner
+	// Guard is the SSRF guard the workflow runs go through, so that
+	// workflows_plan judges addresses as they will; nil is the deny-list
+	// only.
+	Guard *guard.Guard
 	// HTTPClient sends webhook deliveries. It must be the SSRF-guarded
 	// client (no redirects, dial-time address checks); nil refuses to send.
 	HTTPClient *http.Client
@@ -73,8 +66,7 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 		p.opts.Messages = inbox.BlobMessages{Blobs: opts.Store}
 	}
 	if p.opts.Processor == nil {
-		p.opts.Processor = &inbox.Inline{Store: opts.Store, Messages: p.opts.Messages,
-			Agents: opts.AgentRunner, Workflows: opts.Runner, Environment: opts.Environment, AppURL: opts.PublicURL, Now: p.now}
+		p.opts.Processor = unavailable{}
 	}
 	mp := &mcpserver.Product{
 		Name:      "inbox",
@@ -87,6 +79,21 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 		Policy: mcpserver.Policy{DeclineCode: DeclineCode, LegacyRunsDirectly: false},
 	}
 	return mp, p, nil
+}
+
+// CodeReprocessUnavailable refuses emails_reprocess on a server that runs
+// no pipeline to process e-mails with.
+const CodeReprocessUnavailable = "reprocess_unavailable"
+
+// unavailable is the Processor of a product given none.
+type unavailable struct{}
+
+func (unavailable) Check(context.Context, inbox.ReprocessRequest) error {
+	return inbox.Errorf(CodeReprocessUnavailable, "this server runs no pipeline that processes e-mails, so nothing can be reprocessed here")
+}
+
+func (u unavailable) Reprocess(ctx context.Context, req inbox.ReprocessRequest) (inbox.Reprocessed, error) {
+	return inbox.Reprocessed{}, u.Check(ctx, req)
 }
 
 // event appends an entry to the workspace's event log.

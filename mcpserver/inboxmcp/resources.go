@@ -60,7 +60,12 @@ func (p *Product) resources() []mcpserver.Resource {
 		tmpl("agent-runs/{id}", "agent-run", "Agent run", "One agent run: status, output, tokens and cost (JSON).", ToolAgentRunsGet,
 			p.record(inbox.KindAgentRun)),
 		tmpl("workflow-runs/{id}", "workflow-run", "Workflow run", "One workflow run: the steps and their outcome, secrets redacted (JSON).", ToolWorkflowRunsGet,
-			p.record(inbox.KindWorkflowRun)),
+			func(ctx context.Context, c *mcpserver.Caller, id string) (any, error) {
+				// Read with the run record's types, like workflow_runs_get:
+				// a record an earlier version wrote is served in today's
+				// shape.
+				return p.workflowRunsGet(ctx, c, WorkflowRunIDArg{ID: id})
+			}),
 		tmpl("webhooks/{id}", "webhook", "Webhook", "One outbound webhook: URL, events and status (JSON).", ToolWebhooksGet,
 			p.record(inbox.KindWebhook)),
 		tmpl("system-events/{id}", "system-event", "System event", "One entry of the event log, with its payload (JSON).", ToolSystemEventsGet,

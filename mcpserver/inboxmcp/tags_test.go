@@ -11,6 +11,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // The enums the schemas state are the domain's lists, so a model or an
@@ -39,7 +40,7 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
 		mcptest.Tag[InboxUpdateArg](t, "Status", "enum"):     {inbox.StatusActive, inbox.StatusPaused},
 		mcptest.Tag[WebhookUpdateArg](t, "Status", "enum"):   {inbox.WebhookActive, inbox.WebhookDisabled},
-		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted},
+		mcptest.Tag[WorkflowRunListArg](t, "Status", "enum"): {string(runrecord.RunSucceeded), string(runrecord.RunFailed), string(runrecord.RunRunning), string(runrecord.RunInterrupted)},
 	}
 	for got, want := range statuses {
 		if !slices.Equal(strings.Split(got, ","), want) {

@@ -50,7 +50,7 @@ const (
 // destructive tool, the check that runs before the user is asked). The
 // order is tools/list's.
 func (p *Product) tools() []mcpserver.Tool {
-	ts := []mcpserver.Tool{
+	return []mcpserver.Tool{
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkspacesGet, Title: "Get workspace",
 			Description: "Returns the token's workspace: name, slug, plan, environment and limits (e-mails per month, inboxes, agents, webhooks, attachment size, retention). Use it to check what the plan allows before creating records.",
 			Access:      mcpserver.Read, Idempotent: true},
@@ -108,7 +108,7 @@ func (p *Product) tools() []mcpserver.Tool {
 			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
 			p.emailsDelete), p.checkEmail),
 		mcpserver.WithCheck(mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolEmailsReprocess, Title: "Reprocess e-mail",
-			Description: "Runs the inbox's agent on the e-mail again and executes the workflow it answers with: outgoing requests are really sent and the agent may reply or act. Records a new agent run and workflow run and returns them; when the server processes e-mails on a queue the answer is status queued and the runs appear on the e-mail later. The user is asked to confirm.",
+			Description: "Runs the inbox's agent on the e-mail again and executes the workflow it answers with (mode restart, the default): outgoing requests are really sent again, with new step identities. With mode resume, takes up the e-mail's interrupted workflow run instead: the steps it ended are not sent again (their recorded responses answer the steps after them), the step whose outcome is unknown is sent again with the same X-Kobana-Step-Id and Idempotency-Key, so a receiver that honours the key does its work once, and the later steps follow. The answer is status queued; the runs appear on the e-mail as they finish. The user is asked to confirm.",
 			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
 			p.emailsReprocess), p.checkReprocess),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolAgentsList, Title: "List agents",
@@ -203,20 +203,13 @@ func (p *Product) tools() []mcpserver.Tool {
 			Description: "Returns one entry of the event log with its payload.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.systemEventsGet),
-	}
-	// workflows_validate needs a linter.
-	if p.opts.Lint != nil {
-		ts = append(ts, mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkflowsValidate, Title: "Validate workflow",
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkflowsValidate, Title: "Validate workflow",
 			Description: "Checks an agent output document ({\"result\": …, \"workflow\": [steps]}) with the platform's workflow linter without running anything, and returns ok plus diagnostics with codes, messages, JSON pointers and line:column positions. Use it while writing an agent's system message or a workflow.",
 			Access:      mcpserver.Read, Idempotent: true},
-			p.workflowsValidate))
-	}
-	// workflows_plan needs a planner.
-	if p.opts.Plan != nil {
-		ts = append(ts, mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkflowsPlan, Title: "Plan workflow (dry run)",
+			p.workflowsValidate),
+		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkflowsPlan, Title: "Plan workflow (dry run)",
 			Description: "Shows, without sending anything, the exact request each step of an agent output document ({\"result\": …, \"workflow\": [steps]}) would send — method, URL, headers, JSON/text body or multipart layout with sizes — and which steps would fail before sending or be skipped, and why (a secret the workspace lacks, a missing attachment, a forward reference, an address the SSRF guard refuses, a fact that would inject a header). Secrets appear as [redacted secrets.KEY]. Pass email_id to plan against a received e-mail (its attachments and the facts of a run of it), and responses (example responses by step index) to fill in steps.N.response references; without them those show as written. Use it after workflows_validate, before an agent's workflow runs.",
 			Access:      mcpserver.Read, Idempotent: true},
-			p.workflowsPlan))
+			p.workflowsPlan),
 	}
-	return ts
 }

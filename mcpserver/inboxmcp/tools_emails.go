@@ -100,25 +100,39 @@ func (p *Product) emailsDelete(ctx context.Context, c *mcpserver.Caller, in Emai
 	return Deleted{ID: in.ID, Deleted: true}, p.event(ctx, c, inbox.EventEmailDeleted, in.ID, map[string]string{"email_id": in.ID})
 }
 
+// ReprocessArg is the input of emails_reprocess.
+type ReprocessArg struct {
+	ID   string `json:"id" jsonschema:"the e-mail id, e.g. eml_inv_00 (see emails_list)" pattern:"^eml_[A-Za-z0-9_-]{1,64}$"`
+	Mode string `json:"mode,omitempty" jsonschema:"restart (the default): run the agent and its whole workflow again, every step sent again; resume: take up the e-mail's interrupted workflow run, sending again only the step whose outcome is unknown (with the same Idempotency-Key) and the steps after it" enum:"restart,resume"`
+}
+
 // checkReprocess is emails_reprocess's check: the e-mail exists and the
-// processor would start (its inbox and agent exist).
-func (p *Product) checkReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) error {
+// processor would start (for a restart its inbox and agent exist, for a
+// resume its latest workflow run was interrupted).
+func (p *Product) checkReprocess(ctx context.Context, c *mcpserver.Caller, in ReprocessArg) error {
+	if err := checkReprocessArg(in); err != nil {
+		return err
+	}
+	return toolError(p.opts.Processor.Check(ctx, p.reprocessRequest(c, in)))
+}
+
+func checkReprocessArg(in ReprocessArg) error {
 	if err := required("id", in.ID); err != nil {
 		return err
 	}
-	return toolError(p.opts.Processor.Check(ctx, p.reprocessRequest(c, in.ID)))
+	return checkEnum("mode", in.Mode, inbox.ReprocessRestart, inbox.ReprocessResume)
 }
 
-func (p *Product) emailsReprocess(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Reprocessed, error) {
-	if err := required("id", in.ID); err != nil {
+func (p *Product) emailsReprocess(ctx context.Context, c *mcpserver.Caller, in ReprocessArg) (inbox.Reprocessed, error) {
+	if err := checkReprocessArg(in); err != nil {
 		return inbox.Reprocessed{}, err
 	}
-	out, err := p.opts.Processor.Reprocess(ctx, p.reprocessRequest(c, in.ID))
+	out, err := p.opts.Processor.Reprocess(ctx, p.reprocessRequest(c, in))
 	return out, toolError(err)
 }
 
-func (p *Product) reprocessRequest(c *mcpserver.Caller, id string) inbox.ReprocessRequest {
-	return inbox.ReprocessRequest{Workspace: c.Workspace, EmailID: id, Actor: inbox.PersonActor(c.Person)}
+func (p *Product) reprocessRequest(c *mcpserver.Caller, in ReprocessArg) inbox.ReprocessRequest {
+	return inbox.ReprocessRequest{Workspace: c.Workspace, EmailID: in.ID, Mode: in.Mode, Actor: inbox.PersonActor(c.Person)}
 }
 
 func (p *Product) getEmail(ctx context.Context, ws, id string) (inbox.Email, error) {

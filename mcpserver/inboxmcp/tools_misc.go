@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/store"
@@ -134,9 +136,19 @@ func (p *Product) workflowsValidate(ctx context.Context, c *mcpserver.Caller, in
 	if err := required("document", in.Document); err != nil {
 		return Validation{}, err
 	}
-	diags, ok := p.opts.Lint([]byte(in.Document))
-	if len(diags) == 0 {
-		diags = json.RawMessage("[]")
+	// The linter the agents' answers are checked with, under the name the
+	// agents' repair rounds use: what an author sees is what an agent is told.
+	r := lint.File(answerFile, []byte(in.Document))
+	ds := r.Diagnostics
+	if ds == nil {
+		ds = compile.Diagnostics{}
 	}
-	return Validation{OK: ok, Diagnostics: diags}, nil
+	b, err := json.Marshal(ds)
+	if err != nil {
+		return Validation{}, err
+	}
+	return Validation{OK: r.Errors() == 0, Diagnostics: b}, nil
 }
+
+// answerFile is the name a document is linted under: an agent's answer.
+const answerFile = "answer.json"

@@ -1,13 +1,19 @@
 package inboxmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/plan"
+	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // PlanArg is the input of workflows_plan.
@@ -38,10 +44,17 @@ func (p *Product) workflowsPlan(ctx context.Context, c *mcpserver.Caller, in Pla
 	if err := required("document", in.Document); err != nil {
 		return Planned{}, err
 	}
-	if len(in.Responses) > 0 && !json.Valid(in.Responses) {
-		return Planned{}, mcpserver.Errorf("invalid_arguments", "responses is not JSON")
+	pin := plan.Inputs{SecretNames: []string{}, Guard: p.opts.Guard}
+	if r := bytes.TrimSpace(in.Responses); len(r) > 0 && string(r) != "null" {
+		if !json.Valid(r) {
+			return Planned{}, mcpserver.Errorf("invalid_arguments", "responses is not JSON")
+		}
+		rs, err := plan.ParseResponses(r)
+		if err != nil {
+			return Planned{}, mcpserver.Errorf("invalid_arguments", "%v: %v", errPlanInput, err)
+		}
+		pin.Responses = rs
 	}
-	pin := PlanInput{Document: []byte(in.Document), SecretNames: []string{}, Responses: in.Responses}
 	infos, err := p.opts.Store.ListSecrets(ctx, c.Workspace)
 	if err != nil {
 		return Planned{}, err
@@ -76,7 +89,12 @@ func (p *Product) workflowsPlan(ctx context.Context, c *mcpserver.Caller, in Pla
 			return Planned{}, err
 		default:
 			defer msg.Close()
-			pin.Message = msg
+			m, err := eml.New(msg, msg.Size())
+			if err != nil {
+				return Planned{}, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
+			}
+			defer m.Close()
+			pin.Email = m
 		}
 	} else {
 		pending = append(append([]string{}, runFacts...), emailFacts...)
@@ -91,12 +109,25 @@ func (p *Product) workflowsPlan(ctx context.Context, c *mcpserver.Caller, in Pla
 	if rc.Agent.ID == "" && in.EmailID != "" {
 		pin.PendingFacts = append(pin.PendingFacts, "agent_id")
 	}
-	plan, text, err := p.opts.Plan(ctx, pin)
-	if errors.Is(err, ErrPlanInput) {
-		return Planned{}, mcpserver.Errorf("invalid_arguments", "%v", err)
+	// The Inbox's runs send each step's identity; its run's id is known
+	// only when the run starts.
+	pin.StepID = func(i int) string { return runrecord.StepID(pendingRunID, i) }
+	pl := plan.Make(ctx, []byte(in.Document), pin)
+	var text strings.Builder
+	if err := plan.WriteText(&text, pl); err != nil {
+		return Planned{}, err
 	}
+	b, err := json.Marshal(pl)
 	if err != nil {
 		return Planned{}, err
 	}
-	return Planned{Plan: plan, Text: text}, nil
+	return Planned{Plan: b, Text: text.String()}, nil
 }
+
+// pendingRunID stands for the id of the workflow run in the step
+// identities a plan shows: the run's own, known when it starts.
+const pendingRunID = "${{kobana.workflow_run_id}}"
+
+// errPlanInput prefixes the refusal of example responses the planner
+// cannot read: the caller's mistake.
+const errPlanInput = "the plan's input is not usable"

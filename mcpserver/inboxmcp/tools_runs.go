@@ -2,11 +2,11 @@ package inboxmcp
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/runrecord"
 )
 
 // AgentRunListArg filters agent_runs_list.
@@ -47,12 +47,12 @@ type WorkflowRunListArg struct {
 
 // WorkflowRunSummary is a workflow run without its steps.
 type WorkflowRunSummary struct {
-	ID         string    `json:"id"`
-	AgentRunID string    `json:"agent_run_id"`
-	EmailID    string    `json:"email_id"`
-	Status     string    `json:"status"`
-	Steps      int       `json:"steps"`
-	StartedAt  time.Time `json:"started_at"`
+	ID         string           `json:"id"`
+	AgentRunID string           `json:"agent_run_id"`
+	EmailID    string           `json:"email_id"`
+	Status     runrecord.Status `json:"status"`
+	Steps      int              `json:"steps"`
+	StartedAt  time.Time        `json:"started_at"`
 }
 
 // WorkflowRunList is a page of workflow runs.
@@ -101,14 +101,14 @@ func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in 
 	if err != nil {
 		return WorkflowRunList{}, err
 	}
-	if err := checkEnum("status", in.Status, inbox.RunSucceeded, inbox.RunFailed, inbox.RunRunning, inbox.RunInterrupted); err != nil {
+	if err := checkEnum("status", in.Status, runStatuses...); err != nil {
 		return WorkflowRunList{}, err
 	}
 	q.Parent, q.Status = in.AgentRunID, in.Status
 	items, next, err := listPage(ctx, p.repo.WorkflowRuns, c.Workspace, q)
 	out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items)), NextCursor: next}
 	for _, r := range items {
-		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: countSteps(r.Steps), StartedAt: r.StartedAt})
+		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: len(r.Steps), StartedAt: r.StartedAt})
 	}
 	return out, err
 }
@@ -120,11 +120,11 @@ func (p *Product) workflowRunsGet(ctx context.Context, c *mcpserver.Caller, in W
 	return p.repo.WorkflowRuns.Get(ctx, c.Workspace, in.ID)
 }
 
-// countSteps counts the steps of a run record's step list.
-func countSteps(steps json.RawMessage) int {
-	var s []json.RawMessage
-	if json.Unmarshal(steps, &s) != nil {
-		return 0
+// runStatuses are the statuses a workflow run may be listed by.
+var runStatuses = func() []string {
+	var out []string
+	for _, s := range runrecord.Statuses() {
+		out = append(out, string(s))
 	}
-	return len(s)
-}
+	return out
+}()

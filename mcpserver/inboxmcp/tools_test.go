@@ -324,10 +324,22 @@ func TestWorkflowsValidate(t *testing.T) {
 	if !v.OK {
 		t.Errorf("valid document: %+v", v)
 	}
-	v = inboxmcp.Validation{}
-	structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": `{"result":`}), &v)
-	if v.OK || !strings.Contains(string(v.Diagnostics), "invalid_json") {
-		t.Errorf("invalid document: %+v", v)
+	// The platform's linter: codes, pointers, positions — a key written
+	// twice is an error, as when the document runs.
+	for doc, code := range map[string]string{
+		`{"result":`: "json-syntax",
+		`{"result":{},"workflow":[{"type":"request","url":"https://x.example/"}],"workflow":[]}`: "json-duplicate-key",
+	} {
+		v = inboxmcp.Validation{}
+		structured(t, h.Call(cs, "workflows_validate", map[string]any{"document": doc}), &v)
+		var ds []struct {
+			Code     string
+			Severity string
+			Range    struct{ Start struct{ Line, Column int } }
+		}
+		if err := json.Unmarshal(v.Diagnostics, &ds); err != nil || v.OK || len(ds) == 0 || ds[0].Code != code || ds[0].Severity != "error" || ds[0].Range.Start.Line != 1 {
+			t.Errorf("%s: %+v %s (%v)", doc, v.OK, v.Diagnostics, err)
+		}
 	}
 }
 
