@@ -22,17 +22,22 @@ import (
 	"github.com/kobana/workflow/store/pg"
 )
 
-// TestRecorderOnPostgres: the message is a large object written in the
-// records' transaction: committed with the record and job, gone with a
-// failed commit.
-func TestRecorderOnPostgres(t *testing.T) {
+// startPostgres opens a store on a fresh schema of the test database (or
+// skips without one), its large objects and an insert-only queue, with the
+// test workspace and its invoices inbox.
+func startPostgres(t *testing.T) (*pg.Store, *mailstore.LargeObjects, *queue.Queue) {
+	t.Helper()
 	ctx := context.Background()
 	dsn, _ := pgtest.SchemaDSN(t, "intake", "intake-test")
 	st, err := pg.Open(ctx, dsn, pg.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() {
+		// Large objects belong to the database, not to the schema.
+		st.PgxPool().Exec(ctx, "SELECT lo_unlink(object) FROM inbox_messages")
+		st.Close()
+	})
 	objects := mailstore.NewLargeObjects(st.PgxPool(), t.TempDir())
 	if err := objects.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -44,6 +49,15 @@ func TestRecorderOnPostgres(t *testing.T) {
 	st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"})
 	st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme"})
 	inbox.NewRepo(st).Inboxes.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
+	return st, objects, q
+}
+
+// TestRecorderOnPostgres: the message is a large object written in the
+// records' transaction: committed with the record and job, gone with a
+// failed commit.
+func TestRecorderOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	st, objects, q := startPostgres(t)
 
 	var failCommit bool
 	var doomed []uint32 // the large objects written in transactions made to fail
@@ -132,24 +146,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 // concurrent transactions (Batches 2): one e-mail, the others duplicates.
 func TestConcurrentCopiesOnPostgres(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := pgtest.SchemaDSN(t, "intake", "intake-test")
-	st, err := pg.Open(ctx, dsn, pg.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	objects := mailstore.NewLargeObjects(st.PgxPool(), t.TempDir())
-	if err := objects.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer st.PgxPool().Exec(ctx, "SELECT lo_unlink(object) FROM inbox_messages")
-	q, err := queue.OpenPostgres(ctx, st.PgxPool(), queue.Config{Workers: map[string]int{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"})
-	st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme"})
-	inbox.NewRepo(st).Inboxes.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
+	st, objects, q := startPostgres(t)
 	for _, lanes := range []int{1, 4} {
 		rec := &intake.StoreRecorder{Store: st, Raw: objects, Queue: q, Batches: lanes}
 		dir := directory{"invoices@in.kobana.test": {Workspace: wsID, InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"}}
