@@ -17,7 +17,7 @@ import (
 )
 
 // instantServer answers every Chat Completions request at once with the
-// seed's example, reading and discarding the request: a model that takes
+// complete example, reading and discarding the request: a model that takes
 // no time, so what is measured is the client's own work.
 func instantServer(b *testing.B) *httptest.Server {
 	body, _ := json.Marshal(map[string]any{

@@ -18,6 +18,7 @@ import (
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/testwait"
 )
 
 // TestRequestShape checks what a provider is sent: the model under the
@@ -436,10 +437,15 @@ func TestStoppingIsNotAResult(t *testing.T) {
 	h := newHarness(t, standin.Always(standin.Reply{Hang: true}))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for len(h.srv.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
+		defer cancel()
+		if err := testwait.Until(10*time.Second, func() error {
+			if len(h.srv.Requests()) == 0 {
+				return errors.New("the model has no request yet")
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
 		}
-		cancel()
 	}()
 	if _, err := h.runner.RunAgent(ctx, invoiceInput(t)); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Fatalf("err %v, want the cancellation", err)

@@ -20,7 +20,8 @@ func readExample(t testing.TB, name string) []byte {
 }
 
 func TestCompileSeedExample(t *testing.T) {
-	plan, ds := Compile(readExample(t, "seed-complete.json"))
+	t.Parallel()
+	plan, ds := Compile(readExample(t, "payable.json"))
 	if len(ds) != 0 || plan == nil {
 		t.Fatalf("diagnostics: %v", ds)
 	}
@@ -65,7 +66,8 @@ func TestCompileSeedExample(t *testing.T) {
 }
 
 func TestCompileOtherSeedExamples(t *testing.T) {
-	for _, name := range []string{"seed-multipart.json", "seed-base64.json"} {
+	t.Parallel()
+	for _, name := range []string{"attachment-multipart.json", "attachment-base64.json"} {
 		plan, ds := Compile(readExample(t, name))
 		if len(ds) != 0 || plan == nil || len(plan.Steps) != 1 {
 			t.Errorf("%s: %v", name, ds)
@@ -74,7 +76,8 @@ func TestCompileOtherSeedExamples(t *testing.T) {
 }
 
 func TestCompileDeterministic(t *testing.T) {
-	doc := readExample(t, "seed-complete.json")
+	t.Parallel()
+	doc := readExample(t, "payable.json")
 	a, _ := Compile(doc)
 	b, _ := Compile(doc)
 	if diff := cmp.Diff(a, b); diff != "" {
@@ -83,6 +86,7 @@ func TestCompileDeterministic(t *testing.T) {
 }
 
 func TestNoWorkflow(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`, `{"$schema": "../workflow.schema.json", "result": 1}`} {
 		plan, ds := Compile([]byte(doc))
 		if plan == nil || len(plan.Steps) != 0 || len(ds) != 0 {
@@ -92,6 +96,7 @@ func TestNoWorkflow(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	plan, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/x"}]}`))
 	if ds.HasErrors() {
 		t.Fatal(ds)
@@ -103,6 +108,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestFormDropsContentType(t *testing.T) {
+	t.Parallel()
 	doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x","headers":{"Content-Type":"text/plain","X-A":"b"},"form":{"f":"${{email.attachments.1}}","g":" ${{email.attachments.1}}"}}]}`
 	plan, ds := Compile([]byte(doc))
 	if plan == nil {
@@ -126,6 +132,7 @@ func TestFormDropsContentType(t *testing.T) {
 // TestDiagnostics checks one document per rule: the code, severity, pointer,
 // the exact source text the range covers, and a piece of the message.
 func TestDiagnostics(t *testing.T) {
+	t.Parallel()
 	step := func(fields string) string {
 		return `{"result": 1, "workflow": [` + fields + `]}`
 	}
@@ -242,6 +249,7 @@ func TestDiagnostics(t *testing.T) {
 }
 
 func TestAllProblemsInOnePass(t *testing.T) {
+	t.Parallel()
 	doc := `{"result": 1, "workflow": [
   {"type": "request", "method": "post", "url": "https://a.example/${{secret.X}}", "headers": {"Host": "x"}},
   {"type": "request", "url": "https://a.example/", "expected-status": 201, "body": "${{kobana.nope}}"}
@@ -264,6 +272,7 @@ func TestAllProblemsInOnePass(t *testing.T) {
 }
 
 func TestPositionsThroughEscapes(t *testing.T) {
+	t.Parallel()
 	doc := "{\"result\": \"é\",\n \"workflow\": [{\"type\": \"request\", \"url\": \"https://a.example/\",\n  \"body\": \"caf\\u00e9 \\\"q\\\" \\n ${{kobana.bad}} end\"}]}"
 	_, ds := Compile([]byte(doc))
 	if len(ds) != 1 {
@@ -282,6 +291,7 @@ func TestPositionsThroughEscapes(t *testing.T) {
 }
 
 func TestTooManySteps(t *testing.T) {
+	t.Parallel()
 	steps := strings.TrimSuffix(strings.Repeat(`{"type":"request","url":"https://a.example/"},`, 21), ",")
 	doc := `{"result":1,"workflow":[` + steps + `]}`
 	plan, ds := Compile([]byte(doc))
@@ -291,6 +301,7 @@ func TestTooManySteps(t *testing.T) {
 }
 
 func TestTooLarge(t *testing.T) {
+	t.Parallel()
 	doc := make([]byte, MaxDocumentSize+1)
 	_, ds := Compile(doc)
 	if len(ds) != 1 || ds[0].Code != CodeTooLarge {
@@ -299,6 +310,7 @@ func TestTooLarge(t *testing.T) {
 }
 
 func TestErr(t *testing.T) {
+	t.Parallel()
 	_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"x","url":"https://a.example/"}]}`))
 	err := ds.Err()
 	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "step-unknown-type") {
@@ -314,6 +326,7 @@ func TestErr(t *testing.T) {
 // reference (so the executor fails it before sending) and does not list the
 // later step among the steps it depends on.
 func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
+	t.Parallel()
 	plan, ds := Compile([]byte(`{"result": 1, "workflow": [
 		{"type": "request", "url": "https://a.example/"},
 		{"type": "request", "url": "https://a.example/${{steps.0.response.status}}/${{steps.2.response.body.id}}"},
@@ -336,6 +349,7 @@ func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
 // TestTransportHeadersAreRefused: every header the transport would drop or
 // rewrite is refused, in any case.
 func TestTransportHeadersAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, h := range TransportHeaders() {
 		for _, name := range []string{h, strings.ToLower(h), strings.ToUpper(h)} {
 			_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"` + name + `":"x"}}]}`))
@@ -349,6 +363,7 @@ func TestTransportHeadersAreRefused(t *testing.T) {
 // TestURLsWhoseHostComesLater: a host that a placeholder may still supply
 // is not reported.
 func TestURLsWhoseHostComesLater(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{
 		"https:${{secrets.REST}}", "https:/${{secrets.REST}}", "https://${{secrets.HOST}}/x", "https://u@${{secrets.HOST}}/x",
 		"https://${{secrets.USER}}@/x", "https://:${{secrets.PORT}}/x", "HTTP://a.example", "https://[::1]:8080/", "${{secrets.URL}}",
@@ -360,6 +375,7 @@ func TestURLsWhoseHostComesLater(t *testing.T) {
 }
 
 func TestStepSucceeds(t *testing.T) {
+	t.Parallel()
 	any2xx, exact := &Step{}, &Step{ExpectedStatus: 201}
 	for _, tc := range []struct {
 		step   *Step

@@ -151,7 +151,8 @@ type Options struct {
 func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Request, error) {
 	// A reference to this step or a later one can never resolve: the step
 	// fails, whatever happened to the steps before it.
-	for _, r := range step.Forward {
+	if len(step.Forward) > 0 {
+		r := step.Forward[0]
 		if _, err := scope.Resolve(r); err != nil {
 			return nil, err
 		}

@@ -126,7 +126,7 @@ func recordJSON(t testing.TB, rec *runrecord.Run) string {
 }
 
 func TestSeedExampleEndToEnd(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestSeedExampleEndToEnd(t *testing.T) {
 	}
 }
 
-// TestFailBeforeSending proves that each case of SPEC 1.2 that fails a step
+// TestFailBeforeSending proves that each case the language fails a step for
 // before sending, or skips it, sends nothing.
 func TestFailBeforeSending(t *testing.T) {
 	cases := []struct {

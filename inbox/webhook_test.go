@@ -128,7 +128,7 @@ func TestReadEmailFromMessage(t *testing.T) {
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
-	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "nfe@globex.example" {
+	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "faturamento@acme.example.com.br" {
 		t.Fatalf("ReadEmail %s\nParseEmail %s", jb, ja)
 	}
 }
@@ -156,8 +156,8 @@ func TestBlobMessagesDelete(t *testing.T) {
 	}
 }
 
-// A damaged attachment is read, and the repair is on the e-mail record
-// (issue 14 §6: defects visible in the attachment's metadata).
+// A damaged attachment is read, and the repair is on the e-mail record:
+// its defects are visible in the attachment's metadata.
 func TestReadEmailRecordsAttachmentDefects(t *testing.T) {
 	raw := "From: a@example.com\r\nTo: ap@inbox.example\r\nSubject: nota\r\nMIME-Version: 1.0\r\n" +
 		"Content-Type: multipart/mixed; boundary=b\r\n\r\n" +

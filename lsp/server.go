@@ -571,7 +571,7 @@ func (s *Server) isRoot(dir string) bool {
 // client about each problem once. It returns nil when the file does not
 // exist. s.mu is held.
 func (s *Server) readSecretNames(path string, required bool) []string {
-	v, err, found, changed := s.files.load(path, parseSecretNamesFile)
+	v, found, changed, err := s.files.load(path, parseSecretNamesFile)
 	if !found {
 		if required && !s.logged[path] {
 			s.logged[path] = true
@@ -604,7 +604,7 @@ func (s *Server) examplesFor(uri string) *examples {
 		return nil
 	}
 	for _, name := range sidecarNames(path) {
-		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
+		v, found, changed, err := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
 		if !found {
 			continue
 		}

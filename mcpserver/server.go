@@ -291,7 +291,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// SDK still stamps resultType and serverInfo on the way out.
 			res, err := s.readResource(ctx, rr)
 			if err != nil {
-				return nil, s.rewriteError(c, method, err)
+				return nil, err
 			}
 			res.CacheScope, res.TTLMs = "private", 0
 			if c.Modern() {
@@ -301,7 +301,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if err != nil {
-			return res, s.rewriteError(c, method, err)
+			return res, err
 		}
 		switch r := res.(type) {
 		case *mcp.CallToolResult:
@@ -343,20 +343,18 @@ func (s *Server) resourceVisible(c *Caller, uriOrTemplate string) bool {
 	return false
 }
 
-// rewriteError gives resource-not-found the era's code: -32002 before
-// 2026-07-28, -32602 from it on.
-func (s *Server) rewriteError(c *Caller, method string, err error) error {
-	var je *jsonrpc.Error
-	if method == "resources/read" && errors.As(err, &je) && je.Code == mcp.CodeResourceNotFound && je.Message == "Resource not found" {
-		out := *je
-		if c.Modern() {
-			out.Code = jsonrpc.CodeInvalidParams
-		} else {
-			out.Code = -32002
-		}
-		return &out
+// resourceNotFound is the error of reading a resource that does not
+// exist (or that c may not read), with the era's code: -32002 before
+// 2026-07-28, -32602 (invalid params) from it on; the data names the URI.
+func resourceNotFound(c *Caller, uri string) error {
+	code := int64(-32002)
+	if c.Modern() {
+		code = jsonrpc.CodeInvalidParams
 	}
-	return err
+	data, _ := json.Marshal(struct { // a string always encodes
+		URI string `json:"uri"`
+	}{uri})
+	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}
 }
 
 func (s *Server) cacheable(ctx context.Context, req mcp.Request, c *mcp.Cacheable) {
@@ -551,17 +549,17 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	// A resource the caller may not read is indistinguishable from one
 	// that does not exist.
 	if e == nil || !c.May(e.res.Tool) {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, resourceNotFound(c, uri)
 	}
 	v, err := e.res.Read(ctx, c, uri, params)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound) {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(c, uri)
 		}
 		var te *ToolError
 		if errors.As(err, &te) {
 			if te.Code == "not_found" {
-				return nil, mcp.ResourceNotFoundError(uri)
+				return nil, resourceNotFound(c, uri)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: te.Error()}
 		}

@@ -25,9 +25,8 @@ import (
 
 // toy is a small product exercising every framework feature.
 type toy struct {
-	st    *sqlite.Store
-	runs  atomic.Int64
-	items []string
+	st   *sqlite.Store
+	runs atomic.Int64
 }
 
 type noteArgs struct {
@@ -97,13 +96,12 @@ func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
 }
 
 type env struct {
-	path    string
-	st      *sqlite.Store
-	toy     *toy
-	srv     *mcpserver.Server
-	url     string
-	tokens  map[string]string
-	cleanup func()
+	path   string
+	st     *sqlite.Store
+	toy    *toy
+	srv    *mcpserver.Server
+	url    string
+	tokens map[string]string
 }
 
 func newEnv(t *testing.T, policy mcpserver.Policy) *env {

@@ -102,6 +102,7 @@ func inputs(t testing.TB, name string) plan.Inputs {
 // compares the text (NAME.txt) and the JSON (NAME.plan.json) with the
 // golden files; -update rewrites them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	docs, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +142,7 @@ func TestGolden(t *testing.T) {
 // as the language server's sidecar file allows; the step is then assumed to
 // get the status it expects.
 func TestResponsesWithoutStatus(t *testing.T) {
+	t.Parallel()
 	rs, err := plan.ParseResponses([]byte(`{"0": {"body": {"id": "p1"}}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
@@ -53,7 +54,7 @@ var products = []product{
 // organization always comes with its Inbox records; the other products add
 // theirs to it.
 func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
-	return inbox.Seed(a.ctx, a.store, a.now())
+	return inboxdemo.Seed(a.ctx, a.store, a.now())
 }
 
 // buildInbox builds the Inbox product over the pipeline's stages: they run

@@ -170,8 +170,8 @@ func execute(name string, data any) (string, error) {
 	return b.String(), nil
 }
 
-// Example is the worked example the system message shows: the seed's
-// complete example, in English.
+// Example is the worked example the system message shows: the complete
+// example (examples/workflows/payable.json), in English.
 const Example = `{
   "result": {"supplier": "ACME", "amount": 1250.5},
   "workflow": [

@@ -202,8 +202,8 @@ func TestDemoReceiverChecks(t *testing.T) {
 // asks that endpoint (here a stand-in whose first answer misspells a field),
 // the answer is repaired through the linter, printed, and run.
 func TestDemoAsksTheConfiguredModel(t *testing.T) {
-	broken := strings.Replace(examples.SeedComplete, `"expected_status"`, `"expected-status"`, 1)
-	model := standin.New(standin.Sequence(standin.Answer("```json\n"+broken+"\n```"), standin.Answer(examples.SeedComplete)))
+	broken := strings.Replace(examples.Payable, `"expected_status"`, `"expected-status"`, 1)
+	model := standin.New(standin.Sequence(standin.Answer("```json\n"+broken+"\n```"), standin.Answer(examples.Payable)))
 	model.APIKey = "sk-demo-test-51d0"
 	ms := httptest.NewServer(model)
 	defer ms.Close()

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -20,9 +19,6 @@ const (
 )
 
 var formats = [...]string{"text", "json", "sarif"}
-
-// Formats returns the output formats of the command line, as a new slice.
-func Formats() []string { return slices.Clone(formats[:]) }
 
 // CLI is the validate-workflow command line, shared by the validate-workflow
 // program and `kobana validate`.

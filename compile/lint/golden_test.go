@@ -49,6 +49,7 @@ func displayName(path string) string {
 }
 
 func TestEveryCodeHasAnInvalidExample(t *testing.T) {
+	t.Parallel()
 	examples := invalidExamples(t)
 	for _, code := range compile.AllCodes() {
 		if _, ok := examples[code]; !ok {
@@ -70,6 +71,7 @@ func TestEveryCodeHasAnInvalidExample(t *testing.T) {
 // compares the text and json outputs with the files next to it; run with
 // -update to rewrite them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for code, path := range invalidExamples(t) {
 		t.Run(code, func(t *testing.T) {
 			doc, err := os.ReadFile(path)
@@ -104,6 +106,7 @@ func TestGolden(t *testing.T) {
 // TestValidExamplesAreClean checks that the valid examples lint without a
 // single diagnostic, in every format.
 func TestValidExamplesAreClean(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no valid examples: %v", err)
@@ -131,6 +134,7 @@ func TestValidExamplesAreClean(t *testing.T) {
 // code (SARIF rules link to it by the code as anchor), followed by the
 // severity the compiler reports it with and the rule's summary.
 func TestDocsListEveryCode(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/lint.md")
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +153,7 @@ func TestDocsListEveryCode(t *testing.T) {
 // TestForwardReferenceFailsOnlyWithStrict: a forward reference is a
 // warning, so the linter passes the document unless -strict is given.
 func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(invalidDir, compile.CodeForwardReference+".json")
 	for _, tc := range []struct {
 		args []string

@@ -11,6 +11,7 @@ import (
 // settings (timeout, repair rounds, file inputs), refuse values out of
 // range naming the setting, and agents_get shows them.
 func TestAgentSettingsTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2025-11-25", nil)
 	r := h.Call(cs, "agents_create", map[string]any{"name": "Reader", "model": "claude-haiku-4-5", "system_message": "Read invoices.",

@@ -47,6 +47,7 @@ func snapshotTools(t *testing.T, role string) string {
 // Every era and transport shows each role the tools of its snapshot, and a
 // read-only token of an owner sees exactly what a viewer sees.
 func TestToolSetsByRoleAndScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	readTools, ownerTools := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	for _, era := range eras {
@@ -70,6 +71,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 }
 
 func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", yes)
 	for tool, args := range map[string]map[string]any{
@@ -95,6 +97,7 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 }
 
 func TestInboxLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var ib inbox.Inbox
@@ -155,6 +158,7 @@ func TestInboxLifecycle(t *testing.T) {
 }
 
 func TestListsFilterAndPage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var runs inboxmcp.AgentRunList
@@ -221,6 +225,7 @@ func TestListsFilterAndPage(t *testing.T) {
 
 // No tool output, resource or prompt ever carries a secret value.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
@@ -278,6 +283,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 }
 
 func TestWebhookCreateTestReplay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var created inboxmcp.WebhookSecret
@@ -317,6 +323,7 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 }
 
 func TestWorkflowsValidate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var v inboxmcp.Validation
@@ -346,6 +353,7 @@ func TestWorkflowsValidate(t *testing.T) {
 // Records created in the same instant (the test clock is frozen) page
 // without loss or repetition.
 func TestPagingWithEqualTimestamps(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	for _, lp := range []string{"a", "b", "c", "d", "e"} {
@@ -379,6 +387,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
 	if r := h.Call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
@@ -404,6 +413,7 @@ func TestPlanLimits(t *testing.T) {
 // Deleting an e-mail deletes its raw message where the product keeps it
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
