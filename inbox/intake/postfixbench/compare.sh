@@ -30,8 +30,10 @@
 #
 # Settings (environment): ROUNDS (5), MESSAGES_1 (500), MESSAGES_8 (2000),
 # SIZE (102400), RSS_MESSAGES (10000), BACKENDS ("sqlite postgres"),
-# KOBANA (a kobana binary to measure instead of building one), KEEP=1 (keep
-# the working directory, with kobana's logs, and say where).
+# KOBANA (a kobana binary to measure instead of building one), BASELINE (a
+# git revision, or a kobana binary, measured in the same rounds as
+# "baseline-BACKEND": before/after figures from one run), KEEP=1 (keep the
+# working directory, with kobana's logs, and say where).
 #
 # The demo workspace allows 5,000 e-mails a month: each round's kobana starts
 # on a fresh database, so every measured message is accepted (an e-mail
@@ -164,12 +166,19 @@ if [ -z "${KOBANA:-}" ]; then
 	go build -o "$work/kobana" ./cmd/kobana
 	KOBANA=$work/kobana
 fi
+if [ -n "${BASELINE:-}" ] && [ ! -x "$BASELINE" ]; then
+	git worktree add --detach "$work/baseline-src" "$BASELINE" >/dev/null
+	(cd "$work/baseline-src" && go build -o "$work/baseline" ./cmd/kobana)
+	git worktree remove --force "$work/baseline-src"
+	BASELINE=$work/baseline
+fi
 kobana_pid=""
 kobana_n=0
 kobana_db=""
 kobana_dir=""
-# start_kobana BACKEND starts kobana serve on a fresh database.
+# start_kobana BACKEND [BINARY] starts kobana serve on a fresh database.
 start_kobana() {
+	local bin=${2:-$KOBANA}
 	kobana_n=$((kobana_n + 1))
 	local dir=$work/kobana-$kobana_n db
 	kobana_dir=$dir
@@ -182,7 +191,7 @@ start_kobana() {
 		;;
 	esac
 	kobana_db=$db
-	"$KOBANA" serve -v -db "$db" -messages "$dir/messages" -demo -smtp "127.0.0.1:$port_kobana" -process=false \
+	"$bin" serve -v -db "$db" -messages "$dir/messages" -demo -smtp "127.0.0.1:$port_kobana" -process=false \
 		-dns "127.0.0.1:$port_dns" -smtp-hostname mx.bench.test >"$dir/out.log" 2>&1 &
 	kobana_pid=$!
 	pids+=("$kobana_pid")
@@ -232,8 +241,11 @@ results=$work/results
 : >"$results"
 targets=(postfix sink)
 for b in $BACKENDS; do targets+=("kobana-$b"); done
+if [ -n "${BASELINE:-}" ]; then
+	for b in $BACKENDS; do targets+=("baseline-$b"); done
+fi
 
-echo "servers: Postfix $(postconf -d -h mail_version) (own instance on :$port_postfix), smtp-sink, kobana ($KOBANA) on ${BACKENDS}"
+echo "servers: Postfix $(postconf -d -h mail_version) (own instance on :$port_postfix), smtp-sink, kobana ($KOBANA) on ${BACKENDS}${BASELINE:+, and the baseline ($BASELINE)}"
 echo "messages of $SIZE bytes, one per connection; $ROUNDS rounds of $MESSAGES_1 at 1 session and $MESSAGES_8 at 8"
 for round in $(seq "$ROUNDS"); do
 	# Rotate the order so no server always runs first (or right after another).
@@ -248,11 +260,15 @@ for round in $(seq "$ROUNDS"); do
 			start_kobana "${t#kobana-}"
 			port=$port_kobana
 			;;
+		baseline-*)
+			start_kobana "${t#baseline-}" "$BASELINE"
+			port=$port_kobana
+			;;
 		esac
 		r1=$(send "$port" 1 "$MESSAGES_1" "$rcpt")
 		r8=$(send "$port" 8 "$MESSAGES_8" "$rcpt")
 		hwm=""
-		if [[ $t == kobana-* ]]; then
+		if [[ $t == kobana-* || $t == baseline-* ]]; then
 			hwm=$(status_kb VmHWM)
 			kept=$(stored)
 			stop_kobana
@@ -268,7 +284,7 @@ done
 
 echo
 echo "summary (median, min-max over $ROUNDS rounds; ratios paired within each round):"
-awk -v backends="$BACKENDS" '
+awk -v backends="$BACKENDS" -v baseline="${BASELINE:+1}" '
 function sortn(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
 function stats(name, a, n,   m) {
 	sortn(a, n)
@@ -283,8 +299,10 @@ END {
 		n = 0; for (r = 1; r <= nr; r++) a[++n] = rate8[r, t]; stats(t " msgs/s, 8 sessions", a, n)
 	}
 	split(backends, bs, " ")
-	for (i in bs) {
-		k = "kobana-" bs[i]
+	nk = 0
+	for (i in bs) { keys[++nk] = "kobana-" bs[i]; if (baseline) keys[++nk] = "baseline-" bs[i] }
+	for (j = 1; j <= nk; j++) {
+		k = keys[j]
 		n = 0; for (r = 1; r <= nr; r++) a[++n] = rate1[r, k] / rate1[r, "postfix"]; stats(k " / postfix, 1 session", a, n)
 		n = 0; for (r = 1; r <= nr; r++) a[++n] = rate8[r, k] / rate8[r, "postfix"]; stats(k " / postfix, 8 sessions", a, n)
 		n = 0; for (r = 1; r <= nr; r++) a[++n] = rate1[r, k] / rate1[r, "sink"]; stats(k " / smtp-sink, 1 session", a, n)
@@ -295,11 +313,18 @@ END {
 
 if [ "$RSS_MESSAGES" -gt 0 ]; then
 	echo
+	echo "memory (RSS counts the mapped executable's pages; anonymous is the process's own memory):"
 	for b in $BACKENDS; do
-		start_kobana "$b"
-		rate=$(send "$port_kobana" 8 "$RSS_MESSAGES" "$rcpt")
-		printf 'memory: kobana-%s after %d messages (8 sessions, %s/s): RSS %d MiB, peak %d MiB\n' \
-			"$b" "$RSS_MESSAGES" "$rate" $(($(status_kb VmRSS) / 1024)) $(($(status_kb VmHWM) / 1024))
-		stop_kobana
+		for who in kobana ${BASELINE:+baseline}; do
+			bin=$KOBANA
+			[ "$who" = baseline ] && bin=$BASELINE
+			start_kobana "$b" "$bin"
+			idle=$(status_kb RssAnon)
+			rate=$(send "$port_kobana" 8 "$RSS_MESSAGES" "$rcpt")
+			printf '  %s-%s after %d messages (8 sessions, %s/s): RSS %d MiB (peak %d), anonymous %d MiB (%d at start)\n' \
+				"$who" "$b" "$RSS_MESSAGES" "$rate" $(($(status_kb VmRSS) / 1024)) $(($(status_kb VmHWM) / 1024)) \
+				$(($(status_kb RssAnon) / 1024)) $((idle / 1024))
+			stop_kobana
+		done
 	done
 fi
