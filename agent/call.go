@@ -82,8 +82,6 @@ type failure struct {
 	hasAfter bool
 }
 
-func (f *failure) Error() string { return f.msg }
-
 // request is one round's request, sent as many times as its retries need.
 type request struct {
 	endpoint Endpoint
