@@ -18,6 +18,9 @@ const (
 	// EventEmailRejected: an e-mail was refused (sender, filters or
 	// attachment rules) and recorded with the reason; no agent ran.
 	EventEmailRejected = "email.rejected"
+	// EventEmailDuplicate: a copy of an e-mail the inbox had already
+	// received was recorded as its duplicate; no agent ran.
+	EventEmailDuplicate = "email.duplicate"
 	// EventEmailProcessed: the agent (and the workflow, if any) succeeded.
 	EventEmailProcessed = "email.processed"
 	// EventEmailFailed: the agent run or its workflow failed.

@@ -33,6 +33,12 @@ const (
 	// EmailRejected: the inbox refused it (sender, filters or attachment
 	// rules); StatusDetail says why and no agent ran.
 	EmailRejected = "rejected"
+	// EmailDuplicate: another copy of a message the inbox had already
+	// received (the same Message-ID, or the same bytes when it has none),
+	// as a sender whose 250 was lost sends it again; DuplicateOf names the
+	// first copy, StatusDetail says how it was matched, and no agent ran
+	// (emails_reprocess runs it on purpose).
+	EmailDuplicate = "duplicate"
 )
 
 // Statuses of an agent run: the words of a run's record (package
@@ -198,11 +204,22 @@ type SenderAuth struct {
 	// EnvelopeFrom is the SMTP MAIL FROM address ("" for a bounce, or when
 	// the e-mail came over HTTP).
 	EnvelopeFrom string `json:"envelope_from,omitempty"`
-	// Client is the address of the connecting SMTP client, when there was one.
-	Client string      `json:"client,omitempty"`
-	SPF    AuthCheck   `json:"spf"`
-	DKIM   []AuthCheck `json:"dkim"`
-	DMARC  AuthCheck   `json:"dmarc"`
+	// Client is the address of the SMTP client judged, when there was one:
+	// the connecting client, or the one a trusted relay received the
+	// message from (Relay).
+	Client string `json:"client,omitempty"`
+	// Helo is Client's HELO/EHLO name.
+	Helo string `json:"helo,omitempty"`
+	// Relay is the address of the trusted relay that handed the message
+	// over, when one did.
+	Relay string `json:"relay,omitempty"`
+	// NullSender says the message came over SMTP with the null reverse path
+	// (MAIL FROM:<>): a bounce, a delivery report or an automatic response
+	// (RFC 5321 §4.5.5, RFC 3834 §3.1.9).
+	NullSender bool        `json:"null_sender,omitempty"`
+	SPF        AuthCheck   `json:"spf"`
+	DKIM       []AuthCheck `json:"dkim"`
+	DMARC      AuthCheck   `json:"dmarc"`
 	// AuthenticatedFrom is the From address when DMARC passed (the From
 	// domain is aligned with a passing SPF or DKIM identity), lower-cased;
 	// empty when the sender is not authenticated. It is the identity an
@@ -230,8 +247,11 @@ type Email struct {
 	SizeBytes int         `json:"size_bytes"`
 	// Status is one of the Email* constants; StatusDetail says why an e-mail
 	// failed (the agent run's cause) or was rejected (the Rejection).
-	Status        string `json:"status"`
-	StatusDetail  string `json:"status_detail,omitempty"`
+	Status       string `json:"status"`
+	StatusDetail string `json:"status_detail,omitempty"`
+	// DuplicateOf is the e-mail this one is a copy of (status
+	// EmailDuplicate).
+	DuplicateOf   string `json:"duplicate_of,omitempty"`
 	AgentRunID    string `json:"agent_run_id,omitempty"`
 	WorkflowRunID string `json:"workflow_run_id,omitempty"`
 	// NextAttemptAt, on a pending e-mail, is when its agent runs again: its
@@ -244,6 +264,13 @@ type Email struct {
 	// its attachments can no longer be read. PurgedAt says when.
 	Purged   bool      `json:"purged,omitempty"`
 	PurgedAt time.Time `json:"purged_at,omitzero"`
+}
+
+// MarkDuplicate marks an e-mail as another copy of e-mail of: status
+// EmailDuplicate, DuplicateOf, and how the copies were matched (detail) as
+// its status detail.
+func (e *Email) MarkDuplicate(of, detail string) {
+	e.Status, e.DuplicateOf, e.StatusDetail = EmailDuplicate, of, detail
 }
 
 // Key implements Document: e-mails are listed by inbox and status.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +142,15 @@ type Intake struct {
 	// DNSServer (HOST:PORT) answers the SPF, DKIM and DMARC checks'
 	// queries (default: the system's resolver).
 	DNSServer string
+	// TrustedRelays are the networks of gateways that hand the server mail
+	// they received; TrustedAuthservIDs the authserv-ids of their
+	// Authentication-Results to take SPF from (senderauth.Checker).
+	TrustedRelays      []netip.Prefix
+	TrustedAuthservIDs []string
+	// DedupWindow is how long an inbox takes another copy of a message it
+	// received for a duplicate (0: intake.DefaultDedupWindow; negative:
+	// never).
+	DedupWindow time.Duration
 }
 
 // ProductNames are the names of the products a server can serve, in the

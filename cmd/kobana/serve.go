@@ -81,6 +81,11 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
 	fs.Int64Var(&in.MaxMessageBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
 	fs.StringVar(&in.DNSServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
+	var relays allowFlag
+	var authservIDs listFlag
+	fs.Var(&relays, "smtp-trusted-relay", "a network (CIDR) of gateways that hand this server mail they received, e.g. a Postfix in front: for their mail, SPF is judged for the client their Received field names (repeatable; nobody else's Received or Authentication-Results fields count)")
+	fs.Var(&authservIDs, "smtp-trusted-authserv-id", "the authserv-id of a trusted relay's Authentication-Results: its SPF result is taken instead of checking SPF again (repeatable; needs -smtp-trusted-relay; DKIM is always verified here)")
+	fs.DurationVar(&in.DedupWindow, "dedup-window", intake.DefaultDedupWindow, "how long an inbox takes a message with a Message-ID it received (or, without one, the same bytes) for another copy, recorded as a duplicate and not processed (0: never)")
 	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
 
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
@@ -137,6 +142,16 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		if strings.Trim(in.Domain, ".") == "" {
 			return fail("-mail-domain must name a domain")
 		}
+		if len(authservIDs) > 0 && len(relays) == 0 {
+			return fail("-smtp-trusted-authserv-id needs -smtp-trusted-relay: only a trusted relay's fields are read")
+		}
+		if in.DedupWindow < 0 {
+			return fail("-dedup-window must not be negative, got %v", in.DedupWindow)
+		}
+		if in.DedupWindow == 0 {
+			in.DedupWindow = -1 // never
+		}
+		in.TrustedRelays, in.TrustedAuthservIDs = relays, authservIDs
 		f.cfg.Intake = &in
 	} else if certFile != "" || keyFile != "" {
 		return fail("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")

@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
@@ -32,8 +33,10 @@ type Config struct {
 	// workers on it and the retention job among its periodic jobs, so call
 	// New before Queue.Start.
 	Queue *queue.Queue
-	// Raw is where the raw messages are kept (Files or LargeObjects).
-	Raw RawMessages
+	// Raw is where the raw messages are kept (mailstore.Dir or
+	// mailstore.LargeObjects, the storage the intake keeps them in; with
+	// mailstore.WithBlobs for messages kept in the store's blobs).
+	Raw mailstore.Store
 	// Agents runs an inbox's agent on an e-mail: the model client, or a
 	// ScriptedAgent. It is the one place the model plugs in.
 	Agents inbox.AgentRunner

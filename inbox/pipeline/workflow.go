@@ -218,25 +218,13 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 			return nil, fmt.Errorf("%w: the raw message of e-mail %s was purged by retention%s, so its attachments can no longer be read", eml.ErrUnreadable, e.ID, when)
 		}
 	}
-	if index != nil {
-		return func() (resolve.Attachments, error) {
-			m, err := eml.NewIndexed(msg, msg.Size(), index)
-			if errors.Is(err, eml.ErrBadIndex) {
-				// The index does not describe the stored bytes: read them.
-				m, err = eml.New(msg, msg.Size())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
-			}
-			return m, nil
-		}
-	}
+	open := resolve.EMLIndexed(msg, msg.Size(), index)
 	return func() (resolve.Attachments, error) {
-		m, err := eml.New(msg, msg.Size())
+		a, err := open()
 		if err != nil {
 			return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
 		}
-		return m, nil
+		return a, nil
 	}
 }
 

@@ -92,7 +92,7 @@ func (p *Product) tools() []mcpserver.Tool {
 			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
 			p.inboxesRemoveRecipient), p.checkRecipientChange),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolEmailsList, Title: "List e-mails",
-			Description: "Lists received e-mails, most recent first, optionally of one inbox or in one status (pending, processed, failed, rejected). Each item has the sender, subject, number of attachments and the agent run that processed it. Use emails_get for the body.",
+			Description: "Lists received e-mails, most recent first, optionally of one inbox or in one status (pending, processed, failed, rejected, duplicate). Each item has the sender, subject, number of attachments, the agent run that processed it, and for a duplicate the e-mail it is a copy of. Use emails_get for the body.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.emailsList),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolEmailsGet, Title: "Get e-mail",

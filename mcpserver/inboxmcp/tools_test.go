@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -547,5 +548,36 @@ func TestValidateWithTheWorkspace(t *testing.T) {
 	}
 	if got := codes(map[string]any{"document": plain}); got != nil {
 		t.Errorf("without an agent: %v", got)
+	}
+}
+
+// A duplicate the intake recorded (another copy of an e-mail the inbox had
+// received) shows in listings, filtered by its status, with the e-mail it
+// copies; emails_get says how the copies matched.
+func TestDuplicatesAreListedWithTheirOriginal(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	repo := inbox.NewRepo(h.st)
+	first, err := repo.Emails.Get(ctx, demo.Workspace, "eml_inv_00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := first
+	dup.ID, dup.AgentRunID, dup.WorkflowRunID = "eml_dup_001", "", ""
+	dup.ReceivedAt = first.ReceivedAt.Add(time.Minute)
+	dup.MarkDuplicate(first.ID, "another copy of "+first.ID+": the same Message-ID and the same bytes")
+	if err := repo.Emails.Create(ctx, demo.Workspace, dup); err != nil {
+		t.Fatal(err)
+	}
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var list inboxmcp.EmailList
+	structured(t, h.Call(cs, "emails_list", map[string]any{"status": "duplicate"}), &list)
+	if len(list.Emails) != 1 || list.Emails[0].ID != dup.ID || list.Emails[0].DuplicateOf != first.ID || list.Emails[0].Status != inbox.EmailDuplicate {
+		t.Fatalf("duplicates listed: %+v, want %s as a copy of %s", list.Emails, dup.ID, first.ID)
+	}
+	var got inbox.Email
+	structured(t, h.Call(cs, "emails_get", map[string]any{"id": dup.ID}), &got)
+	if got.DuplicateOf != first.ID || !strings.Contains(got.StatusDetail, "the same Message-ID") {
+		t.Fatalf("emails_get: duplicate_of %q, detail %q", got.DuplicateOf, got.StatusDetail)
 	}
 }
