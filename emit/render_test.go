@@ -373,3 +373,33 @@ func TestNoBody(t *testing.T) {
 		t.Error("body")
 	}
 }
+
+// TestRecordSecrets: a request carries the secrets its placeholders
+// substitute, wherever they stand, and a secret value echoed back by an
+// earlier response and forwarded; not the secrets of other steps.
+func TestRecordSecrets(t *testing.T) {
+	t.Parallel()
+	p := plan(t, `{"result": 1, "workflow": [
+  {"type": "request", "url": "https://a.example/x"},
+  {"type": "request", "url": "https://b.example/${{secrets.FINANCE_API_URL}}", "headers": {"X-T": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://c.example/x", "body": {"echo": "${{steps.0.response.body.token}}"}},
+  {"type": "request", "url": "https://c.example/x", "form": {"f": "${{secrets.SLACK_WEBHOOK_URL}}"}},
+  {"type": "request", "url": "https://c.example/x", "body": "no secret here"}
+]}`)
+	s := scope(pdfAttachments())
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"token": "tok-123"}`)}})
+	for i, want := range [][]string{1: {"FINANCE_API_URL", "FINANCE_TOKEN"}, 2: {"FINANCE_TOKEN"}, 3: {"SLACK_WEBHOOK_URL"}, 4: nil} {
+		if i == 0 {
+			continue
+		}
+		s.Begin(i, time.Now())
+		req, err := emit.Render(p.Steps[i], s)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got := req.Secrets(); !cmp.Equal(got, want) {
+			t.Errorf("step %d carries %v, want %v", i, got, want)
+		}
+	}
+}

@@ -275,7 +275,10 @@ func TestQuickFixes(t *testing.T) {
 	}
 }
 
-func TestSecretNamesWarning(t *testing.T) {
+// TestSecretNamesError: with the workspace's names known, a reference to
+// another name is the compiler's secrets-unknown-name error, with its
+// did-you-mean as a quick fix.
+func TestSecretNamesError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "ws")
@@ -292,7 +295,7 @@ func TestSecretNamesWarning(t *testing.T) {
 	}
 	uri := "file://" + filepath.ToSlash(filepath.Join(sub, "w.json"))
 	ds := c.open(uri, strings.Replace(payable, "secrets.SLACK_WEBHOOK_URL", "secrets.SLACK_WEBHOK_URL", 1))
-	if len(ds) != 1 || ds[0].Code != codeUnknownSecret || ds[0].Severity != severityWarning || ds[0].Data == nil || ds[0].Data.Suggestion != "${{secrets.SLACK_WEBHOOK_URL}}" {
+	if len(ds) != 1 || ds[0].Code != compile.CodeUnknownSecret || ds[0].Severity != severityError || ds[0].Data == nil || ds[0].Data.Suggestion != "${{secrets.SLACK_WEBHOOK_URL}}" {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
 	// The ignored line is reported by number, its value never.
@@ -390,5 +393,30 @@ func TestSecretNamesFileFormat(t *testing.T) {
 		if got := labels(list); !slices.Equal(got, []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}) {
 			t.Errorf("%s: secret names offered: %v", content, got)
 		}
+	}
+}
+
+// TestPolicyFromTheClient: a policy given in initializationOptions makes a
+// step that sends a secret to a literal host outside its destinations an
+// error, as validate-workflow -policy and the Inbox report it.
+func TestPolicyFromTheClient(t *testing.T) {
+	t.Parallel()
+	c, _ := startServer(t, Options{})
+	if err := c.call("initialize", map[string]any{"capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"policy": map[string]any{"secrets": map[string]any{"FINANCE_TOKEN": []string{"erp.example.com"}}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(payable, "https://erp.example.com/payables\"", "https://evil.example/payables\"", 1)
+	if doc == payable {
+		t.Fatal("the example changed: no url to replace")
+	}
+	ds := c.open("file:///w.json", doc)
+	if len(ds) != 1 || ds[0].Code != compile.CodeSecretDestination || ds[0].Severity != severityError || !strings.Contains(ds[0].Message, "evil.example is not one of its destinations") {
+		t.Fatalf("diagnostics: %+v", ds)
+	}
+	c2, _ := startServer(t, Options{})
+	err := c2.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"policy": map[string]any{"egress": "x"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "initializationOptions.policy: egress: destinations are a list") {
+		t.Errorf("an unreadable policy: %v", err)
 	}
 }

@@ -13,6 +13,6 @@ func TestLeanDependencies(t *testing.T) {
 	t.Parallel()
 	leandeps.Check(t, ".", "plan", leandeps.Rules{
 		Banned:  leandeps.Heavy(),
-		Allowed: []string{"lang", "compile", "runrecord", "resolve", "emit", "executor/guard", "internal/", "plan"},
+		Allowed: []string{"lang", "egress", "compile", "runrecord", "resolve", "emit", "executor/guard", "internal/", "plan"},
 	})
 }

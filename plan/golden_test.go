@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/internal/golden"
 	"github.com/kobana/workflow/plan"
@@ -32,6 +33,7 @@ type goldenInputs struct {
 	ResponsesFile string                  `json:"responses_file"`
 	Allow         []string                `json:"allow"`
 	Lookup        map[string][]netip.Addr `json:"lookup"`
+	Policy        json.RawMessage         `json:"policy"`
 }
 
 // inputs reads testdata/NAME.inputs.json, if any.
@@ -85,6 +87,11 @@ func inputs(t testing.TB, name string) plan.Inputs {
 		in.Guard = &guard.Guard{}
 		for _, a := range gi.Allow {
 			in.Guard.Allow = append(in.Guard.Allow, netip.MustParsePrefix(a))
+		}
+	}
+	if len(gi.Policy) > 0 {
+		if in.Policy, err = egress.ParsePolicy(gi.Policy); err != nil {
+			t.Fatalf("%s.inputs.json: policy: %v", name, err)
 		}
 	}
 	if gi.Lookup != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,12 @@ type Config struct {
 	// (default inbox.DefaultMailDomain). A workspace with a mail domain of
 	// its own (inbox.ClaimMailDomain) receives at LOCAL@ITS_DOMAIN as well.
 	MailDomain string
+	// AgentRetrySchedule is the delay before each new run of an e-mail's
+	// agent after a run that failed for a cause that may pass (the model
+	// unavailable, rate-limited, not answering in time): nil means
+	// pipeline.DefaultAgentRetrySchedule, an empty one fails such an
+	// e-mail at once.
+	AgentRetrySchedule []time.Duration
 	// Outbound is how the workflows' requests and the webhook deliveries
 	// reach the network (a dialer and TLS settings); the guard checks every
 	// connection it opens. The zero value dials each host as named.
@@ -178,6 +185,15 @@ type Intake struct {
 	// DNSServer (HOST:PORT) answers the SPF, DKIM and DMARC checks'
 	// queries (default: the system's resolver).
 	DNSServer string
+	// TrustedRelays are the networks of gateways that hand the server mail
+	// they received; TrustedAuthservIDs the authserv-ids of their
+	// Authentication-Results to take SPF from (senderauth.Checker).
+	TrustedRelays      []netip.Prefix
+	TrustedAuthservIDs []string
+	// DedupWindow is how long an inbox takes another copy of a message it
+	// received for a duplicate (0: intake.DefaultDedupWindow; negative:
+	// never).
+	DedupWindow time.Duration
 }
 
 // ProductNames are the names of the products a server can serve, in the

@@ -54,29 +54,35 @@ func (s *intakeService) listen(a *assembly) error {
 	if err != nil {
 		return err
 	}
-	if files, ok := st.keep.(intake.Files); ok {
-		now := time.Now()
-		if n, err := files.Sweep(a.ctx, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
-			return fmt.Errorf("sweeping %s: %w", st.dir, err)
-		} else if n > 0 {
-			a.log.Info("intake: removed what an earlier crash left", "files", n)
-		}
+	now := time.Now()
+	if n, err := intake.Sweep(a.ctx, st.raw, a.store, now.Add(-14*24*time.Hour), now.Add(-s.sweepAfter)); err != nil {
+		return fmt.Errorf("sweeping the raw messages: %w", err)
+	} else if n > 0 {
+		a.log.Info("intake: removed what an earlier crash left", "files", n)
 	}
 	s.queue = st.queue
-	checker := &senderauth.Checker{}
+	var resolver senderauth.Resolver = net.DefaultResolver
 	if s.cfg.DNSServer != "" {
-		checker.Resolver = senderauth.NewResolver(s.cfg.DNSServer)
+		resolver = senderauth.NewResolver(s.cfg.DNSServer)
 	}
+	// The same sender's records are asked for at every message.
+	checker := &senderauth.Checker{Resolver: senderauth.NewCachingResolver(resolver, time.Minute),
+		TrustedRelays: s.cfg.TrustedRelays, TrustedAuthservIDs: s.cfg.TrustedAuthservIDs}
 	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
-	rec := &intake.StoreRecorder{Store: a.store, Raw: st.keep, Queue: s.queue, Logger: a.log, Events: a.notify}
+	rec := &intake.StoreRecorder{Store: a.store, Raw: st.raw, Queue: s.queue, Logger: a.log, Events: a.notify, DedupWindow: s.cfg.DedupWindow}
+	if !st.embedded {
+		// PostgreSQL commits concurrent transactions in parallel (the
+		// embedded store has one writer).
+		rec.Batches = 2
+	}
 	if s.cfg.HTTP {
-		h := intake.NewHandler(intake.HTTPConfig{MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log, Observe: a.intakeObserver("http")}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.spooler, checker)
+		h := intake.NewHandler(intake.HTTPConfig{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log, Observe: a.intakeObserver("http")}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.raw, checker)
 		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
 	}
 	if s.cfg.SMTPAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp")}, dir, rec, st.spooler, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp")}, dir, rec, st.raw, checker)
 	if s.ln, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
 		return err
 	}

@@ -32,12 +32,10 @@ import (
 // objects in PostgreSQL).
 type inboxStorage struct {
 	queue *queue.Queue
-	// raw serves the pipeline and the product; the demo's seeded e-mails
-	// are read from the store's blobs.
-	raw pipeline.RawMessages
-	// keep and spooler are the intake's side of the same storage.
-	keep    intake.RawStore
-	spooler intake.Spooler
+	// raw is the raw messages, for the intake, the pipeline and the
+	// product alike; the demo's seeded e-mails are read from the store's
+	// blobs.
+	raw mailstore.Store
 	// dir is the message directory (embedded store only).
 	dir string
 	// embedded says the store is the SQLite file: one process works its
@@ -70,7 +68,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.raw, s.keep, s.spooler = pipeline.Files{Dir: d}, intake.Files{Dir: d}, d
+		s.raw = d
 		if s.queue, err = queue.OpenSQLite(a.ctx, st.SQLDB(), qcfg); err != nil {
 			return nil, err
 		}
@@ -79,14 +77,14 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		if err := lo.Migrate(a.ctx); err != nil {
 			return nil, err
 		}
-		s.raw, s.keep, s.spooler = pipeline.LargeObjects{Objects: lo}, intake.LargeObjects{Objects: lo}, lo
+		s.raw = lo
 		if s.queue, err = queue.OpenPostgres(a.ctx, st.PgxPool(), qcfg); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("the Inbox needs the embedded or the PostgreSQL store, not %T", a.store)
 	}
-	s.raw = pipeline.WithBlobs(s.raw, a.store)
+	s.raw = mailstore.WithBlobs(s.raw, a.store)
 	a.inbox = s
 	return s, nil
 }
@@ -126,10 +124,11 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		Index: func(ctx context.Context, workspace, emailID string) (*eml.Index, error) {
 			return intake.LoadIndex(ctx, a.store, workspace, emailID)
 		},
-		Executor: executor.Options{Guard: a.guard, Network: a.cfg.Outbound},
-		AppURL:   a.publicURL,
-		Logger:   a.log,
-		Observer: pipelineObserver{a},
+		Executor:           executor.Options{Guard: a.guard, Network: a.cfg.Outbound},
+		AgentRetrySchedule: a.cfg.AgentRetrySchedule,
+		AppURL:             a.publicURL,
+		Logger:             a.log,
+		Observer:           pipelineObserver{a},
 	})
 	if err != nil {
 		return nil, err

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
@@ -80,6 +83,9 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 	if agents == nil {
 		agents = agentRunner(a.notices, a.cfg.Agents, a.log)
 	}
+	if a.cfg.Process {
+		describeRetries(a.notices, a.cfg.AgentRetrySchedule)
+	}
 	pl, err := a.newPipeline(agents)
 	if err != nil {
 		return nil, err
@@ -112,4 +118,22 @@ func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRun
 		fmt.Fprintln(w, "agents: "+l)
 	}
 	return &agent.Runner{Config: cfg, Logger: log}
+}
+
+// describeRetries tells the person running the server when an e-mail
+// whose agent failed for a cause that may pass is tried again.
+func describeRetries(w io.Writer, schedule []time.Duration) {
+	if schedule == nil {
+		schedule = pipeline.DefaultAgentRetrySchedule
+	}
+	if len(schedule) == 0 {
+		fmt.Fprintln(w, "agents: a run that fails because the model is unavailable, rate-limited or slow fails its e-mail at once (-agent-retry-schedule none)")
+		return
+	}
+	var total time.Duration
+	parts := make([]string, len(schedule))
+	for i, d := range schedule {
+		parts[i], total = d.String(), total+d
+	}
+	fmt.Fprintf(w, "agents: a run that fails because the model is unavailable, rate-limited or slow is tried again after %s (%d more runs over %s, -agent-retry-schedule)\n", strings.Join(parts, ", "), len(schedule), total)
 }

@@ -219,7 +219,7 @@ func TestDemoAsksTheConfiguredModel(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{
-		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, response format json_schema)",
+		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, portable family, response format json_schema)",
 		"agent run: succeeded after 2 requests, 1 repair round,",
 		"The model answered (validated by the platform's linter before anything runs):",
 		`      "label": "crea la cuenta a pagar",`,

@@ -492,7 +492,7 @@ func TestRunDiagnosticsCaretUnderRedactedSnippet(t *testing.T) {
 		name, doc, want string // want: the printed text the underline must cover
 	}{
 		{"secret before the range",
-			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Token": "` + testToken + `", "Host": "a"}}]}`,
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Trace": "` + testToken + `", "Host": "a"}}]}`,
 			`"Host"`},
 		{"secret is the range",
 			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "` + testToken + `": 1}]}`,

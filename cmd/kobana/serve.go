@@ -72,6 +72,8 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	selected := fs.String("products", strings.Join(names, ","), "comma-separated products to serve: "+strings.Join(names, ", "))
 	var models agent.Flags
 	models.Register(fs)
+	var retries scheduleFlag
+	fs.Var(&retries, "agent-retry-schedule", "delays before each new run of an e-mail whose agent failed because the model was unavailable, rate-limited or slow, comma-separated, e.g. 1m,5m,15m,30m,1h,2h,4h,8h (the default), or none to fail such e-mail at once")
 
 	var h server.HTTP
 	var hosts, origins listFlag
@@ -92,6 +94,11 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
 	fs.Int64Var(&in.MaxMessageBytes, "max-message-bytes", intake.DefaultMaxMessageBytes, "largest message accepted, in bytes (SMTP 552, HTTP 413 beyond)")
 	fs.StringVar(&in.DNSServer, "dns", "", "DNS server (HOST:PORT) for the SPF, DKIM and DMARC checks (default: the system's resolver)")
+	var relays allowFlag
+	var authservIDs listFlag
+	fs.Var(&relays, "smtp-trusted-relay", "a network (CIDR) of gateways that hand this server mail they received, e.g. a Postfix in front: for their mail, SPF is judged for the client their Received field names (repeatable; nobody else's Received or Authentication-Results fields count)")
+	fs.Var(&authservIDs, "smtp-trusted-authserv-id", "the authserv-id of a trusted relay's Authentication-Results: its SPF result is taken instead of checking SPF again (repeatable; needs -smtp-trusted-relay; DKIM is always verified here)")
+	fs.DurationVar(&in.DedupWindow, "dedup-window", intake.DefaultDedupWindow, "how long an inbox takes a message with a Message-ID it received (or, without one, the same bytes) for another copy, recorded as a duplicate and not processed (0: never)")
 	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (default: true with -http or -smtp, false for -stdio alone; false: a process that only serves and receives, beside others that process)")
 	fs.DurationVar(&f.cfg.StopGrace, "grace", server.DefaultStopGrace, "on SIGTERM or SIGINT, how long the work in flight (jobs, requests, mail being received) may take to finish before serve exits; what is still running then is recorded as a crash would leave it, and resumes at the next start")
 
@@ -115,6 +122,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		}
 	}
 	f.cfg.Guard = &guard.Guard{Allow: allow}
+	f.cfg.AgentRetrySchedule = retries.schedule()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fail("-log-level %q: debug, info, warn or error", *logLevel)
@@ -171,6 +179,16 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 		if in.MaxMessageBytes <= 0 {
 			return fail("-max-message-bytes must be positive, got %d", in.MaxMessageBytes)
 		}
+		if len(authservIDs) > 0 && len(relays) == 0 {
+			return fail("-smtp-trusted-authserv-id needs -smtp-trusted-relay: only a trusted relay's fields are read")
+		}
+		if in.DedupWindow < 0 {
+			return fail("-dedup-window must not be negative, got %v", in.DedupWindow)
+		}
+		if in.DedupWindow == 0 {
+			in.DedupWindow = -1 // never
+		}
+		in.TrustedRelays, in.TrustedAuthservIDs = relays, authservIDs
 		f.cfg.Intake = &in
 	} else if certFile != "" || keyFile != "" {
 		return fail("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")

@@ -151,6 +151,9 @@ func TestServeIntakeUsageErrors(t *testing.T) {
 		{[]string{"-smtp", "127.0.0.1:0", "-smtp-tls-cert", "nope.pem", "-smtp-tls-key", "nope.key"}, "-smtp-tls-cert/-smtp-tls-key"},
 		{[]string{"-smtp", "127.0.0.1:0", "-max-message-bytes", "0"}, "-max-message-bytes must be positive"},
 		{[]string{"-http", "127.0.0.1:0", "-smtp-tls-key", "k.pem"}, "need -smtp ADDR"},
+		{[]string{"-smtp", "127.0.0.1:0", "-smtp-trusted-relay", "10.0.0.0"}, "not a network in CIDR notation"},
+		{[]string{"-smtp", "127.0.0.1:0", "-smtp-trusted-authserv-id", "relay.example"}, "-smtp-trusted-authserv-id needs -smtp-trusted-relay"},
+		{[]string{"-smtp", "127.0.0.1:0", "-dedup-window", "-1h"}, "-dedup-window must not be negative"},
 	} {
 		var out, stderr serveBuffer
 		c2 := &Command{Stdout: &out, Stderr: &stderr, Context: t.Context()}

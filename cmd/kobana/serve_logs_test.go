@@ -36,7 +36,6 @@ func TestServeLogsEachTransactionAndNoSecret(t *testing.T) {
 	close(rv.release)
 	doc := fmt.Sprintf(`{"result": {"supplier": "ACME"}, "workflow": [
   {"type": "request", "label": "create the payable", "method": "POST", "url": %q,
-   "headers": {"Authorization": "Bearer ${{secrets.ERP_TOKEN}}"},
    "body": {"email_id": "${{kobana.email_id}}"}, "expected_status": 201}]}`, rv.URL+"/payables")
 	model := standin.New(standin.Always(standin.Answer(doc)))
 	model.APIKey = modelKey

@@ -272,7 +272,10 @@ func TestSARIFOfEveryExample(t *testing.T) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	reports := lint.Files(paths...)
+	reports := make([]lint.Report, len(paths))
+	for i, p := range paths {
+		reports[i] = lint.ReadFileWith(p, exampleOptions(t, p))
+	}
 	var buf bytes.Buffer
 	if err := lint.WriteSARIF(&buf, reports); err != nil {
 		t.Fatal(err)
@@ -330,7 +333,7 @@ func TestRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range compile.Lint(doc) {
+		for _, d := range compile.LintWith(doc, exampleOptions(t, path)) {
 			if d.Code != code {
 				continue
 			}

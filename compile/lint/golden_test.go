@@ -10,7 +10,9 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/internal/golden"
+	"github.com/kobana/workflow/internal/secretnames"
 )
 
 const (
@@ -39,6 +41,30 @@ func invalidExamples(t *testing.T) map[string]string {
 		t.Fatalf("no examples in %s", invalidDir)
 	}
 	return out
+}
+
+// exampleOptions are what an invalid example is linted with: the secret
+// names of CODE.secrets and the policy of CODE.policy beside it, when
+// present — the files validate-workflow's -secrets-names and -policy read.
+func exampleOptions(t *testing.T, path string) lint.Options {
+	t.Helper()
+	base := strings.TrimSuffix(path, ".json")
+	var opts lint.Options
+	if b, err := os.ReadFile(base + ".secrets"); err == nil {
+		names, problems := secretnames.Parse(b)
+		if len(problems) > 0 {
+			t.Fatalf("%s.secrets: %v", base, problems)
+		}
+		opts.SecretNames = names
+	}
+	if b, err := os.ReadFile(base + ".policy"); err == nil {
+		p, err := egress.ParsePolicy(b)
+		if err != nil {
+			t.Fatalf("%s.policy: %v", base, err)
+		}
+		opts.Policy = p
+	}
+	return opts
 }
 
 // displayName is how an example is named in golden outputs: relative to the
@@ -78,7 +104,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := lint.Read(displayName(path), bytes.NewReader(doc))
+			rep := lint.ReadWith(displayName(path), bytes.NewReader(doc), exampleOptions(t, path))
 			if rep.Err != nil {
 				t.Fatal(rep.Err)
 			}
@@ -170,5 +196,36 @@ func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
 		if !strings.Contains(out.String(), "warning: step 0 refers to step 1") {
 			t.Errorf("%v: output %q", tc.args, out.String())
 		}
+	}
+}
+
+// TestCLIWithTheWorkspace: -secrets-names and -policy read the files
+// beside the examples that need them, and the rules they enable report;
+// without them the same documents pass; an unreadable policy is a usage
+// error that says where.
+func TestCLIWithTheWorkspace(t *testing.T) {
+	t.Parallel()
+	base := func(code string) string { return filepath.Join(invalidDir, code) }
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"-secrets-names", base(compile.CodeUnknownSecret) + ".secrets", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitProblems, "[" + compile.CodeUnknownSecret + "]"},
+		{[]string{"-policy", base(compile.CodeSecretDestination) + ".policy", base(compile.CodeSecretDestination) + ".json"}, lint.ExitProblems, "[" + compile.CodeSecretDestination + "]"},
+		{[]string{base(compile.CodeSecretDestination) + ".json", base(compile.CodeEgressDenied) + ".json", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitOK, "0 errors"},
+	} {
+		var out, errOut bytes.Buffer
+		c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+		if got := c.Run(tc.args); got != tc.want || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, got, tc.want, tc.says, out.String(), errOut.String())
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(bad, []byte(`{"egress": ["https://a.example"]}`), 0o600)
+	var out, errOut bytes.Buffer
+	c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+	if got := c.Run([]string{"-policy", bad, base(compile.CodeEgressDenied) + ".json"}); got != lint.ExitUsage || !strings.Contains(errOut.String(), "-policy: "+bad+": egress: [0]: destination") {
+		t.Errorf("an unreadable policy: exit %d: %s", got, errOut.String())
 	}
 }

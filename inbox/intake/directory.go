@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/store"
@@ -140,4 +142,49 @@ func (t IdentityTokens) Authenticate(ctx context.Context, token string) (Princip
 		return Principal{}, err
 	}
 	return Principal{TokenID: p.TokenID, Workspace: p.Workspace, Role: string(p.Role), Scopes: p.Scopes}, nil
+}
+
+// cachedDirectory remembers the inboxes found by address for a short time,
+// so that a busy server does not look an inbox up for every RCPT. Only
+// finds are remembered: an inbox created meanwhile is found at once, one
+// deleted or moved is still accepted for up to ttl, and its delivery then
+// fails in the records' transaction, which reads the inbox again (451: the
+// sender retries, and is refused at RCPT once the entry expires).
+type cachedDirectory struct {
+	Directory
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]cachedRecipient
+}
+
+type cachedRecipient struct {
+	r       Recipient
+	expires time.Time
+}
+
+// maxCachedRecipients bounds the cache; past it, it starts over.
+const maxCachedRecipients = 10000
+
+func (c *cachedDirectory) ByAddress(ctx context.Context, address string) (Recipient, error) {
+	key := strings.ToLower(address)
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.r, nil
+	}
+	r, err := c.Directory.ByAddress(ctx, address)
+	if err != nil {
+		return r, err
+	}
+	c.mu.Lock()
+	if len(c.entries) >= maxCachedRecipients {
+		c.entries = map[string]cachedRecipient{}
+	}
+	c.entries[key] = cachedRecipient{r: r, expires: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return r, nil
 }

@@ -38,6 +38,9 @@ type Tokens interface {
 
 // HTTPConfig configures the HTTP intake. Zero fields take the defaults.
 type HTTPConfig struct {
+	// Domain is this server's name, in the trace fields prepended to posted
+	// messages (default: the host's name).
+	Domain string
 	// MaxMessageBytes limits a posted message (default
 	// DefaultMaxMessageBytes); larger ones get 413.
 	MaxMessageBytes int64
@@ -73,6 +76,9 @@ func NewHandler(cfg HTTPConfig, tokens Tokens, dir Directory, rec Recorder, sp S
 	if cfg.WriteRoles == nil {
 		cfg.WriteRoles = []string{"owner", "operator"}
 	}
+	if cfg.Domain == "" {
+		cfg.Domain = Config{}.withDefaults().Domain
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -98,9 +104,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 type PostedEmail struct {
 	ID      string `json:"id"`
 	InboxID string `json:"inbox_id"`
-	// Status is "received" (its agent will run) or "rejected".
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	// Status is "received" (its agent will run), "duplicate" (another copy
+	// of DuplicateOf, not processed) or "rejected".
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // PostResult is the 202 answer.
@@ -153,8 +161,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "empty_message", "the body is empty: post the raw message")
 		return
 	}
-	sp.StartSync() // the flush overlaps the sender checks and parsing
-	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID}
+	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID, Protocol: "HTTP"}
+	if env.TLS {
+		env.Protocol = "HTTPS"
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		env.RemoteIP = net.ParseIP(host)
 	}
@@ -165,7 +175,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "message_unreadable", "the message header could not be read: "+err.Error())
 		return
 	}
-	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
+	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Host: h.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
 	receipts, err := h.rec.Record(ctx, d)
 	h.observe(r, start, sp.Size(), receipts, err)
 	if errors.Is(err, ErrTryLater) {
@@ -179,9 +189,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	out := PostResult{Emails: []PostedEmail{}}
 	for _, rc := range receipts {
-		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason}
-		if rc.Rejected {
+		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason, DuplicateOf: rc.DuplicateOf}
+		switch {
+		case rc.Rejected:
 			e.Status = "rejected"
+		case rc.DuplicateOf != "":
+			e.Status = "duplicate"
 		}
 		out.Emails = append(out.Emails, e)
 	}

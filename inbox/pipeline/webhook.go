@@ -102,13 +102,28 @@ func (p *Pipeline) retryDelay(delivery string, n int) time.Duration {
 	if i < 0 {
 		return time.Minute
 	}
-	d := p.schedule[i]
+	return p.jittered(p.schedule[i], delivery, n)
+}
+
+// jittered is d varied by up to WebhookJitter, by an amount fixed by key
+// and n, so that what failed together is not retried together and the
+// time announced is the time it runs.
+func (p *Pipeline) jittered(d time.Duration, key string, n int) time.Duration {
 	if j := p.cfg.WebhookJitter; j > 0 {
-		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", delivery, n))
+		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", key, n))
 		u := float64(binary.BigEndian.Uint64(h[:8])>>11) / (1 << 53) // [0, 1)
 		d = time.Duration(float64(d) * (1 + j*(2*u-1)))
 	}
 	return d
+}
+
+// DefaultAgentRetrySchedule is the delay before each new run of an
+// e-mail's agent after one that failed for a cause that may pass: eight
+// more runs over about 16 hours (15 h 51 min before jitter), minutes apart
+// for a blip, hours apart for an outage or a quota that resets.
+var DefaultAgentRetrySchedule = []time.Duration{
+	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour,
 }
 
 // maxAttempts is how many attempts a delivery gets.

@@ -92,7 +92,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	if err != nil {
 		return err
 	}
-	secrets, err := p.userSecrets(ctx, a.Workspace)
+	secrets, policy, err := p.userSecrets(ctx, a.Workspace)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	hit("workflow.start")
 	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
-		Journal: journal, Resume: resume}
+		Journal: journal, Resume: resume, Policy: inbox.RunPolicy(policy, rc.Agent)}
 	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
 	if journal.conflict {
 		// Another worker started this run (a job rescued while its first
@@ -218,25 +218,13 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 			return nil, fmt.Errorf("%w: the raw message of e-mail %s was purged by retention%s, so its attachments can no longer be read", eml.ErrUnreadable, e.ID, when)
 		}
 	}
-	if index != nil {
-		return func() (resolve.Attachments, error) {
-			m, err := eml.NewIndexed(msg, msg.Size(), index)
-			if errors.Is(err, eml.ErrBadIndex) {
-				// The index does not describe the stored bytes: read them.
-				m, err = eml.New(msg, msg.Size())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
-			}
-			return m, nil
-		}
-	}
+	open := resolve.EMLIndexed(msg, msg.Size(), index)
 	return func() (resolve.Attachments, error) {
-		m, err := eml.New(msg, msg.Size())
+		a, err := open()
 		if err != nil {
 			return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
 		}
-		return m, nil
+		return a, nil
 	}
 }
 

@@ -1,23 +1,23 @@
 package eml
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// TestOpenIndexedMatchesOpen: a file opened with the index stored when it
-// arrived lists the same attachments as Open (and the digests the index
+// TestNewIndexedMatchesOpen: a stored message read with the index made when
+// it arrived lists the same attachments as Open (and the digests the index
 // holds, which Open does not compute) and streams the same bytes.
-func TestOpenIndexedMatchesOpen(t *testing.T) {
+func TestNewIndexedMatchesOpen(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"forwarded.eml", "encodings.eml", "no-attachments.eml"} {
 		t.Run(name, func(t *testing.T) {
@@ -32,13 +32,12 @@ func TestOpenIndexedMatchesOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer plain.Close()
-			indexed, err := OpenIndexed(path, mustIndex(t, raw))
+			indexed, err := NewIndexed(bytes.NewReader(raw), int64(len(raw)), mustIndex(t, raw))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer indexed.Close()
 			if plain.Len() != indexed.Len() {
-				t.Fatalf("OpenIndexed lists %d attachments, Open %d", indexed.Len(), plain.Len())
+				t.Fatalf("NewIndexed lists %d attachments, Open %d", indexed.Len(), plain.Len())
 			}
 			for i := range plain.Len() {
 				a, _ := plain.Attachment(i)
@@ -47,11 +46,11 @@ func TestOpenIndexedMatchesOpen(t *testing.T) {
 					t.Fatal(err)
 				}
 				if d := cmp.Diff(a, b, cmpopts.IgnoreFields(Attachment{}, "SHA256")); d != "" {
-					t.Errorf("attachment %d differs (-Open +OpenIndexed):\n%s", i, d)
+					t.Errorf("attachment %d differs (-Open +NewIndexed):\n%s", i, d)
 				}
 				got, want := readAll(t, indexed, i), readAll(t, plain, i)
 				if got != want {
-					t.Errorf("attachment %d: OpenIndexed streams %d bytes that differ from Open's %d", i, len(got), len(want))
+					t.Errorf("attachment %d: NewIndexed streams %d bytes that differ from Open's %d", i, len(got), len(want))
 				}
 				if sum := fmt.Sprintf("%x", sha256.Sum256([]byte(got))); b.SHA256 != sum {
 					t.Errorf("attachment %d: the index's digest is %q, the bytes' %q", i, b.SHA256, sum)
@@ -61,33 +60,20 @@ func TestOpenIndexedMatchesOpen(t *testing.T) {
 	}
 }
 
-// TestOpenIndexedErrors: a missing file is unreadable, and an index of
-// other bytes is refused; both errors name the path.
-func TestOpenIndexedErrors(t *testing.T) {
+// TestNewIndexedRefusesAnIndexOfOtherBytes: an index of another message
+// is ErrBadIndex (resolve.EMLIndexed then reads the message's structure).
+func TestNewIndexedRefusesAnIndexOfOtherBytes(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("testdata", "forwarded.eml")
+	raw, err := os.ReadFile(filepath.Join("testdata", "forwarded.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	other, err := os.ReadFile(filepath.Join("testdata", "single-pdf.eml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(t.TempDir(), "gone.eml")
-	for _, tc := range []struct {
-		path string
-		ix   *Index
-		want error
-	}{
-		{missing, mustIndex(t, other), ErrUnreadable},
-		{path, mustIndex(t, other), ErrBadIndex},
-	} {
-		m, err := OpenIndexed(tc.path, tc.ix)
-		if err == nil {
-			m.Close()
-			t.Errorf("OpenIndexed(%s) succeeded, want %v", tc.path, tc.want)
-			continue
-		}
-		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.path) {
-			t.Errorf("OpenIndexed(%s) = %v, want %v naming the path", tc.path, err, tc.want)
-		}
+	if _, err := NewIndexed(bytes.NewReader(raw), int64(len(raw)), mustIndex(t, other)); !errors.Is(err, ErrBadIndex) {
+		t.Fatalf("NewIndexed with another message's index: %v, want ErrBadIndex", err)
 	}
 }
 

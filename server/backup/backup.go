@@ -172,7 +172,7 @@ func copyMessage(ctx context.Context, src, dest *mailstore.Dir, ws, id string) (
 	if n != msg.Size() {
 		return n, fmt.Errorf("copying message %s/%s: read %d of %d bytes", ws, id, n, msg.Size())
 	}
-	return n, dest.Keep(ctx, sp, ws, id)
+	return n, dest.Keep(ctx, &mailstore.Incoming{Body: sp}, ws, id)
 }
 
 // missingMessages lists the e-mails of the copy whose raw message should

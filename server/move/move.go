@@ -31,6 +31,7 @@ type Source interface {
 // Target is the PostgreSQL store it moves to: store/pg, empty.
 type Target interface {
 	store.SecretKeys
+	store.Transactor
 	PgxPool() *pgxpool.Pool
 }
 
@@ -116,48 +117,53 @@ func Move(ctx context.Context, o Options) (Report, error) {
 	for _, t := range tables {
 		byName[t.name] = t
 	}
-	tx, err := dst.Begin(ctx)
+	err = o.To.WithTx(ctx, func(stx store.Tx) error {
+		ptx, ok := stx.(interface{ PgxTx() pgx.Tx })
+		if !ok {
+			return fmt.Errorf("move: the target's transaction %T is not PostgreSQL's", stx)
+		}
+		tx := ptx.PgxTx()
+		for _, name := range order {
+			n, err := copyTable(ctx, src, tx, byName[name], columns[name])
+			if err != nil {
+				return err
+			}
+			rep.Tables[name] = n
+			progress("%s: %d rows", name, n)
+		}
+		rep.Messages, rep.MessageBytes = 0, 0
+		if o.Messages != nil {
+			err := o.Messages.Walk(ctx, func(s mailstore.Stored) error {
+				n, err := moveMessage(ctx, o.Messages, lo, stx, s)
+				rep.Messages++
+				rep.MessageBytes += n
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("move: the raw messages: %w", err)
+			}
+			progress("raw messages: %d (%d bytes)", rep.Messages, rep.MessageBytes)
+		}
+		clear(rep.Jobs)
+		for _, j := range jobs {
+			args, err := queue.Args(j.Kind, j.EncodedArgs)
+			if err != nil {
+				return fmt.Errorf("move: job %d: %w", j.ID, err)
+			}
+			opts := &river.InsertOpts{Queue: j.Queue, MaxAttempts: j.MaxAttempts, Priority: j.Priority, Metadata: j.Metadata, Tags: j.Tags}
+			if j.State == rivertype.JobStateScheduled || j.State == rivertype.JobStateRetryable {
+				opts.ScheduledAt = j.ScheduledAt
+			}
+			if _, err := dstQueue.InsertTx(ctx, stx, args, opts); err != nil {
+				return fmt.Errorf("move: job %d (%s): %w", j.ID, j.Kind, err)
+			}
+			rep.Jobs[j.Kind]++
+		}
+		progress("jobs not finished: %d", len(jobs))
+		return nil
+	})
 	if err != nil {
 		return rep, err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for _, name := range order {
-		n, err := copyTable(ctx, src, tx, byName[name], columns[name])
-		if err != nil {
-			return rep, err
-		}
-		rep.Tables[name] = n
-		progress("%s: %d rows", name, n)
-	}
-	if o.Messages != nil {
-		err = o.Messages.Walk(ctx, func(s mailstore.Stored) error {
-			n, err := moveMessage(ctx, o.Messages, lo, tx, s)
-			rep.Messages++
-			rep.MessageBytes += n
-			return err
-		})
-		if err != nil {
-			return rep, fmt.Errorf("move: the raw messages: %w", err)
-		}
-		progress("raw messages: %d (%d bytes)", rep.Messages, rep.MessageBytes)
-	}
-	for _, j := range jobs {
-		args, err := queue.Args(j.Kind, j.EncodedArgs)
-		if err != nil {
-			return rep, fmt.Errorf("move: job %d: %w", j.ID, err)
-		}
-		opts := &river.InsertOpts{Queue: j.Queue, MaxAttempts: j.MaxAttempts, Priority: j.Priority, Metadata: j.Metadata, Tags: j.Tags}
-		if j.State == rivertype.JobStateScheduled || j.State == rivertype.JobStateRetryable {
-			opts.ScheduledAt = j.ScheduledAt
-		}
-		if _, err := dstQueue.InsertTx(ctx, tx, args, opts); err != nil {
-			return rep, fmt.Errorf("move: job %d (%s): %w", j.ID, j.Kind, err)
-		}
-		rep.Jobs[j.Kind]++
-	}
-	progress("jobs not finished: %d", len(jobs))
-	if err := tx.Commit(ctx); err != nil {
-		return rep, fmt.Errorf("move: committing: %w", err)
 	}
 	return rep, check(ctx, o, lo, rep, jobs)
 }
@@ -404,7 +410,7 @@ func convert(v any, typ string) (any, error) {
 }
 
 // moveMessage copies one raw message into a large object in tx.
-func moveMessage(ctx context.Context, src *mailstore.Dir, lo *mailstore.LargeObjects, tx pgx.Tx, s mailstore.Stored) (int64, error) {
+func moveMessage(ctx context.Context, src *mailstore.Dir, lo *mailstore.LargeObjects, tx store.Tx, s mailstore.Stored) (int64, error) {
 	msg, err := src.Open(ctx, s.Workspace, s.ID)
 	if err != nil {
 		return 0, err
@@ -419,7 +425,7 @@ func moveMessage(ctx context.Context, src *mailstore.Dir, lo *mailstore.LargeObj
 	if err != nil {
 		return n, err
 	}
-	return n, lo.KeepTx(ctx, tx, sp, s.Workspace, s.ID)
+	return n, lo.KeepTx(ctx, tx, &mailstore.Incoming{Body: sp}, s.Workspace, s.ID)
 }
 
 // check checks the moved copy: the rows of each table counted in the

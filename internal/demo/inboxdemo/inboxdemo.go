@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/runrecord"
@@ -108,6 +109,10 @@ func demoAuth(from string) *inbox.SenderAuth {
 func seed(ctx context.Context, st store.Store, now time.Time) error {
 	for _, step := range []func() error{
 		func() error { return st.SetSecret(ctx, demo.Workspace, "ERP_TOKEN", "erp_live_9f8e7d6c5b4a") },
+		func() error {
+			// The ERP token may go to the ERP only (secrets_set destinations).
+			return st.SetSecret(ctx, demo.Workspace, inbox.DestinationsSecretName("ERP_TOKEN"), inbox.EncodeDestinations(egress.MustParseList("erp.example.com")))
+		},
 		func() error {
 			return st.SetSecret(ctx, demo.Workspace, "CHAT_WEBHOOK_URL", "https://chat.example.com/hooks/T024BE7LD/B08Q9XYZ/abc123")
 		},
