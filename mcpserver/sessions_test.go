@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -101,38 +99,8 @@ func BenchmarkSessionMemory(b *testing.B) {
 	e := newEnv(b, mcpserver.Policy{DeclineCode: "user_declined"})
 	hs := httptest.NewServer(e.srv.HTTPHandler(mcpserver.HTTPOptions{MaxSessionsPerToken: 1 << 20, MaxSessions: 1 << 20}))
 	defer hs.Close()
-	client := httpClient(e.tokens["owner-ro"])
-	post := func(session, body string) string {
-		req, _ := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.Header.Get("Mcp-Session-Id")
-	}
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
-	b.ResetTimer()
-	for range b.N {
-		id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-		post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	}
-	b.StopTimer()
-	after := heap()
-	b.ReportMetric(float64(after-before)/float64(b.N), "heap-bytes/session")
+	client, url := httpClient(e.tokens["owner-ro"]), hs.URL+"/mcp"
+	mcptest.BenchmarkSessions(b, client, url)
 	if n := e.srv.OpenSessions(); n != b.N {
 		b.Fatalf("%d sessions open, want %d", n, b.N)
 	}

@@ -4,11 +4,10 @@ import (
 	"io"
 	"net/http"
 	"net/smtp"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/kobana/workflow/internal/syncbuf"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/server"
 )
 
@@ -57,37 +56,6 @@ func BenchmarkSessionMemory(b *testing.B) {
 	addrs, stop := start(b, server.Config{Store: st, StorePath: path, Demo: true, Output: &out,
 		HTTP: &server.HTTP{Addr: "127.0.0.1:0", MaxSessionsPerToken: 1 << 20, MaxSessions: 1 << 20}})
 	defer stop()
-	token := demoToken(b, out.String())
-	url := "http://" + addrs["http"].String() + "/mcp"
-	post := func(session, body string) string {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.Header.Get("Mcp-Session-Id")
-	}
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
-	b.ResetTimer()
-	for range b.N {
-		id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-		post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(heap()-before)/float64(b.N), "heap-bytes/session")
+	client, url := mcptest.BearerClient(demoToken(b, out.String())), "http://"+addrs["http"].String()+"/mcp"
+	mcptest.BenchmarkSessions(b, client, url)
 }

@@ -11,12 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
-
+	"github.com/kobana/workflow/internal/dnstest"
 	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/mcpserver/mcptest"
@@ -49,27 +47,11 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// spfZone is a DNS server on loopback publishing acme.example's SPF
-// record: it sends from 127.0.0.1.
+// spfZone is a DNS server on loopback publishing one SPF record:
+// acme.example sends from 127.0.0.1.
 func spfZone(t testing.TB) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		if q := req.Question[0]; strings.EqualFold(q.Name, "acme.example.") && q.Qtype == dns.TypeTXT {
-			m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{"v=spf1 ip4:127.0.0.1 -all"}})
-		} else {
-			m.Rcode = dns.RcodeNameError
-		}
-		w.WriteMsg(m)
-	})}
-	go srv.ActivateAndServe()
-	t.Cleanup(func() { srv.Shutdown() })
-	return pc.LocalAddr().String()
+	return dnstest.Serve(t, map[string]string{"acme.example": "v=spf1 ip4:127.0.0.1 -all"})
 }
 
 // A real Prometheus scrapes a running server's /metrics; after a message

@@ -159,6 +159,18 @@ func slugOf(name string) string {
 	return s
 }
 
+// workspaceSlug is the slug a workspace gets: slug when given, else one
+// made of its name; checked as the label of its inboxes' addresses.
+func workspaceSlug(slug, name string) (string, error) {
+	if slug == "" {
+		slug = slugOf(name)
+	}
+	if !slugRe.MatchString(slug) {
+		return "", fmt.Errorf("-slug %q: 1-63 lower-case letters, digits or hyphens, not starting or ending with a hyphen", slug)
+	}
+	return slug, nil
+}
+
 // newID is the id a record gets: id when given (checked), else prefix_
 // and the slug of name.
 func newID(prefix, id, name string) (string, error) {
@@ -206,11 +218,9 @@ func initCommand(c *Command, args []string) int {
 	if err := plan.check(); err != nil {
 		return fail("%v", err)
 	}
-	if *slug == "" {
-		*slug = slugOf(*wsName)
-	}
-	if !slugRe.MatchString(*slug) {
-		return fail("-slug %q: 1-63 lower-case letters, digits or hyphens, not starting or ending with a hyphen", *slug)
+	var err error
+	if *slug, err = workspaceSlug(*slug, *wsName); err != nil {
+		return fail("%v", err)
 	}
 	orgID, err := newID("org", "", *orgName)
 	if err != nil {
@@ -368,15 +378,17 @@ func (a *adminAction) store() (adminStore, int) {
 	return a.c.openAdminStore(a.c.context(), a.name, *a.db)
 }
 
-// exists says an identity id is taken (get returns nil).
-func exists(err error) (bool, error) {
-	if err == nil {
-		return true, nil
+// free answers, and returns false for, an id a lookup found (its error
+// nil: the id is taken) or could not look up; it returns true when the id
+// is free (store.ErrNotFound).
+func (a *adminAction) free(what, id string, lookup error) (int, bool) {
+	switch {
+	case lookup == nil:
+		return a.failed(fmt.Errorf("%s %s exists; pass another -id", what, id)), false
+	case !errors.Is(lookup, store.ErrNotFound):
+		return a.failed(lookup), false
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	return false, err
+	return exitOK, true
 }
 
 func adminOrganizationCreate(c *Command, args []string) int {
@@ -426,11 +438,9 @@ func adminWorkspaceCreate(c *Command, args []string) int {
 	if err := plan.check(); err != nil {
 		return a.usage("%v", err)
 	}
-	if *slug == "" {
-		*slug = slugOf(*name)
-	}
-	if !slugRe.MatchString(*slug) {
-		return a.usage("-slug %q: 1-63 lower-case letters, digits or hyphens, not starting or ending with a hyphen", *slug)
+	var err error
+	if *slug, err = workspaceSlug(*slug, *name); err != nil {
+		return a.usage("%v", err)
 	}
 	wsID, err := newID("ws", *id, *slug)
 	if err != nil {
@@ -442,10 +452,8 @@ func adminWorkspaceCreate(c *Command, args []string) int {
 	}
 	defer st.Close()
 	ctx := c.context()
-	if taken, err := exists(getErr(st.GetWorkspace(ctx, wsID))); err != nil {
-		return a.failed(err)
-	} else if taken {
-		return a.failed(fmt.Errorf("workspace %s exists; pass another -id", wsID))
+	if code, ok := a.free("workspace", wsID, getErr(st.GetWorkspace(ctx, wsID))); !ok {
+		return code
 	}
 	all, err := st.ListWorkspaces(ctx, "")
 	if err != nil {
@@ -544,10 +552,8 @@ func adminPersonCreate(c *Command, args []string) int {
 	}
 	defer st.Close()
 	ctx := c.context()
-	if taken, err := exists(getErr(st.GetPerson(ctx, personID))); err != nil {
-		return a.failed(err)
-	} else if taken {
-		return a.failed(fmt.Errorf("person %s exists; pass another -id", personID))
+	if code, ok := a.free("person", personID, getErr(st.GetPerson(ctx, personID))); !ok {
+		return code
 	}
 	if err := st.PutPerson(ctx, store.Person{ID: personID, Organization: *org, Name: *name, Email: *email}); err != nil {
 		return a.failed(err)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/server/backup"
 	"github.com/kobana/workflow/store"
@@ -79,17 +78,8 @@ func TestBackupVerifyRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	list, err := inbox.NewRepo(st).Emails.All(context.Background(), "ws_finance", store.Query{Parent: "ibx_invoices"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got *inbox.Email
-	for i := range list {
-		if list[i].Subject == "Invoice 2026-118" {
-			got = &list[i]
-		}
-	}
-	if got == nil {
+	got, ok := invoiceEmail(t, st)
+	if !ok {
 		t.Fatal("the restored store lacks the e-mail received before the backup")
 	}
 	msgs, err := mailstore.OpenDir(filepath.Join(filepath.Dir(restored), "kobana-messages"))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/smtp"
 	"path/filepath"
@@ -12,9 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/pgtest"
-	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
@@ -81,24 +78,7 @@ func TestMoveToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	repo := inbox.NewRepo(st)
-	var got inbox.Email
-	err = testwait.Until(60*time.Second, func() error {
-		list, err := repo.Emails.All(ctx, "ws_finance", store.Query{Parent: "ibx_invoices"})
-		if err != nil {
-			return err
-		}
-		for _, e := range list {
-			if e.Subject == "Invoice 2026-118" && e.Status != inbox.EmailPending {
-				got = e
-				return nil
-			}
-		}
-		return fmt.Errorf("the moved e-mail's job has not run")
-	})
-	if err != nil {
-		t.Fatalf("%v: %s", err, stderr2.String())
-	}
+	got := awaitProcessedInvoice(t, st, 60*time.Second, stderr2.String)
 	if got.AgentRunID == "" {
 		t.Errorf("the moved e-mail %+v has no agent run", got)
 	}

@@ -37,23 +37,7 @@ func TestServeProcessesReceivedMail(t *testing.T) {
 	}
 	defer st.Close()
 	repo := inbox.NewRepo(st)
-	var got inbox.Email
-	err = testwait.Until(30*time.Second, func() error {
-		list, err := repo.Emails.All(t.Context(), "ws_finance", store.Query{Parent: "ibx_invoices"})
-		if err != nil {
-			return err
-		}
-		for _, e := range list {
-			if e.Subject == "Invoice 2026-118" && e.Status != inbox.EmailPending {
-				got = e
-				return nil
-			}
-		}
-		return fmt.Errorf("the received e-mail is not processed yet")
-	})
-	if err != nil {
-		t.Fatalf("%v: %s", err, stderr.String())
-	}
+	got := awaitProcessedInvoice(t, st, 30*time.Second, stderr.String)
 	run, err := repo.AgentRuns.Get(t.Context(), "ws_finance", got.AgentRunID)
 	if err != nil {
 		t.Fatal(err)

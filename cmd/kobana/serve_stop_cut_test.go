@@ -19,12 +19,7 @@ import (
 func TestServeSIGTERMCutsAStepHeldPastTheGrace(t *testing.T) {
 	f := newStopFixture(t, "3s")
 	p := startKobana(t, nil, f.args...)
-	f.send(t, p)
-	select {
-	case <-f.rv.arrived:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the workflow's request never reached the receiver; output:\n%s", p.output)
-	}
+	f.sendAndHold(t, p)
 	sent := p.signal(syscall.SIGTERM)
 	code, exited := p.wait(30 * time.Second)
 	if code != exitOK {

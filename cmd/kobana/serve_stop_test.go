@@ -110,6 +110,18 @@ func (f *stopFixture) send(t *testing.T, p *kobanaProcess) {
 	}
 }
 
+// sendAndHold sends the demo invoice and returns once its workflow's
+// request reaches the receiver, which holds it.
+func (f *stopFixture) sendAndHold(t *testing.T, p *kobanaProcess) {
+	t.Helper()
+	f.send(t, p)
+	select {
+	case <-f.rv.arrived:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the workflow's request never reached the receiver; output:\n%s", p.output)
+	}
+}
+
 // runOf reads the e-mail the test sent and its workflow run.
 func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []runrecord.Step) {
 	t.Helper()
@@ -118,26 +130,18 @@ func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []run
 		t.Fatal(err)
 	}
 	defer st.Close()
-	repo := inbox.NewRepo(st)
-	list, err := repo.Emails.All(context.Background(), "ws_finance", store.Query{Parent: "ibx_invoices"})
+	e, ok := invoiceEmail(t, st)
+	if !ok {
+		t.Fatal("the e-mail sent is not in the store")
+	}
+	if e.WorkflowRunID == "" {
+		t.Fatalf("e-mail %s (%s) has no workflow run", e.ID, e.Status)
+	}
+	wr, err := inbox.NewRepo(st).WorkflowRuns.Get(context.Background(), "ws_finance", e.WorkflowRunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range list {
-		if e.Subject != "Invoice 2026-118" {
-			continue
-		}
-		if e.WorkflowRunID == "" {
-			t.Fatalf("e-mail %s (%s) has no workflow run", e.ID, e.Status)
-		}
-		wr, err := repo.WorkflowRuns.Get(context.Background(), "ws_finance", e.WorkflowRunID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e, wr, wr.Steps
-	}
-	t.Fatal("the e-mail sent is not in the store")
-	return inbox.Email{}, inbox.WorkflowRun{}, nil
+	return e, wr, wr.Steps
 }
 
 // SIGTERM while a step is being sent: serve takes no new work and lets the
@@ -147,12 +151,7 @@ func (f *stopFixture) runOf(t *testing.T) (inbox.Email, inbox.WorkflowRun, []run
 func TestServeSIGTERMLetsTheStepInFlightFinish(t *testing.T) {
 	f := newStopFixture(t, "20s")
 	p := startKobana(t, nil, f.args...)
-	f.send(t, p)
-	select {
-	case <-f.rv.arrived:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the workflow's request never reached the receiver; output:\n%s", p.output)
-	}
+	f.sendAndHold(t, p)
 	sent := p.signal(syscall.SIGTERM)
 	p.await(regexp.MustCompile(`stopping: taking no new work`), 10*time.Second)
 	close(f.rv.release)
@@ -262,17 +261,11 @@ func TestServeSIGTERMDuringAModelCallRetriesIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		list, err := inbox.NewRepo(st).Emails.All(context.Background(), "ws_finance", store.Query{Parent: "ibx_invoices"})
-		if err != nil {
-			t.Fatal(err)
+		e, ok := invoiceEmail(t, st)
+		if !ok {
+			t.Fatal("the e-mail sent is not in the store")
 		}
-		for _, e := range list {
-			if e.Subject == "Invoice 2026-118" {
-				return e
-			}
-		}
-		t.Fatal("the e-mail sent is not in the store")
-		return inbox.Email{}
+		return e
 	}
 	if e := email(); e.Status != inbox.EmailPending || e.AgentRunID != "" {
 		t.Fatalf("after the cut: e-mail %s (%s), agent run %q; want it pending, no run recorded", e.Status, e.StatusDetail, e.AgentRunID)
