@@ -392,16 +392,6 @@ func (q *Queue) Depths(ctx context.Context) (map[string]Depth, error) {
 	return out, nil
 }
 
-// StateCounts returns how many jobs of every queue are in each state
-// (available, scheduled, retryable, running, completed, discarded, …).
-func (q *Queue) StateCounts(ctx context.Context) (map[rivertype.JobState]int, error) {
-	n, err := q.exec.JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
-	if err != nil {
-		return nil, fmt.Errorf("queue: counting jobs by state: %w", err)
-	}
-	return n, nil
-}
-
 // Pending returns every job not finished — available, scheduled, pending,
 // retryable, or running (in a process that is gone, when the caller knows
 // none works the queue) — oldest first, for moving a queue to another
