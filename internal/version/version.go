@@ -12,8 +12,10 @@ const Module = "github.com/kobana/workflow"
 // Info is what the go command stamped into the binary.
 type Info struct {
 	// Module is the main module's path; Version its version: a tag such as
-	// v1.4.0 when built with `go install module@version`, or "devel" for a
-	// build from a checkout (the go command's "(devel)").
+	// v1.4.0 when built with `go install module@version`; for a build from
+	// a checkout, the pseudo-version the go command derives from the commit
+	// (v0.0.0-20261202031922-ba51626bd343, "+dirty" when modified), or
+	// "devel" when it stamped none (the go command's "(devel)").
 	Module  string `json:"module"`
 	Version string `json:"version"`
 	// Commit is the VCS revision a checkout build was made from (empty
