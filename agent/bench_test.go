@@ -13,11 +13,12 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/kobana/workflow/agent/prompt"
+	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/inbox"
 )
 
 // instantServer answers every Chat Completions request at once with the
-// seed's example, reading and discarding the request: a model that takes
+// complete example, reading and discarding the request: a model that takes
 // no time, so what is measured is the client's own work.
 func instantServer(b *testing.B) *httptest.Server {
 	body, _ := json.Marshal(map[string]any{
@@ -42,7 +43,7 @@ func instantServer(b *testing.B) *httptest.Server {
 //	go test ./agent -run '^$' -bench 'RunnerOverhead|BareSDKCall' -benchmem
 func BenchmarkRunnerOverhead(b *testing.B) {
 	s := instantServer(b)
-	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, key: newKey(testKey)}
+	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, Family: FamilyOpenAI, key: newKey(testKey)}
 	r := &Runner{Config: Config{Providers: map[string]Endpoint{AnyProvider: ep}}}
 	in := invoiceInput(b)
 	b.ReportAllocs()
@@ -66,7 +67,7 @@ func BenchmarkBareSDKCall(b *testing.B) {
 	params := openai.ChatCompletionNewParams{
 		Model:          "claude-sonnet-4-5",
 		Messages:       []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(p.System), openai.UserMessage(p.User)},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: answerSchema()}},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: answerSchema(FamilyOpenAI)}},
 	}
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	svc := openai.NewChatCompletionService(option.WithBaseURL(s.URL+"/v1"), option.WithAPIKey(testKey), option.WithHTTPClient(client), option.WithMaxRetries(0))
@@ -75,6 +76,27 @@ func BenchmarkBareSDKCall(b *testing.B) {
 		res, err := svc.New(context.Background(), params)
 		if err != nil || len(res.Choices) == 0 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCappedAnswer is one agent run against a provider that answers
+// 150 MiB: B/op is what the runner allocates before it stops reading at
+// MaxResponseBytes (compare with the 150 MiB the provider sends).
+//
+//	go test ./agent -run '^$' -bench CappedAnswer -benchmem
+func BenchmarkCappedAnswer(b *testing.B) {
+	srv := standin.New(standin.Always(standin.Reply{BodyBytes: 150 << 20}))
+	s := httptest.NewServer(srv)
+	b.Cleanup(s.Close)
+	ep := Endpoint{BaseURL: s.URL + "/v1", ResponseFormat: FormatJSONSchema, Family: FamilyOpenAI}
+	r := &Runner{Config: Config{Providers: map[string]Endpoint{AnyProvider: ep}}}
+	in := invoiceInput(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.RunAgent(context.Background(), in)
+		if err != nil || res.Cause != inbox.CauseProviderError {
+			b.Fatalf("%v %s %s", err, res.Cause, res.Error)
 		}
 	}
 }

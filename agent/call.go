@@ -1,18 +1,23 @@
 package agent
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"mime"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve/eml"
@@ -67,7 +72,14 @@ func (r Retry) backoff(n int) time.Duration {
 // reply is a model's answer to one request.
 type reply struct {
 	content, refusal, finish string
-	tokens                   inbox.Tokens
+	// reasoning is the thinking the provider sent beside the content
+	// (reasoning_content).
+	reasoning string
+	// toolCall says the answer came as a tool call's arguments.
+	toolCall bool
+	tokens   inbox.Tokens
+	// noUsage says the provider reported no usage for the answer.
+	noUsage bool
 }
 
 // failure is a request that got no usable answer, classified.
@@ -80,9 +92,15 @@ type failure struct {
 	retry    bool
 	after    time.Duration
 	hasAfter bool
+	// formatRefused says the provider refused the response format asked
+	// for (its schema or JSON mode): asking with a simpler one may work.
+	formatRefused bool
 }
 
-func (f *failure) Error() string { return f.msg }
+// MaxResponseBytes is the most bytes of a provider's answer the runner
+// reads; a longer one fails the request as provider_error. A complete
+// answer is a few kilobytes, an error body less.
+const MaxResponseBytes = 8 << 20
 
 // request is one round's request, sent as many times as its retries need.
 type request struct {
@@ -91,6 +109,99 @@ type request struct {
 	params   openai.ChatCompletionNewParams
 	files    []fileInput
 	msg      *eml.Message
+	// format is the response format the params ask for.
+	format string
+	// family is the endpoint's provider family.
+	family Family
+}
+
+// setFormat makes the request ask for JSON with format, the schema being
+// the family's.
+func (rq *request) setFormat(format string) {
+	rq.format = format
+	switch format {
+	case FormatJSONSchema:
+		rq.params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: answerSchema(rq.family)}}
+	case FormatJSONObject:
+		rq.params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	default:
+		rq.params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{}
+	}
+}
+
+// notCompletion is a 200 answer that is not a Chat Completions response:
+// an event stream, a web page. Asking again gets the same.
+type notCompletion struct{ what string }
+
+func (e *notCompletion) Error() string {
+	return "the provider answered 200 with " + e.what + ", not a Chat Completions response"
+}
+
+// errTooLarge is an answer past MaxResponseBytes.
+var errTooLarge = fmt.Errorf("the provider's answer is larger than %d MiB, the most the runner reads", MaxResponseBytes>>20)
+
+// cappedBody reads at most MaxResponseBytes of a response body, then fails
+// with errTooLarge.
+type cappedBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.r.Close() }
+
+// inspect caps every answer's body and refuses a 200 that is not JSON: an
+// event stream (a server that only streams), an HTML page (a wrong base
+// URL, a login page). A JSON body sent under another content type is
+// read as JSON.
+func inspect(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(r)
+	if err != nil || res == nil {
+		return res, err
+	}
+	res.Body = &cappedBody{r: res.Body, left: MaxResponseBytes}
+	if res.StatusCode >= 300 {
+		return res, nil
+	}
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return res, nil
+	}
+	br := bufio.NewReader(res.Body)
+	head, _ := br.Peek(512)
+	first := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, res.Body}
+	var what string
+	switch {
+	case len(first) > 0 && first[0] == '{':
+		res.Header.Set("Content-Type", "application/json")
+		return res, nil
+	case mt == "text/event-stream" || bytes.HasPrefix(first, []byte("data:")) || bytes.HasPrefix(first, []byte("event:")):
+		what = "a server-sent event stream (the endpoint only streams)"
+	case mt == "text/html" || len(first) > 0 && first[0] == '<':
+		what = "an HTML page (is the base URL the API's, not a web page or a sign-in page?)"
+	case mt == "":
+		what = "a body of no declared type"
+	default:
+		what = "a body of type " + mt
+	}
+	res.Body.Close()
+	return nil, &notCompletion{what: what}
 }
 
 // send makes one attempt.
@@ -99,6 +210,7 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 		option.WithBaseURL(rq.endpoint.BaseURL),
 		option.WithHTTPClient(rq.client),
 		option.WithMaxRetries(0), // the runner retries, and records each attempt
+		option.WithMiddleware(inspect),
 	}
 	if k := rq.endpoint.apiKeyValue(); k != "" {
 		opts = append(opts, option.WithAPIKey(k))
@@ -122,14 +234,28 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 	var httpRes *http.Response
 	res, err := svc.New(ctx, rq.params, option.WithResponseInto(&httpRes))
 	if err != nil {
-		return reply{}, classify(ctx, err)
+		f := classify(ctx, err)
+		f.formatRefused = f.formatRefused && rq.format != FormatNone
+		return reply{}, f
 	}
 	if len(res.Choices) == 0 {
 		return reply{}, &failure{cause: inbox.CauseProviderError, status: statusOf(httpRes), msg: "the provider answered without a choice"}
 	}
 	c := res.Choices[0]
-	return reply{content: c.Message.Content, refusal: c.Message.Refusal, finish: c.FinishReason,
-		tokens: inbox.Tokens{Input: int(res.Usage.PromptTokens), Output: int(res.Usage.CompletionTokens)}}, nil
+	out := reply{content: c.Message.Content, refusal: c.Message.Refusal, finish: c.FinishReason,
+		tokens: inbox.Tokens{Input: int(res.Usage.PromptTokens), Output: int(res.Usage.CompletionTokens),
+			Cached: int(res.Usage.PromptTokensDetails.CachedTokens)},
+		noUsage: !res.JSON.Usage.Valid()}
+	if strings.TrimSpace(out.content) == "" && len(c.Message.ToolCalls) > 0 {
+		out.content, out.toolCall = c.Message.ToolCalls[0].Function.Arguments, true
+	}
+	if f, ok := c.Message.JSON.ExtraFields["reasoning_content"]; ok {
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil {
+			out.reasoning = s
+		}
+	}
+	return out, nil
 }
 
 func statusOf(r *http.Response) int {
@@ -138,9 +264,6 @@ func statusOf(r *http.Response) int {
 	}
 	return r.StatusCode
 }
-
-// contextLength matches providers' ways of saying the prompt does not fit.
-var contextLength = regexp.MustCompile(`(?i)context.length|context.window|maximum context|prompt is too long|input is too long|too many (input )?tokens|reduce the length`)
 
 // classify turns a request's error into a failure.
 func classify(ctx context.Context, err error) *failure {
@@ -151,45 +274,60 @@ func classify(ctx context.Context, err error) *failure {
 	if ctx.Err() != nil {
 		return &failure{cause: inbox.CauseModelTimeout, msg: "the model did not answer in time"}
 	}
+	var nc *notCompletion
+	if errors.As(err, &nc) {
+		return &failure{cause: inbox.CauseProviderError, status: http.StatusOK, msg: nc.Error() + "; it is not asked again"}
+	}
+	if errors.Is(err, errTooLarge) {
+		return &failure{cause: inbox.CauseProviderError, msg: errTooLarge.Error() + "; it is not asked again"}
+	}
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) {
 		// No answer: connection refused or reset, DNS, TLS, or a body that
 		// is not a Chat Completions response.
-		if strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "invalid character") {
+		if strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "invalid character") || strings.Contains(err.Error(), "parsing response json") {
 			return &failure{cause: inbox.CauseProviderError, msg: "the provider's answer is not a Chat Completions response: " + clipText(err.Error(), 300)}
 		}
 		return &failure{cause: inbox.CauseProviderError, retry: true, msg: "no answer from the provider: " + clipText(err.Error(), 300)}
 	}
+	pe := providerError{Message: apiErr.Message, Code: apiErr.Code, Type: apiErr.Type}
+	if apiErr.Response != nil && apiErr.Response.Body != nil {
+		if body, rerr := io.ReadAll(io.LimitReader(apiErr.Response.Body, 64<<10)); rerr == nil && len(body) > 0 {
+			pe = parseProviderError(body)
+		}
+	}
 	f := &failure{status: apiErr.StatusCode}
-	said := providerSaid(apiErr)
+	said := ""
+	if m := strings.TrimSpace(pe.Message); m != "" {
+		said = ": " + clipText(m, 300)
+	}
+	codes := pe.codes()
 	switch s := apiErr.StatusCode; {
-	case s == http.StatusTooManyRequests && (apiErr.Code == "insufficient_quota" || apiErr.Type == "insufficient_quota"):
-		f.cause, f.msg = inbox.CauseRateLimited, "the provider's quota is used up (429 insufficient_quota)"+said
+	case s == http.StatusTooManyRequests && (strings.Contains(codes, "insufficient_quota") || quota.MatchString(pe.Message) && !pe.HasDelay):
+		f.cause, f.msg = inbox.CauseRateLimited, fmt.Sprintf("the provider's quota is used up (429)%s", said)
 	case s == http.StatusTooManyRequests:
 		f.cause, f.retry, f.msg = inbox.CauseRateLimited, true, "the provider limited the rate of requests (429)"+said
+	case s == http.StatusRequestEntityTooLarge || strings.Contains(codes, "context_length_exceeded") || contextLength.MatchString(pe.Message):
+		f.cause, f.msg = inbox.CauseContextLength, fmt.Sprintf("the e-mail and instructions do not fit the model's context (%d)%s", s, said)
+	case s == http.StatusUnauthorized || s == http.StatusForbidden || badKey.MatchString(pe.Message) || strings.Contains(codes, "invalid_api_key") || strings.Contains(codes, "unauthenticated"):
+		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider refused the API key (%d %s); check the key the endpoint is configured with%s", s, http.StatusText(s), said)
+	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity || s >= 500) && schemaRefused.MatchString(pe.Message):
+		f.cause, f.formatRefused, f.msg = inbox.CauseProviderError, true, fmt.Sprintf("the provider refused the response format (%d %s)%s", s, http.StatusText(s), said)
+	case s == http.StatusNotFound || modelMissing.MatchString(pe.Message):
+		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider does not know the model or the path (%d); check the endpoint's base URL and its model names%s", s, said)
 	case s == http.StatusRequestTimeout || s >= 500:
 		f.cause, f.retry, f.msg = inbox.CauseProviderError, true, fmt.Sprintf("the provider failed (%d %s)%s", s, http.StatusText(s), said)
-	case s == http.StatusRequestEntityTooLarge || apiErr.Code == "context_length_exceeded" || (s == http.StatusBadRequest && contextLength.MatchString(apiErr.Message)):
-		f.cause, f.msg = inbox.CauseContextLength, fmt.Sprintf("the e-mail and instructions do not fit the model's context (%d)%s", s, said)
-	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider refused the API key (%d %s); check the key the endpoint is configured with%s", s, http.StatusText(s), said)
-	case s == http.StatusNotFound:
-		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider does not know the model or the path (404); check the endpoint's base URL and its model names%s", said)
 	default:
 		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider rejected the request (%d %s)%s", s, http.StatusText(s), said)
 	}
 	if apiErr.Response != nil {
 		f.after, f.hasAfter = retryAfter(apiErr.Response.Header, time.Now())
 	}
-	return f
-}
-
-// providerSaid is the provider's own message, for the record: ": …".
-func providerSaid(e *openai.Error) string {
-	if m := strings.TrimSpace(e.Message); m != "" {
-		return ": " + clipText(m, 300)
+	if !f.hasAfter && pe.HasDelay {
+		f.after, f.hasAfter = pe.RetryDelay, true
+		f.msg += " (retryDelay " + retryDelayText(pe.RetryDelay) + ")"
 	}
-	return ""
+	return f
 }
 
 // retryAfter reads the wait a response asks for: Retry-After-Ms, or

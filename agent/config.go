@@ -45,9 +45,14 @@ type Endpoint struct {
 	// ignored). At most one of APIKeyEnv and APIKeyFile; neither means the
 	// endpoint takes no key (a local vLLM or Ollama).
 	APIKeyFile string `json:"api_key_file,omitempty"`
-	// ResponseFormat is FormatJSONSchema (the default), FormatJSONObject or
-	// FormatNone.
+	// ResponseFormat is FormatJSONSchema, FormatJSONObject or FormatNone;
+	// empty means the family's (FormatNone for FamilyAnthropic, which
+	// ignores the field, else FormatJSONSchema). When the provider refuses
+	// it, a run falls back to JSON mode, then to none.
 	ResponseFormat string `json:"response_format,omitempty"`
+	// Family is the provider family, which decides the schema sent with
+	// FormatJSONSchema (Schema); empty means DetectFamily of BaseURL.
+	Family Family `json:"family,omitempty"`
 	// FileInputs says whether the endpoint accepts file and image content
 	// parts; nil means it does. An agent still sends a file only when its
 	// model supports attachments and its settings allow it.
@@ -141,7 +146,7 @@ func (c Config) Describe() []string {
 		if n == AnyProvider {
 			label = "every model"
 		}
-		out = append(out, fmt.Sprintf("%s → %s (%s, response format %s)", label, e.BaseURL, key, e.ResponseFormat))
+		out = append(out, fmt.Sprintf("%s → %s (%s, %s family, response format %s)", label, e.BaseURL, key, e.Family, e.ResponseFormat))
 	}
 	return out
 }
@@ -154,8 +159,11 @@ type Flags struct {
 	// APIKeyEnv (-model-api-key-env) names the variable holding its key.
 	APIKeyEnv string
 	// ResponseFormat (-model-response-format) is how that endpoint is asked
-	// for JSON.
+	// for JSON; empty means its family's.
 	ResponseFormat string
+	// Family (-model-family) is that endpoint's provider family; empty
+	// means detected from its URL.
+	Family string
 	// ConfigFile (-agents-config) is a JSON file mapping each provider to
 	// its endpoint (see Config).
 	ConfigFile string
@@ -165,7 +173,8 @@ type Flags struct {
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.BaseURL, "model-base-url", "", "send every agent's model to this OpenAI-compatible endpoint, e.g. http://127.0.0.1:4000/v1 (LiteLLM, OpenRouter, vLLM, Ollama)")
 	fs.StringVar(&f.APIKeyEnv, "model-api-key-env", "", "environment variable holding the API key of -model-base-url (omit for endpoints without keys)")
-	fs.StringVar(&f.ResponseFormat, "model-response-format", FormatJSONSchema, "how -model-base-url is asked for JSON: json_schema, json_object or none")
+	fs.StringVar(&f.ResponseFormat, "model-response-format", "", "how -model-base-url is asked for JSON: json_schema, json_object or none (default: its family's; a refused format falls back to the next)")
+	fs.StringVar(&f.Family, "model-family", "", "the provider family of -model-base-url, which decides the schema it is sent: "+familyList()+" (default: detected from the URL, else portable)")
 	fs.StringVar(&f.ConfigFile, "agents-config", "", "JSON file mapping each model provider to its endpoint and key variable (see docs/agents.md)")
 }
 
@@ -198,18 +207,23 @@ func Load(f Flags, getenv func(string) string, providers []string) (Config, erro
 		if f.APIKeyEnv != "" {
 			return Config{}, &ConfigError{"-model-api-key-env", "goes with -model-base-url; with -agents-config, give each provider its api_key_env"}
 		}
-		if f.ResponseFormat != "" && f.ResponseFormat != FormatJSONSchema {
+		if f.ResponseFormat != "" {
 			return Config{}, &ConfigError{"-model-response-format", "goes with -model-base-url; with -agents-config, give each provider its response_format"}
+		}
+		if f.Family != "" {
+			return Config{}, &ConfigError{"-model-family", "goes with -model-base-url; with -agents-config, give each provider its family"}
 		}
 		return loadFile(f.ConfigFile, getenv, providers)
 	case f.BaseURL != "":
-		e := Endpoint{BaseURL: f.BaseURL, APIKeyEnv: f.APIKeyEnv, ResponseFormat: f.ResponseFormat}
-		if err := e.check(getenv, "-model-base-url", "-model-api-key-env", "-model-response-format"); err != nil {
+		e := Endpoint{BaseURL: f.BaseURL, APIKeyEnv: f.APIKeyEnv, ResponseFormat: f.ResponseFormat, Family: Family(f.Family)}
+		if err := e.check(getenv, "-model-base-url", "-model-api-key-env", "-model-response-format", "-model-family"); err != nil {
 			return Config{}, err
 		}
 		return Config{Providers: map[string]Endpoint{AnyProvider: e}}, nil
 	case f.APIKeyEnv != "":
 		return Config{}, &ConfigError{"-model-api-key-env", "needs -model-base-url"}
+	case f.ResponseFormat != "" || f.Family != "":
+		return Config{}, &ConfigError{"-model-response-format", "-model-response-format and -model-family need -model-base-url"}
 	}
 	return Config{}, nil
 }
@@ -243,7 +257,7 @@ func loadFile(path string, getenv func(string) string, providers []string) (Conf
 			return Config{}, &ConfigError{at, fmt.Sprintf("unknown provider %q; the catalog's providers are %s (or %q for every other)", n, strings.Join(providers, ", "), AnyProvider)}
 		}
 		e := c.Providers[n]
-		if err := e.check(getenv, at+".base_url", at+".api_key_env", at+".response_format"); err != nil {
+		if err := e.check(getenv, at+".base_url", at+".api_key_env", at+".response_format", at+".family"); err != nil {
 			return Config{}, err
 		}
 		if e.APIKeyFile != "" {
@@ -274,7 +288,7 @@ func loadFile(path string, getenv func(string) string, providers []string) (Conf
 }
 
 // check validates the endpoint and loads its key from the environment.
-func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt string) error {
+func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt, familyAt string) error {
 	u, err := url.Parse(e.BaseURL)
 	switch {
 	case e.BaseURL == "":
@@ -290,9 +304,15 @@ func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt stri
 	case u.RawQuery != "" || u.Fragment != "":
 		return &ConfigError{urlAt, fmt.Sprintf("%q must not have a query or fragment", e.BaseURL)}
 	}
+	switch {
+	case e.Family == "":
+		e.Family = DetectFamily(e.BaseURL)
+	case !validFamily(e.Family):
+		return &ConfigError{familyAt, fmt.Sprintf("%q is not a provider family; use %s", e.Family, familyList())}
+	}
 	switch e.ResponseFormat {
 	case "":
-		e.ResponseFormat = FormatJSONSchema
+		e.ResponseFormat = e.Family.defaultFormat()
 	case FormatJSONSchema, FormatJSONObject, FormatNone:
 	default:
 		return &ConfigError{formatAt, fmt.Sprintf("%q is not a response format; use %s, %s or %s", e.ResponseFormat, FormatJSONSchema, FormatJSONObject, FormatNone)}
@@ -310,6 +330,14 @@ func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt stri
 	return nil
 }
 
+func familyList() string {
+	var names []string
+	for _, f := range Families() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
 // CatalogProviders are the providers of the model catalog, sorted: the
 // names -agents-config may use besides AnyProvider.
 func CatalogProviders() []string {
@@ -321,4 +349,12 @@ func CatalogProviders() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// family is the endpoint's provider family, detected when not set.
+func (e Endpoint) family() Family {
+	if e.Family == "" {
+		return DetectFamily(e.BaseURL)
+	}
+	return e.Family
 }

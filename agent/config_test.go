@@ -62,6 +62,8 @@ func TestFlagErrors(t *testing.T) {
 		{Flags{BaseURL: "://"}, "-model-base-url", "not a URL"},
 		{Flags{BaseURL: "https://host/v1", APIKeyEnv: "MISSING"}, "-model-api-key-env", "MISSING is not set"},
 		{Flags{BaseURL: "https://host/v1", ResponseFormat: "xml"}, "-model-response-format", `"xml" is not a response format`},
+		{Flags{BaseURL: "https://host/v1", Family: "mistral"}, "-model-family", `"mistral" is not a provider family; use openai, anthropic, gemini, vllm, llama.cpp, ollama, portable`},
+		{Flags{Family: "vllm"}, "-model-response-format", "need -model-base-url"},
 		{Flags{ConfigFile: "x.json", APIKeyEnv: "K"}, "-model-api-key-env", "give each provider its api_key_env"},
 		{Flags{ConfigFile: filepath.Join(t.TempDir(), "missing.json")}, "-agents-config", "no such file"},
 	} {
@@ -107,7 +109,7 @@ func TestConfigFile(t *testing.T) {
 		t.Error("a provider without an entry has an endpoint")
 	}
 	d := strings.Join(c.Describe(), "\n")
-	for _, want := range []string{"anthropic → https://api.anthropic.com/v1/ (key from $ANTHROPIC_API_KEY, response format none)", "google → https://generativelanguage.googleapis.com/v1beta/openai/ (key from " + keyFile} {
+	for _, want := range []string{"anthropic → https://api.anthropic.com/v1/ (key from $ANTHROPIC_API_KEY, anthropic family, response format none)", "google → https://generativelanguage.googleapis.com/v1beta/openai/ (key from " + keyFile} {
 		if !strings.Contains(d, want) {
 			t.Errorf("Describe lacks %q:\n%s", want, d)
 		}
@@ -171,5 +173,38 @@ func TestCatalogProviders(t *testing.T) {
 		if !found {
 			t.Errorf("provider %s of %s is missing", m.Provider, m.ID)
 		}
+	}
+}
+
+// TestFamilies: an endpoint's family is the one configured, else the one
+// its URL names, else portable; Anthropic's is asked with no format.
+func TestFamilies(t *testing.T) {
+	for base, want := range map[string]Family{
+		"https://api.openai.com/v1":                                FamilyOpenAI,
+		"https://openrouter.ai/api/v1":                             FamilyOpenAI,
+		"https://api.anthropic.com/v1/":                            FamilyAnthropic,
+		"https://generativelanguage.googleapis.com/v1beta/openai/": FamilyGemini,
+		"http://127.0.0.1:11434/v1":                                FamilyOllama,
+		"http://127.0.0.1:8000/v1":                                 FamilyPortable,
+	} {
+		c, err := Load(Flags{BaseURL: base}, func(string) string { return "" }, CatalogProviders())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := c.Endpoint("openai")
+		if e.Family != want {
+			t.Errorf("%s: family %s, want %s", base, e.Family, want)
+		}
+		wantFormat := FormatJSONSchema
+		if want == FamilyAnthropic {
+			wantFormat = FormatNone
+		}
+		if e.ResponseFormat != wantFormat {
+			t.Errorf("%s: response format %s, want %s", base, e.ResponseFormat, wantFormat)
+		}
+	}
+	c, err := Load(Flags{BaseURL: "http://10.0.0.5:8000/v1", Family: "vllm", ResponseFormat: "json_object"}, nil, CatalogProviders())
+	if e, _ := c.Endpoint("openai"); err != nil || e.Family != FamilyVLLM || e.ResponseFormat != FormatJSONObject {
+		t.Errorf("configured family and format: %+v %v", e, err)
 	}
 }

@@ -125,7 +125,7 @@ func newHarness(t testing.TB, respond standin.Responder, endpoint ...func(*Endpo
 	for _, f := range endpoint {
 		f(&ep)
 	}
-	if err := ep.check(func(string) string { return testKey }, "base", "key", "format"); err != nil {
+	if err := ep.check(func(string) string { return testKey }, "base", "key", "format", "family"); err != nil {
 		t.Fatal(err)
 	}
 	h.runner = &Runner{
@@ -156,5 +156,5 @@ func (h *harness) run(t testing.TB, in inbox.AgentInput) inbox.AgentResult {
 	return res
 }
 
-// seedAnswer is the seed's complete example, the answer to the invoice.
-var seedAnswer = examples.SeedComplete
+// seedAnswer is the complete example, the answer to the invoice.
+var seedAnswer = examples.Payable

@@ -16,6 +16,7 @@ import (
 	workflow "github.com/kobana/workflow"
 	"github.com/kobana/workflow/agent/prompt"
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/inbox"
 )
 
@@ -51,6 +52,10 @@ type Runner struct {
 
 	clientOnce sync.Once
 	client     *http.Client
+	// formats remembers, by endpoint and model, the response format a
+	// provider last took after refusing a richer one, so that later runs
+	// start there instead of paying the refusal each time.
+	formats sync.Map
 }
 
 var _ inbox.AgentRunner = (*Runner)(nil)
@@ -124,7 +129,9 @@ func (r *Runner) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Agent
 	}
 	ep, ok := r.Config.Endpoint(m.Provider)
 	if !ok {
-		return failed(inbox.CauseModelUnavailable, fmt.Sprintf("no model endpoint is configured for %s (model %s): start the server with -model-base-url or -agents-config", m.Provider, m.ID)), nil
+		res := failed(inbox.CauseModelUnavailable, fmt.Sprintf("no model endpoint is configured for %s (model %s): start the server with -model-base-url or -agents-config", m.Provider, m.ID))
+		res.Transient = true // the operator may configure one
+		return res, nil
 	}
 	settings := in.Agent.Settings
 	ru := &run{r: r, in: in, model: m, endpoint: ep, timeout: settings.Timeout(),
@@ -139,6 +146,7 @@ func (r *Runner) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Agent
 		return inbox.AgentResult{}, fmt.Errorf("agent %s on e-mail %s: %w", in.Agent.ID, in.Email.ID, context.Cause(ctx))
 	}
 	ru.res.CostUSD = inbox.Cost(m.ID, ru.res.Tokens)
+	redactKey(&ru.res, ep.apiKeyValue())
 	return ru.res, nil
 }
 
@@ -159,17 +167,26 @@ func (ru *run) converse(ctx context.Context) {
 		return
 	}
 	rounds := ru.in.Agent.Settings.Repairs()
+	opts := lintOptions(ru.in)
 	for round := 0; ; round++ {
-		ans, f := ru.ask(ctx, round, req)
+		ans, f := ru.ask(ctx, round, &req)
+		ru.res.ResponseFormat = req.format
 		if f != nil {
 			ru.fail(f.cause, f.msg)
+			// An outage, a rate or a quota, a timeout: the e-mail may be
+			// tried again later (the pipeline's schedule); the rest would
+			// fail the same way.
+			ru.res.Transient = f.retry || f.cause == inbox.CauseModelTimeout || f.cause == inbox.CauseRateLimited
 			return
 		}
-		ru.res.Tokens.Input += ans.tokens.Input
-		ru.res.Tokens.Output += ans.tokens.Output
+		ru.res.Tokens = ru.res.Tokens.Add(ans.tokens)
+		ru.res.UsageUnknown = ru.res.UsageUnknown || ans.noUsage
 		if round > 0 {
 			ru.res.Repairs[round-1].Tokens = ans.tokens
 		}
+		thinking, content := splitThinking(ans.content)
+		ru.think(ans.reasoning)
+		ru.think(thinking)
 		switch {
 		case ans.refusal != "":
 			ru.fail(inbox.CauseRefusal, "the model refused: "+clipText(ans.refusal, 500))
@@ -182,38 +199,96 @@ func (ru *run) converse(ctx context.Context) {
 			ru.fail(inbox.CauseOutputTruncated, "the model stopped at its output limit before finishing its answer")
 			return
 		}
-		doc, fenced := unfence(ans.content)
-		v := Validate([]byte(doc))
+		doc, fenced := unfence(content)
+		empty := strings.TrimSpace(doc) == ""
+		v := ValidateWith([]byte(doc), opts)
 		ru.res.Diagnostics = v.JSON()
-		if v.Answer() {
+		if !empty && v.Answer() {
 			ru.res.Status, ru.res.Output, ru.res.Fenced = inbox.RunSucceeded, json.RawMessage(doc), fenced
 			return
 		}
 		if round >= rounds {
 			ru.res.Answer = clipAnswer(ans.content)
+			if empty {
+				ru.fail(inbox.CauseInvalidOutput, fmt.Sprintf("the model's answer was empty %s; nothing was sent", afterRounds(rounds)))
+				return
+			}
 			ru.fail(inbox.CauseInvalidOutput, invalidMessage(v, rounds))
 			return
 		}
-		text, err := prompt.Repair(prompt.RepairInput{Diagnostics: v.Text(), NeedsResult: v.OK() && v.lacksResult(), Round: round + 1, Rounds: rounds})
+		text, err := prompt.Repair(prompt.RepairInput{Diagnostics: v.Text(), NeedsResult: v.OK() && v.lacksResult(), Empty: empty, Round: round + 1, Rounds: rounds})
 		if err != nil {
 			ru.fail(inbox.CauseProviderError, err.Error())
 			return
 		}
 		ru.res.Repairs = append(ru.res.Repairs, inbox.Repair{Round: round + 1, Diagnostics: v.JSON()})
+		if empty {
+			// An empty assistant turn is refused by some providers
+			// (Anthropic): the repair message says the answer was empty.
+			req.params.Messages = append(req.params.Messages, openai.UserMessage(text))
+			continue
+		}
 		// The answer goes back as it was linted, so the diagnostics'
 		// lines and columns point into the text the model sees.
 		req.params.Messages = append(req.params.Messages, openai.AssistantMessage(doc), openai.UserMessage(text))
 	}
 }
 
+// lintOptions are what the answer is linted with: the workspace's secret
+// names and the run's policy.
+func lintOptions(in inbox.AgentInput) lint.Options {
+	names := in.SecretNames
+	if names == nil {
+		names = []string{}
+	}
+	return lint.Options{SecretNames: names, Policy: in.Policy}
+}
+
+// think records thinking the model wrote, clipped with the rest.
+func (ru *run) think(s string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return
+	}
+	if ru.res.Thinking != "" {
+		s = ru.res.Thinking + "\n\n" + s
+	}
+	ru.res.Thinking = clipAnswer(s)
+}
+
+// splitThinking takes the thinking a model wrote before its answer —
+// <think>…</think> (or <thinking>, <reasoning>) blocks at the start — out
+// of it. An unclosed block is all thinking.
+func splitThinking(answer string) (thinking, rest string) {
+	rest = answer
+	var parts []string
+	for {
+		t := strings.TrimLeft(rest, " \t\r\n")
+		tag := ""
+		for _, name := range []string{"think", "thinking", "reasoning"} {
+			if len(t) >= len(name)+2 && strings.EqualFold(t[:len(name)+2], "<"+name+">") {
+				tag = name
+				break
+			}
+		}
+		if tag == "" {
+			break
+		}
+		body := t[len(tag)+2:]
+		end := strings.Index(strings.ToLower(body), "</"+tag+">")
+		if end < 0 {
+			return strings.Join(append(parts, body), "\n\n"), ""
+		}
+		parts = append(parts, body[:end])
+		rest = body[end+len(tag)+3:]
+	}
+	return strings.Join(parts, "\n\n"), rest
+}
+
 // invalidMessage says why a run's output was refused: how many errors,
 // and the first.
 func invalidMessage(v Validation, rounds int) string {
-	after := "and no repair round was allowed"
-	if rounds > 0 {
-		after = fmt.Sprintf("after %d repair round%s", rounds, plural(rounds))
-	}
-	msg := fmt.Sprintf("the model's answer did not validate %s; nothing was sent", after)
+	msg := fmt.Sprintf("the model's answer did not validate %s; nothing was sent", afterRounds(rounds))
 	if n := v.Report.Errors(); n > 0 {
 		for _, d := range v.Report.Diagnostics {
 			if d.Severity == compile.SeverityError {
@@ -222,6 +297,13 @@ func invalidMessage(v Validation, rounds int) string {
 		}
 	}
 	return msg + `. The answer has no "result".`
+}
+
+func afterRounds(rounds int) string {
+	if rounds > 0 {
+		return fmt.Sprintf("after %d repair round%s", rounds, plural(rounds))
+	}
+	return "and no repair round was allowed"
 }
 
 func plural(n int) string {
@@ -244,21 +326,39 @@ func clipAnswer(s string) string {
 
 // ask sends one round's request, retrying what may succeed later, and
 // records every attempt on the result.
-func (ru *run) ask(ctx context.Context, round int, req request) (reply, *failure) {
+func (ru *run) ask(ctx context.Context, round int, req *request) (reply, *failure) {
 	retry := ru.r.Retry
+	fallbacks := 0
 	for attempt := 1; ; attempt++ {
 		start := ru.r.now()
 		ans, f := req.send(ctx)
-		call := inbox.ModelCall{Round: round, Attempt: attempt, DurationMS: ru.r.now().Sub(start).Milliseconds()}
+		call := inbox.ModelCall{Round: round, Attempt: attempt, DurationMS: ru.r.now().Sub(start).Milliseconds(), ResponseFormat: req.format}
 		if f != nil && f.cause == inbox.CauseModelTimeout {
 			f.msg = fmt.Sprintf("the model did not answer within the agent's timeout of %s", ru.timeout)
 		}
 		if f == nil {
-			call.Status, call.Tokens = http.StatusOK, ans.tokens
+			call.Status, call.Tokens, call.NoUsage = http.StatusOK, ans.tokens, ans.noUsage
 			ru.record(call)
+			if fallbacks > 0 {
+				ru.r.formats.Store(ru.formatKey(), req.format)
+			}
 			return ans, nil
 		}
 		call.Status, call.Cause, call.Error = f.status, f.cause, f.msg
+		if f.formatRefused {
+			// The provider cannot use this response format: ask once
+			// more with the next simpler one, at once, and remember it.
+			next := FormatNone
+			if req.format == FormatJSONSchema {
+				next = FormatJSONObject
+			}
+			call.Error = fmt.Sprintf("%s; asking again with response format %s", f.msg, next)
+			ru.record(call)
+			req.setFormat(next)
+			fallbacks++
+			attempt-- // a fallback is not a retry of the same request
+			continue
+		}
 		if !f.retry || attempt >= retry.attempts() {
 			if f.retry {
 				f.msg = fmt.Sprintf("%s; gave up after %d attempts", f.msg, attempt)
@@ -300,6 +400,12 @@ func (ru *run) record(c inbox.ModelCall) {
 	if c.WaitMS > 0 {
 		attrs = append(attrs, "wait_ms", c.WaitMS)
 	}
+	if c.ResponseFormat != "" {
+		attrs = append(attrs, "response_format", c.ResponseFormat)
+	}
+	if c.NoUsage {
+		attrs = append(attrs, "usage", "not reported")
+	}
 	if c.Tokens != (inbox.Tokens{}) {
 		attrs = append(attrs, "input_tokens", c.Tokens.Input, "output_tokens", c.Tokens.Output)
 	}
@@ -311,7 +417,7 @@ func (ru *run) record(c inbox.ModelCall) {
 // endpoint takes.
 func (ru *run) firstRequest() (request, error) {
 	in := ru.in
-	req := request{endpoint: ru.endpoint, client: ru.r.httpClient()}
+	req := request{endpoint: ru.endpoint, client: ru.r.httpClient(), family: ru.endpoint.family()}
 	atts := make([]prompt.Attachment, 0, len(in.Email.Attachments))
 	for _, a := range in.Email.Attachments {
 		pa := prompt.Attachment{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
@@ -341,7 +447,7 @@ func (ru *run) firstRequest() (request, error) {
 		}
 	}
 	p, err := prompt.Render(prompt.Input{Agent: in.Agent, InboxAddress: in.Inbox.Address, SecretNames: in.SecretNames,
-		Email: in.Email, Attachments: atts, FilesOffered: offered})
+		Policy: in.Policy, Email: in.Email, Attachments: atts, FilesOffered: offered})
 	if err != nil {
 		return req, err
 	}
@@ -365,46 +471,53 @@ func (ru *run) firstRequest() (request, error) {
 		Model:    ru.endpoint.modelName(ru.model.ID),
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(p.System), userMsg},
 	}
-	switch ru.endpoint.ResponseFormat {
-	case FormatJSONSchema, "":
-		req.params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: answerSchema()}}
-	case FormatJSONObject:
-		req.params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	format := ru.endpoint.ResponseFormat
+	if format == "" {
+		format = req.family.defaultFormat()
 	}
+	if learned, ok := ru.r.formats.Load(ru.formatKey()); ok && formatRank(learned.(string)) < formatRank(format) {
+		format = learned.(string)
+	}
+	req.setFormat(format)
 	return req, nil
 }
 
-var (
-	schemaOnce sync.Once
-	schema     json.RawMessage
-	schemaDesc string
-)
+// formatKey names the endpoint and model a learned response format is
+// kept under.
+func (ru *run) formatKey() string {
+	return ru.endpoint.BaseURL + "\x00" + ru.endpoint.modelName(ru.model.ID)
+}
 
-// answerSchema is response_format's json_schema: workflow.schema.json,
-// without the keys that name the file rather than describe the answer,
-// encoded once. It is not strict: strict structured outputs take only a
-// subset of JSON Schema, and the linter, not the provider, is the
-// authority.
-func answerSchema() shared.ResponseFormatJSONSchemaJSONSchemaParam {
-	schemaOnce.Do(func() {
-		var m map[string]any
-		if err := json.Unmarshal(workflow.Schema, &m); err != nil {
-			panic("workflow.schema.json does not decode: " + err.Error())
-		}
-		delete(m, "$schema")
-		delete(m, "$id")
-		schemaDesc, _ = m["description"].(string)
-		b, err := json.Marshal(m)
-		if err != nil {
-			panic("workflow.schema.json does not encode: " + err.Error())
-		}
-		schema = b
-	})
+// formatRank orders the response formats from the richest.
+func formatRank(f string) int {
+	switch f {
+	case FormatJSONSchema:
+		return 2
+	case FormatJSONObject:
+		return 1
+	}
+	return 0
+}
+
+// answerSchema is response_format's json_schema: the answer's schema as
+// the family takes it (Schema). It is not strict: strict structured
+// outputs take only a subset of JSON Schema, and the linter, not the
+// provider, is the authority.
+func answerSchema(f Family) shared.ResponseFormatJSONSchemaJSONSchemaParam {
 	return shared.ResponseFormatJSONSchemaJSONSchemaParam{
 		Name:        "kobana_agent_answer",
-		Description: openai.String(strings.TrimSpace(schemaDesc)),
-		Schema:      schema,
+		Description: openai.String(schemaDescription()),
+		Schema:      Schema(f),
 		Strict:      openai.Bool(false),
 	}
 }
+
+var schemaDescription = sync.OnceValue(func() string {
+	var m struct {
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(workflow.Schema, &m); err != nil {
+		panic("workflow.schema.json does not decode: " + err.Error())
+	}
+	return strings.TrimSpace(m.Description)
+})

@@ -17,7 +17,9 @@ import (
 	"github.com/kobana/workflow/agent/prompt"
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/testwait"
 )
 
 // TestRequestShape checks what a provider is sent: the model under the
@@ -385,7 +387,7 @@ func TestFailuresNotRetried(t *testing.T) {
 		"quota":                  {standin.Error(429, "insufficient_quota", "You exceeded your current quota"), inbox.CauseRateLimited, "quota"},
 		"unauthorized":           {standin.Error(401, "invalid_api_key", "Incorrect API key provided"), inbox.CauseProviderError, "refused the API key"},
 		"not found":              {standin.Error(404, "model_not_found", "The model does not exist"), inbox.CauseProviderError, "model names"},
-		"bad request":            {standin.Error(400, "invalid_request_error", "response_format is not supported"), inbox.CauseProviderError, "response_format is not supported"},
+		"bad request":            {standin.Error(400, "invalid_request_error", "Unsupported parameter: 'temperature'"), inbox.CauseProviderError, "rejected the request (400 Bad Request): Unsupported parameter"},
 		"refusal":                {standin.Reply{Refusal: "I can't help with that."}, inbox.CauseRefusal, "I can't help with that."},
 		"content filter":         {standin.Reply{Content: "", FinishReason: "content_filter"}, inbox.CauseRefusal, "content filter"},
 		"truncated":              {standin.Reply{Content: "{\n  \"result\": {\"supp", FinishReason: "length"}, inbox.CauseOutputTruncated, "output limit"},
@@ -436,10 +438,15 @@ func TestStoppingIsNotAResult(t *testing.T) {
 	h := newHarness(t, standin.Always(standin.Reply{Hang: true}))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for len(h.srv.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
+		defer cancel()
+		if err := testwait.Until(10*time.Second, func() error {
+			if len(h.srv.Requests()) == 0 {
+				return errors.New("the model has no request yet")
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
 		}
-		cancel()
 	}()
 	if _, err := h.runner.RunAgent(ctx, invoiceInput(t)); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Fatalf("err %v, want the cancellation", err)
@@ -501,20 +508,25 @@ func TestCost(t *testing.T) {
 }
 
 // TestValidateIsTheToolsLinter checks the repair loop's text and the
-// workflows_validate tool's JSON come from one call: the same
-// diagnostics, each line of the text naming one of them.
+// workflows_validate tool's JSON come from one call, lint.Check with the
+// workspace's options: the same diagnostics, each line of the text naming
+// one of them.
 func TestValidateIsTheToolsLinter(t *testing.T) {
+	opts := lint.Options{SecretNames: []string{"FINANCE_TOKEN"}}
 	for _, doc := range []string{misspelt, repaired, seedAnswer, `{"workflow": [{"type": "request", "url": "ftp://x", "method": "post"}]}`, `{`, ``} {
-		v := Validate([]byte(doc))
-		js, ok := LintJSON([]byte(doc))
-		if string(js) != string(v.JSON()) || ok != v.OK() {
-			t.Errorf("LintJSON and Validate disagree on %q", doc)
+		v := ValidateWith([]byte(doc), opts)
+		r := lint.Check(AnswerFile, []byte(doc), opts)
+		if r.OK() != v.OK() {
+			t.Errorf("lint.Check and ValidateWith disagree on %q", doc)
 		}
 		var ds compile.Diagnostics
-		if err := json.Unmarshal(js, &ds); err != nil {
+		if err := json.Unmarshal(v.JSON(), &ds); err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(compile.Lint([]byte(doc)), ds, cmpopts.EquateEmpty()); d != "" {
+		if d := cmp.Diff([]compile.Diagnostic(r.Diagnostics), []compile.Diagnostic(ds), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("the tool's diagnostics are not the repair loop's (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(compile.LintWith([]byte(doc), opts), ds, cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("the tool's diagnostics are not the compiler's (-want +got):\n%s", d)
 		}
 		text := v.Text()
@@ -532,6 +544,7 @@ func TestValidateIsTheToolsLinter(t *testing.T) {
 // the prompt costs the same tokens within 1 %.
 func TestAttachmentBytesNeverInThePrompt(t *testing.T) {
 	tokens := map[int]int{}
+	prompts := map[int]int{}
 	for _, size := range []int{5 << 10, 5 << 20} {
 		data := pdf(size, uint64(size))
 		raw := makeEML("Nota fiscal 4521", invoiceText, attachment{"danfe-4521.pdf", "application/pdf", data})
@@ -551,7 +564,13 @@ func TestAttachmentBytesNeverInThePrompt(t *testing.T) {
 			t.Errorf("%d bytes: the request is %d bytes long", size, len(r.Body))
 		}
 		tokens[size] = res.Tokens.Input
+		prompts[size] = len(r.Messages[0].Text) + len(r.Messages[1].Text)
 	}
+	// The prompts differ only in the size's digits: 5120 and 5242880.
+	if d := prompts[5<<20] - prompts[5<<10]; d != len("5242880")-len("5120") {
+		t.Errorf("prompt bytes %d (5 KB) and %d (5 MB): they differ by %d, not by the size's 3 more digits", prompts[5<<10], prompts[5<<20], d)
+	}
+	t.Logf("prompt bytes (system + user): 5 KB attachment %d, 5 MB attachment %d", prompts[5<<10], prompts[5<<20])
 	small, large := tokens[5<<10], tokens[5<<20]
 	t.Logf("prompt tokens (stand-in estimate, bytes/4): 5 KB attachment %d, 5 MB attachment %d (%+.3f%%)", small, large, 100*float64(large-small)/float64(small))
 	if diff := math.Abs(float64(large-small)) / float64(small); diff > 0.01 {

@@ -13,16 +13,26 @@ import (
 const AnswerFile = "answer.json"
 
 // Validation is what the platform's workflow linter says about an agent's
-// answer. It is the one call path behind both the repair loop (which sends
-// Text to the model) and the workflows_validate tool (which returns JSON to
-// an author), so what an agent is told and what an author sees agree.
+// answer: lint.Check's report, the call the workflows_validate tool makes
+// too (returning JSON to an author) while the repair loop sends Text to the
+// model, so what an agent is told and what an author sees agree.
 type Validation struct {
 	// Report is the linter's report on the answer.
 	Report lint.Report
 }
 
-// Validate lints an agent's answer, {"result": …, "workflow": [steps]}.
-func Validate(doc []byte) Validation { return Validation{Report: lint.File(AnswerFile, doc)} }
+// Validate lints an agent's answer, {"result": …, "workflow": [steps]}, on
+// its own.
+func Validate(doc []byte) Validation { return ValidateWith(doc, lint.Options{}) }
+
+// ValidateWith lints an agent's answer with what is known of the
+// workspace: its secret names and where requests may go (lint.Check).
+// The repair loop lints with the run's, so a reference to a secret the
+// workspace lacks or a request the policy refuses is a diagnostic the
+// model is sent back, not a failure at run time.
+func ValidateWith(doc []byte, opts lint.Options) Validation {
+	return Validation{Report: lint.Check(AnswerFile, doc, opts)}
+}
 
 // OK reports whether the workflow may run: no diagnostic is an error.
 func (v Validation) OK() bool { return v.Report.Errors() == 0 }
@@ -63,13 +73,6 @@ func (v Validation) JSON() json.RawMessage {
 		return json.RawMessage("[]")
 	}
 	return b
-}
-
-// LintJSON is Validate for the workflows_validate tool: the diagnostics as
-// JSON and whether the workflow may run.
-func LintJSON(doc []byte) (diagnostics json.RawMessage, ok bool) {
-	v := Validate(doc)
-	return v.JSON(), v.OK()
 }
 
 // unfence returns the document inside an answer wrapped in a Markdown code

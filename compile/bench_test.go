@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// BenchmarkCompileSeedExample compiles the seed's complete example; the
+// BenchmarkCompilePayableExample compiles the complete example; the
 // Unmarshal sub-benchmark decodes the same bytes into any with
 // encoding/json, the reference the compiler is measured against.
-func BenchmarkCompileSeedExample(b *testing.B) {
-	doc := readExample(b, "seed-complete.json")
+func BenchmarkCompilePayableExample(b *testing.B) {
+	doc := readExample(b, "payable.json")
 	b.Run("Compile", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(doc)))

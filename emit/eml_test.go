@@ -27,6 +27,7 @@ import (
 // fixtures as a multipart file and as inline base64, and compares what a
 // receiver parses back with the bytes the .eml holds.
 func TestFixtureAttachmentsUploadByteExact(t *testing.T) {
+	t.Parallel()
 	paths, _ := filepath.Glob("../resolve/eml/testdata/*.eml")
 	if len(paths) == 0 {
 		t.Fatal("no fixtures")
@@ -83,6 +84,7 @@ func TestFixtureAttachmentsUploadByteExact(t *testing.T) {
 // TestLargeAttachmentStreams uploads a 24 MiB attachment generated at test
 // time and compares the sha256 of what the receiver parses.
 func TestLargeAttachmentStreams(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("large attachment")
 	}
@@ -159,6 +161,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // stops the body before its Content-Length, with a *StreamError saying how
 // far it got, and the request's GetBody refuses to send it again.
 func TestStreamFailureStopsShort(t *testing.T) {
+	t.Parallel()
 	data := bytes.Repeat([]byte("0123456789"), 10000)
 	gone := fmt.Errorf("%w: the file was truncated", eml.ErrChanged)
 	for _, doc := range []string{
@@ -218,6 +221,7 @@ func (s *shortAttachments) Open(i int) (io.ReadCloser, error) {
 // record, as the defects of a form file and in the description of inline
 // base64.
 func TestDefectsInTheRecord(t *testing.T) {
+	t.Parallel()
 	const msg = "Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n" +
 		"--b\r\nContent-Type: application/pdf; name=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0x!LjQ\r\n--b--\r\n"
 	m, err := eml.New(strings.NewReader(msg), int64(len(msg)))

@@ -151,7 +151,8 @@ type Options struct {
 func RenderWith(step *compile.Step, scope *resolve.Scope, opts Options) (*Request, error) {
 	// A reference to this step or a later one can never resolve: the step
 	// fails, whatever happened to the steps before it.
-	for _, r := range step.Forward {
+	if len(step.Forward) > 0 {
+		r := step.Forward[0]
 		if _, err := scope.Resolve(r); err != nil {
 			return nil, err
 		}
@@ -694,3 +695,44 @@ func IsFailBeforeSend(err error) bool {
 	var skip *resolve.SkipError
 	return err != nil && !errors.As(err, &skip)
 }
+
+// Secrets are the names of the secrets whose values the request carries,
+// sorted: every secret a placeholder substituted, anywhere in the request,
+// and every secret value the redactor found in it otherwise (echoed back
+// by an earlier step's response and forwarded), as the record shows them
+// ("[redacted secrets.KEY]"). This is what a destinations policy checks
+// before the request is sent.
+func (req *Request) Secrets() []string {
+	r := req.Record
+	var names []string
+	scan := func(s string) {
+		for {
+			i := strings.Index(s, secretMarker)
+			if i < 0 {
+				return
+			}
+			s = s[i+len(secretMarker):]
+			j := strings.IndexByte(s, ']')
+			if j < 0 {
+				return
+			}
+			if name := s[:j]; lang.IsName(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			s = s[j+1:]
+		}
+	}
+	scan(r.URL)
+	for k, v := range r.Headers {
+		scan(k)
+		scan(v)
+	}
+	scan(string(r.Body))
+	scan(string(r.Form))
+	slices.Sort(names)
+	return names
+}
+
+// secretMarker starts the record's text for a secret's value
+// (resolve.Placeholder).
+var secretMarker = strings.TrimSuffix(resolve.Placeholder(""), "]")

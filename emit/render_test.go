@@ -72,8 +72,9 @@ func recordJSON(t testing.TB, r *emit.Request) string {
 	return string(b)
 }
 
-func TestSeedCompleteExample(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+func TestPayableExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +161,9 @@ func TestSeedCompleteExample(t *testing.T) {
 	}
 }
 
-func TestSeedBase64Example(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-base64.json")
+func TestAttachmentBase64Example(t *testing.T) {
+	t.Parallel()
+	doc, _ := os.ReadFile("../examples/workflows/attachment-base64.json")
 	p := plan(t, string(doc))
 	s := scope(pdfAttachments())
 	r, err := emit.Render(p.Steps[0], s)
@@ -182,8 +184,9 @@ func TestSeedBase64Example(t *testing.T) {
 	}
 }
 
-func TestSeedMultipartExample(t *testing.T) {
-	doc, _ := os.ReadFile("../examples/workflows/seed-multipart.json")
+func TestAttachmentMultipartExample(t *testing.T) {
+	t.Parallel()
+	doc, _ := os.ReadFile("../examples/workflows/attachment-multipart.json")
 	p := plan(t, string(doc))
 	r, err := emit.Render(p.Steps[0], scope(pdfAttachments()))
 	if err != nil {
@@ -225,6 +228,7 @@ func TestSeedMultipartExample(t *testing.T) {
 }
 
 func TestTextBodyAndInlineBase64(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x?k=${{secrets.FINANCE_TOKEN}}","headers":{"X-Small":"${{email.attachments.1}}","Content-Type":"text/plain"},"body":"tok-123 and ${{email.attachments.1.base64}} and ${{kobana.email_id}}"}]}`)
 	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "a.pdf", Data: pdf}, {Filename: "s.txt", ContentType: "text/plain", Data: []byte("hi\n")}}}
 	r, err := emit.Render(p.Steps[0], scope(atts))
@@ -249,6 +253,7 @@ func TestTextBodyAndInlineBase64(t *testing.T) {
 }
 
 func TestFailBeforeSend(t *testing.T) {
+	t.Parallel()
 	atts := pdfAttachments()
 	atts.Files = append(atts.Files, resolvetest.File{Filename: "big.bin", Data: make([]byte, emit.MaxInlineAttachment+1)})
 	tests := []struct {
@@ -278,6 +283,7 @@ func TestFailBeforeSend(t *testing.T) {
 }
 
 func TestSkip(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/${{steps.0.response.status}}"}]}`)
 	s := scope(nil)
 	s.Record(0, &resolve.Result{State: runrecord.Failed})
@@ -290,6 +296,7 @@ func TestSkip(t *testing.T) {
 }
 
 func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"k\"ey":["${{steps.0.response.body}}", "\u00e9\n", 1e3, null, true, {}, []],"v":"${{steps.0.response.body}}"}}]}`)
 	s := scope(nil)
 	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Body: []byte("quote\" back\\ nl\n tab\t ctl\x01 bad\xff <&> \u2028")}})
@@ -315,6 +322,7 @@ func TestJSONEscapingOfSubstitutedValues(t *testing.T) {
 }
 
 func TestSecretEchoedInResponseIsRedactedInRecord(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/","body":{"echo":"${{steps.0.response.body.v}}"}}]}`)
 	s := scope(nil)
 	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"v":"you sent tok-123"}`)}})
@@ -335,6 +343,7 @@ func (s *shrinking) Open(i int) (io.ReadCloser, error) {
 }
 
 func TestAttachmentThatShrinksAbortsTheBody(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","url":"https://a.example/","form":{"f":"${{email.attachments.0}}"}}]}`)
 	atts := &shrinking{*pdfAttachments()}
 	s := scope(nil)
@@ -350,6 +359,7 @@ func TestAttachmentThatShrinksAbortsTheBody(t *testing.T) {
 }
 
 func TestNoBody(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"result":1,"workflow":[{"type":"request","method":"GET","url":"https://a.example/"}]}`)
 	r, err := emit.Render(p.Steps[0], scope(nil))
 	if err != nil {
@@ -361,5 +371,35 @@ func TestNoBody(t *testing.T) {
 	}
 	if n, _ := io.Copy(io.Discard, r.Body()); n != 0 {
 		t.Error("body")
+	}
+}
+
+// TestRecordSecrets: a request carries the secrets its placeholders
+// substitute, wherever they stand, and a secret value echoed back by an
+// earlier response and forwarded; not the secrets of other steps.
+func TestRecordSecrets(t *testing.T) {
+	t.Parallel()
+	p := plan(t, `{"result": 1, "workflow": [
+  {"type": "request", "url": "https://a.example/x"},
+  {"type": "request", "url": "https://b.example/${{secrets.FINANCE_API_URL}}", "headers": {"X-T": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://c.example/x", "body": {"echo": "${{steps.0.response.body.token}}"}},
+  {"type": "request", "url": "https://c.example/x", "form": {"f": "${{secrets.SLACK_WEBHOOK_URL}}"}},
+  {"type": "request", "url": "https://c.example/x", "body": "no secret here"}
+]}`)
+	s := scope(pdfAttachments())
+	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: &resolve.Response{Status: 200,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"token": "tok-123"}`)}})
+	for i, want := range [][]string{1: {"FINANCE_API_URL", "FINANCE_TOKEN"}, 2: {"FINANCE_TOKEN"}, 3: {"SLACK_WEBHOOK_URL"}, 4: nil} {
+		if i == 0 {
+			continue
+		}
+		s.Begin(i, time.Now())
+		req, err := emit.Render(p.Steps[i], s)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got := req.Secrets(); !cmp.Equal(got, want) {
+			t.Errorf("step %d carries %v, want %v", i, got, want)
+		}
 	}
 }

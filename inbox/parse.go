@@ -1,15 +1,19 @@
 package inbox
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
+	"mime/quotedprintable"
 	netmail "net/mail"
 	"strings"
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
+	"github.com/emersion/go-message/textproto"
 	"golang.org/x/net/html/charset"
 
 	"github.com/kobana/workflow/resolve/eml"
@@ -40,12 +44,24 @@ func ParseEmail(raw []byte) (Email, error) {
 // memory does not grow with the message's size. Id, inbox, status and
 // received time are the caller's to set.
 func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
+	msg, err := eml.New(r, size)
+	if err != nil {
+		return Email{}, fmt.Errorf("parsing e-mail: %w", err)
+	}
+	return ReadEmailIndexed(r, size, msg.Index())
+}
+
+// ReadEmailIndexed is ReadEmail given the message's part index (made of the
+// same bytes by eml.ReadIndex or eml.Message.Index, as the intake makes it
+// when a message arrives): the structure is not read again, only the header
+// and the text part.
+func ReadEmailIndexed(r io.ReaderAt, size int64, ix *eml.Index) (Email, error) {
 	var e Email
-	mr, err := mail.CreateReader(io.NewSectionReader(r, 0, size))
-	if err != nil && !message.IsUnknownCharset(err) {
+	hdr, err := textproto.ReadHeader(bufio.NewReader(io.NewSectionReader(r, 0, size)))
+	if err != nil {
 		return e, fmt.Errorf("parsing e-mail: %w", err)
 	}
-	h := mr.Header
+	h := mail.Header{Header: message.Header{Header: hdr}}
 	e.Headers = map[string]string{}
 	for _, k := range KeptHeaders {
 		if v := h.Get(k); v != "" {
@@ -61,48 +77,113 @@ func ReadEmail(r io.ReaderAt, size int64) (Email, error) {
 	e.Date, _ = h.Date()
 	e.Date = e.Date.UTC()
 	e.MessageID, _ = h.MessageID()
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil && !(message.IsUnknownCharset(err) && part != nil) {
-			return e, fmt.Errorf("parsing e-mail body: %w", err)
-		}
-		if ih, ok := part.Header.(*mail.InlineHeader); ok && e.Text == "" {
-			ct, params, _ := ih.ContentType()
-			if ct == "" || ct == "text/plain" {
-				body := io.Reader(part.Body)
-				// go-message decodes UTF-8 and ASCII only and leaves other
-				// charsets (ISO-8859-1, Windows-1252, …) as written: they
-				// are decoded here, as the WHATWG Encoding Standard names
-				// them.
-				if label := params["charset"]; label != "" {
-					if _, name := charset.Lookup(label); name != "" && name != "utf-8" {
-						if dec, err := charset.NewReaderLabel(label, body); err == nil {
-							body = dec
-						}
-					}
-				}
-				b, _ := io.ReadAll(io.LimitReader(body, maxTextBody))
-				e.Text = strings.TrimSpace(strings.ReplaceAll(string(b), "\r\n", "\n"))
-			}
-		}
-	}
-	msg, err := eml.New(r, size)
-	if err != nil {
-		return e, fmt.Errorf("reading attachments: %w", err)
+	if p, ok := FirstPart(ix, "text/plain"); ok {
+		e.Text = readText(PartText(r, p), min(p.Size, maxTextBody))
 	}
 	e.Attachments = []AttachmentInfo{}
-	for _, a := range msg.Attachments() {
-		info := AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size}
-		for _, d := range a.Defects {
+	for _, p := range ix.Parts {
+		a := p.Attachment
+		if a == nil {
+			continue
+		}
+		info := AttachmentInfo{Index: a.Index, Filename: a.Filename, ContentType: a.ContentType, Size: p.Size}
+		for _, d := range p.Defects {
 			info.Defects = append(info.Defects, AttachmentDefect{Code: d.Code, Message: d.Message})
 		}
 		e.Attachments = append(e.Attachments, info)
 	}
 	e.SizeBytes = int(size)
 	return e, nil
+}
+
+// readText reads at most maxTextBody bytes of text (expecting about want),
+// line breaks as "\n", without blanks around it.
+func readText(r io.Reader, want int64) string {
+	b := make([]byte, 0, want+1)
+	for len(b) < maxTextBody {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), maxTextBody)])
+		b = b[:len(b)+n]
+		if err != nil {
+			break
+		}
+	}
+	// CRLF to LF in place.
+	w := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			continue
+		}
+		b[w] = b[i]
+		w++
+	}
+	return string(bytes.TrimSpace(b[:w]))
+}
+
+// FirstPart is the first part of an indexed message of media type t that
+// is shown inline (as a mail reader shows it, and not as an attachment),
+// and whether there is one.
+func FirstPart(ix *eml.Index, t string) (eml.Part, bool) {
+	for _, p := range ix.Parts {
+		if pt, inline := partType(p); inline && pt == t {
+			return p, true
+		}
+	}
+	return eml.Part{}, false
+}
+
+// partType is a part's media type (text/plain when it declares none, as
+// RFC 2045 says) and whether it is shown inline: declared inline, or text
+// not declared an attachment.
+func partType(p eml.Part) (string, bool) {
+	t := p.ContentType
+	if t == "" {
+		t = "text/plain"
+	}
+	return t, p.Disposition == "inline" || (p.Disposition != "attachment" && strings.HasPrefix(t, "text/"))
+}
+
+// PartText reads a part's body decoded: its transfer encoding undone, and
+// its charset, when it declares one other than UTF-8, decoded as the WHATWG
+// Encoding Standard names it (go-message and the mail readers leave other
+// charsets to the reader).
+func PartText(r io.ReaderAt, p eml.Part) io.Reader {
+	var body io.Reader = io.NewSectionReader(r, p.Offset, p.Length)
+	switch p.Decoding {
+	case "base64":
+		body = base64.NewDecoder(base64.StdEncoding, skipSpace{body})
+	case "quoted-printable":
+		body = quotedprintable.NewReader(body)
+	}
+	if label := p.Charset; label != "" {
+		if _, name := charset.Lookup(label); name != "" && name != "utf-8" {
+			if dec, err := charset.NewReaderLabel(label, body); err == nil {
+				body = dec
+			}
+		}
+	}
+	return body
+}
+
+// skipSpace drops the line breaks and blanks of a base64 body.
+type skipSpace struct{ r io.Reader }
+
+func (s skipSpace) Read(p []byte) (int, error) {
+	for {
+		n, err := s.r.Read(p)
+		k := 0
+		for _, c := range p[:n] {
+			if c != '\r' && c != '\n' && c != ' ' && c != '\t' {
+				p[k] = c
+				k++
+			}
+		}
+		if k > 0 || err != nil {
+			return k, err
+		}
+	}
 }
 
 // wordDecoder decodes RFC 2047 encoded words in any charset the WHATWG

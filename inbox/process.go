@@ -106,7 +106,8 @@ func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) (AgentRu
 	run := AgentRun{ID: NewID("arun"), AgentID: ag.ID, EmailID: e.ID, InboxID: e.InboxID, Model: model,
 		Status: res.Status, Cause: res.Cause, Error: res.Error, Output: res.Output, Tokens: res.Tokens,
 		CostUSD: res.CostUSD, Diagnostics: res.Diagnostics, Repairs: res.Repairs, StartedAt: started.UTC(),
-		PromptVersion: res.PromptVersion, Calls: res.Calls, Fenced: res.Fenced, Answer: res.Answer}
+		PromptVersion: res.PromptVersion, Calls: res.Calls, Fenced: res.Fenced, Answer: res.Answer,
+		UsageUnknown: res.UsageUnknown, ResponseFormat: res.ResponseFormat, Thinking: res.Thinking}
 	if run.CostUSD == 0 {
 		run.CostUSD = Cost(model, res.Tokens)
 	}
@@ -121,6 +122,7 @@ func NewAgentRun(ag Agent, e Email, res AgentResult, started time.Time) (AgentRu
 // when it succeeded, failed (with the run's cause) otherwise.
 func (e *Email) ApplyRun(run AgentRun) {
 	e.AgentRunID, e.WorkflowRunID = run.ID, run.WorkflowRunID
+	e.NextAttemptAt = time.Time{}
 	e.Status, e.StatusDetail = EmailProcessed, ""
 	if run.Status != RunSucceeded {
 		e.Status, e.StatusDetail = EmailFailed, string(run.Cause)

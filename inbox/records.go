@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/runrecord"
 )
 
@@ -32,6 +33,12 @@ const (
 	// EmailRejected: the inbox refused it (sender, filters or attachment
 	// rules); StatusDetail says why and no agent ran.
 	EmailRejected = "rejected"
+	// EmailDuplicate: another copy of a message the inbox had already
+	// received (the same Message-ID, or the same bytes when it has none),
+	// as a sender whose 250 was lost sends it again; DuplicateOf names the
+	// first copy, StatusDetail says how it was matched, and no agent ran
+	// (emails_reprocess runs it on purpose).
+	EmailDuplicate = "duplicate"
 )
 
 // Statuses of an agent run: the words of a run's record (package
@@ -108,8 +115,12 @@ type Workspace struct {
 	// of its e-mails, counted from when each was received, as its owner
 	// set it (workspaces_set_retention); 0 keeps them as long as the plan
 	// allows (Limits.RetentionDays). Retention returns the days in force.
-	RetentionDays int       `json:"retention_days,omitempty"`
-	CreatedAt     time.Time `json:"created_at"`
+	RetentionDays int `json:"retention_days,omitempty"`
+	// MailDomain, when set, is the workspace's own mail domain: its inboxes
+	// receive at LOCAL@MAILDOMAIN (see ClaimMailDomain) instead of under
+	// the server's.
+	MailDomain string    `json:"mail_domain,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Retention is how many days the workspace keeps raw messages, counted from
@@ -216,11 +227,22 @@ type SenderAuth struct {
 	// EnvelopeFrom is the SMTP MAIL FROM address ("" for a bounce, or when
 	// the e-mail came over HTTP).
 	EnvelopeFrom string `json:"envelope_from,omitempty"`
-	// Client is the address of the connecting SMTP client, when there was one.
-	Client string      `json:"client,omitempty"`
-	SPF    AuthCheck   `json:"spf"`
-	DKIM   []AuthCheck `json:"dkim"`
-	DMARC  AuthCheck   `json:"dmarc"`
+	// Client is the address of the SMTP client judged, when there was one:
+	// the connecting client, or the one a trusted relay received the
+	// message from (Relay).
+	Client string `json:"client,omitempty"`
+	// Helo is Client's HELO/EHLO name.
+	Helo string `json:"helo,omitempty"`
+	// Relay is the address of the trusted relay that handed the message
+	// over, when one did.
+	Relay string `json:"relay,omitempty"`
+	// NullSender says the message came over SMTP with the null reverse path
+	// (MAIL FROM:<>): a bounce, a delivery report or an automatic response
+	// (RFC 5321 §4.5.5, RFC 3834 §3.1.9).
+	NullSender bool        `json:"null_sender,omitempty"`
+	SPF        AuthCheck   `json:"spf"`
+	DKIM       []AuthCheck `json:"dkim"`
+	DMARC      AuthCheck   `json:"dmarc"`
 	// AuthenticatedFrom is the From address when DMARC passed (the From
 	// domain is aligned with a passing SPF or DKIM identity), lower-cased;
 	// empty when the sender is not authenticated. It is the identity an
@@ -248,15 +270,30 @@ type Email struct {
 	SizeBytes int         `json:"size_bytes"`
 	// Status is one of the Email* constants; StatusDetail says why an e-mail
 	// failed (the agent run's cause) or was rejected (the Rejection).
-	Status        string    `json:"status"`
-	StatusDetail  string    `json:"status_detail,omitempty"`
-	AgentRunID    string    `json:"agent_run_id,omitempty"`
-	WorkflowRunID string    `json:"workflow_run_id,omitempty"`
+	Status       string `json:"status"`
+	StatusDetail string `json:"status_detail,omitempty"`
+	// DuplicateOf is the e-mail this one is a copy of (status
+	// EmailDuplicate).
+	DuplicateOf   string `json:"duplicate_of,omitempty"`
+	AgentRunID    string `json:"agent_run_id,omitempty"`
+	WorkflowRunID string `json:"workflow_run_id,omitempty"`
+	// NextAttemptAt, on a pending e-mail, is when its agent runs again: its
+	// last run failed for a cause that may pass (the model was unavailable,
+	// rate-limited or did not answer in time), and the pipeline's schedule
+	// tries it again (StatusDetail says why).
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
 	ReceivedAt    time.Time `json:"received_at"`
 	// Purged is set when retention deleted the raw message: the record stays,
 	// its attachments can no longer be read. PurgedAt says when.
 	Purged   bool      `json:"purged,omitempty"`
 	PurgedAt time.Time `json:"purged_at,omitzero"`
+}
+
+// MarkDuplicate marks an e-mail as another copy of e-mail of: status
+// EmailDuplicate, DuplicateOf, and how the copies were matched (detail) as
+// its status detail.
+func (e *Email) MarkDuplicate(of, detail string) {
+	e.Status, e.DuplicateOf, e.StatusDetail = EmailDuplicate, of, detail
 }
 
 // Key implements Document: e-mails are listed by inbox and status.
@@ -305,6 +342,11 @@ type AgentSettings struct {
 	// FileInputMaxBytes caps the attachment bytes sent to the model in one
 	// request; 0 means DefaultFileInputMaxBytes.
 	FileInputMaxBytes int64 `json:"file_input_max_bytes,omitempty" jsonschema:"most attachment bytes sent to the model in one request (default 10 MiB, at most 50 MiB)" minimum:"0" maximum:"52428800"`
+	// Egress, when set, is every host the agent's workflows may reach
+	// (host patterns of package egress: erp.example.com, *.example.com,
+	// host:port); a request to any other fails before sending. nil allows
+	// every host the SSRF guard does; an empty list allows none.
+	Egress []string `json:"egress,omitzero" jsonschema:"the only hosts this agent's workflows may send requests to: host names such as erp.example.com, *.example.com for every host below a domain, host:port; omit for any host" maxItems:"100"`
 }
 
 // Timeout is the time a whole run of the agent may take.
@@ -340,8 +382,31 @@ func (s AgentSettings) Check() error {
 		return fmt.Errorf("settings.repair_rounds is %d; it must be from 0 to %d", *s.RepairRounds, MaxRepairRounds)
 	case s.FileInputMaxBytes < 0 || s.FileInputMaxBytes > MaxFileInputMaxBytes:
 		return fmt.Errorf("settings.file_input_max_bytes is %d; it must be from 1 to %d (0 for the default)", s.FileInputMaxBytes, MaxFileInputMaxBytes)
+	case len(s.Egress) > MaxEgress:
+		return fmt.Errorf("settings.egress has %d hosts; at most %d", len(s.Egress), MaxEgress)
+	}
+	if _, err := egress.ParseList(s.Egress); err != nil {
+		return fmt.Errorf("settings.egress%w", err)
 	}
 	return nil
+}
+
+// MaxEgress is the most hosts an agent's egress list may have.
+const MaxEgress = 100
+
+// EgressList is the agent's egress list, parsed; nil when the agent has
+// none (AgentSettings.Check has accepted it).
+func (s AgentSettings) EgressList() *egress.Destinations {
+	if s.Egress == nil {
+		return nil
+	}
+	d, err := egress.ParseList(s.Egress)
+	if err != nil {
+		// Settings are checked when stored: an unreadable list allows
+		// nothing rather than everything.
+		d = egress.Destinations{}
+	}
+	return &d
 }
 
 // Key implements Document.
@@ -353,6 +418,15 @@ func (a Agent) Key() Key {
 type Tokens struct {
 	Input  int `json:"input"`
 	Output int `json:"output"`
+	// Cached is the part of Input the provider read from its prompt cache
+	// (usage.prompt_tokens_details.cached_tokens), priced at the catalog's
+	// cached rate where it has one.
+	Cached int `json:"cached,omitempty"`
+}
+
+// Add returns the sum of t and u.
+func (t Tokens) Add(u Tokens) Tokens {
+	return Tokens{Input: t.Input + u.Input, Output: t.Output + u.Output, Cached: t.Cached + u.Cached}
 }
 
 // Repair is one round in which an agent's invalid answer was sent back to
@@ -386,6 +460,12 @@ type ModelCall struct {
 	WaitMS int64 `json:"wait_ms,omitempty"`
 	// Tokens are the tokens the answer used.
 	Tokens Tokens `json:"tokens,omitzero"`
+	// NoUsage says the provider answered without reporting usage: Tokens
+	// are unknown, not zero.
+	NoUsage bool `json:"no_usage,omitempty"`
+	// ResponseFormat is how the request asked for JSON: json_schema,
+	// json_object or none.
+	ResponseFormat string `json:"response_format,omitempty"`
 }
 
 // AgentRun is one analysis of one e-mail by an agent.
@@ -403,6 +483,22 @@ type AgentRun struct {
 	Tokens Tokens          `json:"tokens"`
 	// CostUSD is what the run's tokens cost on its model (Cost).
 	CostUSD float64 `json:"cost_usd"`
+	// Retry counts the runs before this one that the pipeline's schedule
+	// tried again after a cause that may pass; 0 for the first.
+	Retry int `json:"retry,omitempty"`
+	// NextAttemptAt, on a run that failed for such a cause, is when the
+	// pipeline runs the agent on the e-mail again; zero when it will not.
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// UsageUnknown says some answer came without usage: Tokens and
+	// CostUSD count only the answers that reported theirs.
+	UsageUnknown bool `json:"usage_unknown,omitempty"`
+	// ResponseFormat is how the model was last asked for JSON (json_schema,
+	// json_object or none): lower than the endpoint's when the provider
+	// refused it and the run fell back.
+	ResponseFormat string `json:"response_format,omitempty"`
+	// Thinking is what the model wrote before its answer (a <think> block,
+	// reasoning_content), clipped: recorded, never linted or run.
+	Thinking string `json:"thinking,omitempty"`
 	// Diagnostics are the workflow diagnostics of the final output (compile's
 	// JSON), when the agent runner checked it.
 	Diagnostics json.RawMessage `json:"diagnostics,omitempty"`
@@ -465,16 +561,21 @@ func (r WorkflowRun) Key() Key {
 
 // Webhook is an outbound notification endpoint.
 type Webhook struct {
-	ID           string    `json:"id"`
-	URL          string    `json:"url"`
-	Description  string    `json:"description,omitempty"`
-	Events       []string  `json:"events"`
-	Status       string    `json:"status"`
-	SecretHint   string    `json:"secret_hint"`
-	FailingSince time.Time `json:"failing_since,omitzero"`
-	LastDelivery time.Time `json:"last_delivery_at,omitzero"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	Events      []string `json:"events"`
+	Status      string   `json:"status"`
+	SecretHint  string   `json:"secret_hint"`
+	// PreviousSecretUntil is, after a rotation with an overlap, until when
+	// the previous signing secret signs deliveries too (a second v1 in
+	// HeaderSignature), so that receivers can move to the new one without
+	// refusing a delivery.
+	PreviousSecretUntil time.Time `json:"previous_secret_until,omitzero"`
+	FailingSince        time.Time `json:"failing_since,omitzero"`
+	LastDelivery        time.Time `json:"last_delivery_at,omitzero"`
+	CreatedAt           time.Time `json:"created_at"`
+	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 // Key implements Document.
@@ -520,6 +621,10 @@ type DeliveryAttempt struct {
 	Error        string    `json:"error,omitempty"`
 	ResponseBody string    `json:"response_body,omitempty"`
 	DurationMS   int64     `json:"duration_ms"`
+	// Replay says a person asked for this attempt (webhooks_deliveries_replay);
+	// RequestedBy is who.
+	Replay      bool   `json:"replay,omitempty"`
+	RequestedBy string `json:"requested_by,omitempty"`
 }
 
 // Key implements Document: deliveries are listed by webhook and status, in

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -83,47 +82,4 @@ func TestCostAndCatalog(t *testing.T) {
 	if len(inbox.ModelIDs()) != len(m) {
 		t.Error("ModelIDs and Models disagree")
 	}
-}
-
-// The demo's e-mails obey their inboxes' rules, and its automatic reply is
-// rejected by the same Screen the intake uses.
-func TestSeedFollowsInboxRules(t *testing.T) {
-	ctx := context.Background()
-	st := openStore(t)
-	if _, err := inbox.Seed(ctx, st, demoNow); err != nil {
-		t.Fatal(err)
-	}
-	r := inbox.NewRepo(st)
-	ws, err := r.Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inboxes := map[string]inbox.Inbox{}
-	r.Inboxes.Each(ctx, demo.Workspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
-	n := 0
-	err = r.Emails.Each(ctx, demo.Workspace, store.Query{}, func(e inbox.Email) error {
-		n++
-		rej := inbox.Screen(inboxes[e.InboxID], ws.Limits, e)
-		if e.Status == inbox.EmailRejected {
-			if rej == nil || rej.Reason != inbox.RejectAutoReply || e.StatusDetail != rej.Error() {
-				t.Errorf("%s is recorded rejected (%s) but Screen says %v", e.ID, e.StatusDetail, rej)
-			}
-		} else if rej != nil {
-			t.Errorf("%s was accepted but breaks a rule: %v", e.ID, rej)
-		}
-		return nil
-	})
-	if err != nil || n != 25 {
-		t.Fatalf("%d e-mails, %v", n, err)
-	}
-}
-
-// seeded is a store holding the demo organization, and its repository.
-func seeded(t *testing.T) (*sqlite.Store, inbox.Repo) {
-	t.Helper()
-	st := openStore(t)
-	if _, err := inbox.Seed(context.Background(), st, demoNow); err != nil {
-		t.Fatal(err)
-	}
-	return st, inbox.NewRepo(st)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 )
 
 // Cause classifies why an agent run failed. Values are stable: people and
@@ -61,6 +62,10 @@ type AgentInput struct {
 	// SecretNames are the names of the workspace's user secrets, sorted,
 	// for ${{secrets.NAME}}; never their values.
 	SecretNames []string
+	// Policy says where the agent's workflows may send requests: each
+	// secret's destinations and the agent's egress list. The runner lints
+	// the answer with it and tells the model; nil when there is none.
+	Policy *egress.Policy
 	// Previous is the latest earlier run of this agent on this e-mail, if any.
 	Previous *AgentRun
 }
@@ -95,6 +100,32 @@ type AgentResult struct {
 	// Answer is the model's last answer as text when it could not be used
 	// (CauseInvalidOutput), clipped; empty otherwise.
 	Answer string
+	// UsageUnknown says some answer came without usage (Tokens count only
+	// those that reported it).
+	UsageUnknown bool
+	// ResponseFormat is how the model was last asked for JSON.
+	ResponseFormat string
+	// Thinking is what the model wrote before its answer, clipped.
+	Thinking string
+	// Transient says a failure may not recur: an outage of the provider
+	// (after the runner's own retries), a rate or quota limit, a timeout,
+	// no endpoint configured. The pipeline tries such an e-mail again on
+	// its schedule; IsTransient also counts the causes that are.
+	Transient bool
+}
+
+// IsTransient reports whether a failed run may succeed if tried later:
+// the runner said so, or its cause is one that passes (model_unavailable,
+// rate_limited, model_timeout).
+func (r AgentResult) IsTransient() bool {
+	if r.Status != RunFailed {
+		return false
+	}
+	switch r.Cause {
+	case CauseModelUnavailable, CauseRateLimited, CauseModelTimeout:
+		return true
+	}
+	return r.Transient
 }
 
 // AgentRunner runs an agent on an e-mail. A failure of the model is a

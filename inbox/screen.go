@@ -40,7 +40,9 @@ func reject(reason, format string, args ...any) *Rejection {
 
 // Screen applies an inbox's rules to an e-mail record, in this order: the
 // allowed senders (against e.Auth.AuthenticatedFrom, never the From header),
-// then the filters (reject_auto_replies, subject_contains), then the
+// then the filters (reject_auto_replies — the envelope's null reverse path,
+// e.Auth.NullSender, then the headers AutoReply reads — and
+// subject_contains), then the
 // attachment rules, the plan's MaxAttachmentBytes included. It returns the
 // first rule the e-mail breaks, or nil when the inbox accepts it. The
 // inbox's status is not considered: what a paused inbox does with mail is
@@ -55,6 +57,9 @@ func Screen(ib Inbox, limits Limits, e Email) *Rejection {
 			return reject(RejectSender, "the inbox accepts only %s, and the sender could not be authenticated (DMARC did not pass for the From address %q)", strings.Join(ib.Recipients, ", "), e.From)
 		}
 		return reject(RejectSender, "%s is not among the inbox's allowed senders (%s)", sender, strings.Join(ib.Recipients, ", "))
+	}
+	if ib.Filters.RejectAutoReplies && e.Auth != nil && e.Auth.NullSender {
+		return reject(RejectAutoReply, "automatic reply (sent with the null reverse path MAIL FROM:<>, as bounces and automatic responses are) and the inbox rejects automatic replies")
 	}
 	if r := ib.Filters.Check(e.Subject, e.Header); r != nil {
 		return r
@@ -137,8 +142,13 @@ func (f Filters) Check(subject string, get func(name string) string) *Rejection 
 //   - X-Autoreply or X-Autorespond, with any value (common responders);
 //   - X-Auto-Response-Suppress naming All, OOF or AutoReply (Microsoft
 //     Exchange's out-of-office replies);
-//   - Return-Path <> (a bounce: the null reverse path of RFC 5321) and a
-//     From of MAILER-DAEMON or postmaster (delivery reports).
+//   - List-Id (sent to a mailing list: RFC 2919; RFC 3834 §2 has responders
+//     ignore such mail);
+//   - a From of MAILER-DAEMON or postmaster (delivery reports).
+//
+// A Return-Path field in the message means nothing: the sender writes it.
+// Whether the message came with the null reverse path (MAIL FROM:<>) is
+// the envelope's to say (SenderAuth.NullSender, which Screen reads).
 func AutoReply(get func(name string) string) string {
 	if v := strings.TrimSpace(get("Auto-Submitted")); v != "" {
 		// The keyword is the first token, before parameters and comments.
@@ -164,8 +174,8 @@ func AutoReply(get func(name string) string) string {
 			}
 		}
 	}
-	if strings.TrimSpace(get("Return-Path")) == "<>" {
-		return "Return-Path: <> (a bounce)"
+	if v := strings.TrimSpace(get("List-Id")); v != "" {
+		return "List-Id: " + v
 	}
 	from := strings.ToLower(get("From"))
 	for _, daemon := range []string{"mailer-daemon@", "postmaster@"} {

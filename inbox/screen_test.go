@@ -37,8 +37,11 @@ func TestAutoReply(t *testing.T) {
 		{"exchange oof", []string{"X-Auto-Response-Suppress", "DR, OOF, AutoReply"}, true},
 		{"exchange all", []string{"X-Auto-Response-Suppress", "All"}, true},
 		{"exchange dr only", []string{"X-Auto-Response-Suppress", "DR, RN, NRN"}, false},
-		{"bounce return path", []string{"Return-Path", "<>"}, true},
+		// A Return-Path in the content is the sender's to write: the
+		// envelope says whether the reverse path was null (Screen).
+		{"content return path <>", []string{"Return-Path", "<>"}, false},
 		{"normal return path", []string{"Return-Path", "<ana@acme.example>"}, false},
+		{"mailing list", []string{"List-Id", "Fornecedores <fornecedores.acme.example>"}, true},
 		{"mailer daemon", []string{"From", "Mail Delivery System <MAILER-DAEMON@mx.acme.example>"}, true},
 		{"postmaster", []string{"From", "postmaster@acme.example"}, true},
 		{"noreply is not an auto-reply", []string{"From", "noreply@erp.example"}, false},
@@ -124,6 +127,13 @@ func TestScreenFilters(t *testing.T) {
 	rec.Reject(r)
 	if rec.Status != inbox.EmailRejected || !strings.HasPrefix(rec.StatusDetail, "auto_reply: ") {
 		t.Fatalf("Reject: %q %q", rec.Status, rec.StatusDetail)
+	}
+	// The envelope's null reverse path marks an automatic reply without
+	// any header saying so.
+	delete(e.Headers, "Auto-Submitted")
+	e.Auth = &inbox.SenderAuth{NullSender: true}
+	if r := inbox.Screen(ib, inbox.Limits{}, e); r == nil || r.Reason != inbox.RejectAutoReply || !strings.Contains(r.Detail, "MAIL FROM:<>") {
+		t.Fatalf("null reverse path: %v", r)
 	}
 	// Without reject_auto_replies an auto-reply passes.
 	ib.Filters.RejectAutoReplies = false

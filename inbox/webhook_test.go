@@ -29,7 +29,7 @@ func TestSendSignsAndRecords(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := inbox.Delivery{ID: "dlv_1", WebhookID: "whk_1", Event: inbox.EventEmailProcessed, Payload: json.RawMessage(`{"email_id":"eml_1"}`), AttemptedAt: demoNow}
-	if err := inbox.Send(context.Background(), srv.Client(), srv.URL+"/hook", "whsec_abc", "ws1", &d); err != nil {
+	if err := inbox.Send(context.Background(), srv.Client(), srv.URL+"/hook", []string{"whsec_abc"}, "ws1", &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status != inbox.DeliveryDelivered || d.HTTPStatus != 200 || len(d.ResponseBody) != 2048 {
@@ -63,13 +63,13 @@ func TestSendSignsAndRecords(t *testing.T) {
 	// whose error never shows the URL (it may carry a token).
 	status = http.StatusServiceUnavailable
 	d.ReplayOf = "dlv_0"
-	inbox.Send(context.Background(), srv.Client(), srv.URL, "whsec_abc", "ws1", &d)
+	inbox.Send(context.Background(), srv.Client(), srv.URL, []string{"whsec_abc"}, "ws1", &d)
 	if d.Status != inbox.DeliveryFailed || d.HTTPStatus != 503 || !strings.Contains(d.Error, "503") || got.header.Get(inbox.HeaderReplayOf) != "dlv_0" {
 		t.Fatalf("503 delivery %+v", d)
 	}
 	d = inbox.Delivery{ID: "dlv_2", AttemptedAt: demoNow}
 	srv.Close()
-	inbox.Send(context.Background(), http.DefaultClient, srv.URL+"/h?token=s3cr3t", "k", "ws1", &d)
+	inbox.Send(context.Background(), http.DefaultClient, srv.URL+"/h?token=s3cr3t", []string{"k"}, "ws1", &d)
 	if d.Status != inbox.DeliveryFailed || d.Error == "" || strings.Contains(d.Error, "s3cr3t") {
 		t.Fatalf("unreachable delivery %+v", d)
 	}
@@ -128,7 +128,7 @@ func TestReadEmailFromMessage(t *testing.T) {
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
-	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "nfe@globex.example" {
+	if string(ja) != string(jb) || len(b.Attachments) != 2 || b.Attachments[1].ContentType != "application/xml" || b.From != "faturamento@acme.example.com.br" {
 		t.Fatalf("ReadEmail %s\nParseEmail %s", jb, ja)
 	}
 }
@@ -156,8 +156,8 @@ func TestBlobMessagesDelete(t *testing.T) {
 	}
 }
 
-// A damaged attachment is read, and the repair is on the e-mail record
-// (issue 14 §6: defects visible in the attachment's metadata).
+// A damaged attachment is read, and the repair is on the e-mail record:
+// its defects are visible in the attachment's metadata.
 func TestReadEmailRecordsAttachmentDefects(t *testing.T) {
 	raw := "From: a@example.com\r\nTo: ap@inbox.example\r\nSubject: nota\r\nMIME-Version: 1.0\r\n" +
 		"Content-Type: multipart/mixed; boundary=b\r\n\r\n" +

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
@@ -32,7 +32,7 @@ type benchTarget struct {
 func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	b.Helper()
 	ctx := context.Background()
-	seeded, err := inbox.Seed(ctx, st, time.Now())
+	seeded, err := inboxdemo.Seed(ctx, st, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

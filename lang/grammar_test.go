@@ -14,6 +14,7 @@ import (
 // documentation to the participle grammar and its lexer, so that the two
 // cannot drift apart.
 func TestDocGrammar(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestDocGrammar(t *testing.T) {
 // kind of token the grammar can stop at, a name, a dot or "}}" is accepted
 // next exactly when the words name it.
 func TestExpectation(t *testing.T) {
+	t.Parallel()
 	probes := []struct {
 		word, text, rest string // the word naming the probe, the probe, what completes the placeholder
 	}{

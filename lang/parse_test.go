@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseLiteral(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", "cost $5", "${ not", "$$", "{{x}}", "${x}"} {
 		tpl, err := Parse(s)
 		if err != nil {
@@ -22,6 +23,7 @@ func TestParseLiteral(t *testing.T) {
 }
 
 func TestParseReferences(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []Segment
@@ -56,6 +58,7 @@ func TestParseReferences(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in         string
 		code       string
@@ -106,6 +109,7 @@ func TestParseErrors(t *testing.T) {
 // what was expected is said in the language's words (a namespace, a name, "."
 // or "}}"), never in the grammar's.
 func TestSyntaxMessages(t *testing.T) {
+	t.Parallel()
 	const (
 		nsWanted   = "expected a namespace (secrets, kobana, steps or email)"
 		nameWanted = `expected a name (letters, digits, "_" or "-") after the dot`
@@ -160,6 +164,7 @@ func TestSyntaxMessages(t *testing.T) {
 // TestMessagesUseTheLanguagesWords checks that no message shows the grammar's
 // vocabulary: token or production names, EBNF or participle's own phrases.
 func TestMessagesUseTheLanguagesWords(t *testing.T) {
+	t.Parallel()
 	inners := []string{"", " ", "a", "a.", ".", "..", "a..b", "a b", "a .b", "a. b", "+", "a+", "a.+", "é", "a.é",
 		"$", "{", "}", "a}", "a\n", "\t", "a\tb", "${{", "a.${{b"}
 	banned := []string{"<", ">", "token", "Template", "Part", "Placeholder", "Reference", "Name ", "Node", "Open", "Close", "Dot", "Other", "Unterminated", "(expected"}
@@ -182,6 +187,7 @@ func TestMessagesUseTheLanguagesWords(t *testing.T) {
 }
 
 func TestParseReportsEveryProblem(t *testing.T) {
+	t.Parallel()
 	in := "${{secret.A}} ok ${{secrets.B}} ${{kobana.nope}} ${{steps.0"
 	tpl, err := Parse(in)
 	var list ErrorList
@@ -201,6 +207,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 }
 
 func TestParseTooManyPlaceholders(t *testing.T) {
+	t.Parallel()
 	in := strings.Repeat("${{secrets.A}}", 10000)
 	_, err := Parse(in)
 	var list ErrorList
@@ -215,6 +222,7 @@ func TestParseTooManyPlaceholders(t *testing.T) {
 }
 
 func TestWholeRef(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		"${{email.attachments.0}}":   true,
 		" ${{email.attachments.0}}":  false,
@@ -235,6 +243,7 @@ func TestWholeRef(t *testing.T) {
 // TestRuleTablesAreCopies checks that the rule tables cannot be changed
 // from outside: each call returns a fresh copy.
 func TestRuleTablesAreCopies(t *testing.T) {
+	t.Parallel()
 	for name, table := range map[string]func() []string{"KobanaKeys": KobanaKeys, "Namespaces": Namespaces, "AttachmentSuffixes": AttachmentSuffixes} {
 		first := table()
 		want := slices.Clone(first)
@@ -264,6 +273,7 @@ func TestRuleTablesAreCopies(t *testing.T) {
 // TestIsName holds IsName to the grammar: s is a name exactly when
 // ${{secrets.s}} parses to a reference with the key s.
 func TestIsName(t *testing.T) {
+	t.Parallel()
 	cases := []string{"", "A", "FINANCE_TOKEN", "a-b_9", "a.b", "a b", "A=1", "é", "a}", "-", "_"}
 	for c := 0; c < 0x80; c++ {
 		cases = append(cases, string(rune(c)), "x"+string(rune(c))+"y")

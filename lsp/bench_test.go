@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// twentySteps builds a workflow of 20 steps in the style of the seed: each
+// twentySteps builds a workflow of 20 steps in the style of the complete example: each
 // with headers, a JSON body and references to earlier steps, secrets, run
 // facts and attachments.
 func twentySteps() string {

@@ -30,6 +30,7 @@ const exampleResponses = `{
 }`
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "w.json")
 	if err := os.WriteFile(filepath.Join(dir, "w.responses.json"), []byte(exampleResponses), 0o644); err != nil {
@@ -84,6 +85,7 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestCompletionEdits(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	const uri = "file:///tmp/e.json"
 	c.open(uri, "{}")
@@ -127,6 +129,7 @@ func TestCompletionEdits(t *testing.T) {
 }
 
 func TestCompletionFromARunRecord(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	record := `{"status": "succeeded", "steps": [{"index": 0, "state": "succeeded",
 	  "response": {"status": 201, "headers": {"content-type": "application/json"}, "body": {"data": {"id": "pay_1"}}, "size": 26}}]}`

@@ -7,6 +7,7 @@ import (
 )
 
 func TestReadCursor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, doc string
 		want      cursor
@@ -52,7 +53,7 @@ func TestReadCursor(t *testing.T) {
 // FuzzReadCursor reads every offset of any text: no panic, and the decoded
 // text before the cursor maps to offsets that rise up to the cursor.
 func FuzzReadCursor(f *testing.F) {
-	f.Add(seed)
+	f.Add(payable)
 	f.Add(`{"workflow": [{"url": "\u00e9\ud83d${{steps.0.`)
 	f.Add(`{"a": "\`)
 	f.Fuzz(func(t *testing.T, doc string) {

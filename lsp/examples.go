@@ -58,17 +58,18 @@ type cacheEntry struct {
 }
 
 // load returns parse(the content of path), cached while the file's
-// modification time and size stay the same. A missing file is (nil, nil,
-// false); changed reports whether this call read the file afresh.
-func (c *fileCache) load(path string, parse func([]byte) (any, error)) (val any, err error, found, changed bool) {
+// modification time and size stay the same. A missing file is (nil,
+// false, false, nil); changed reports whether this call read the file
+// afresh; err is the reading's or parse's error.
+func (c *fileCache) load(path string, parse func([]byte) (any, error)) (val any, found, changed bool, err error) {
 	fi, statErr := os.Stat(path)
 	if statErr != nil || fi.IsDir() {
-		return nil, nil, false, false
+		return nil, false, false, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[path]; ok && e.mod.Equal(fi.ModTime()) && e.size == fi.Size() {
-		return e.val, e.err, true, false
+		return e.val, true, false, e.err
 	}
 	data, err := os.ReadFile(path)
 	var v any
@@ -79,7 +80,7 @@ func (c *fileCache) load(path string, parse func([]byte) (any, error)) (val any,
 		c.entries = map[string]*cacheEntry{}
 	}
 	c.entries[path] = &cacheEntry{mod: fi.ModTime(), size: fi.Size(), val: v, err: err}
-	return v, err, true, true
+	return v, true, true, err
 }
 
 // jsonAt follows path through the JSON value raw: object members by name

@@ -10,11 +10,12 @@ import (
 )
 
 func TestHover(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "w.responses.json"), []byte(exampleResponses), 0o644)
 	uri := "file://" + filepath.ToSlash(filepath.Join(dir, "w.json"))
 	c := newClient(t, Options{}, map[string]any{"textDocument": map[string]any{"hover": map[string]any{"contentFormat": []string{"markdown", "plaintext"}}}})
-	c.open(uri, seed)
+	c.open(uri, payable)
 	tests := []struct {
 		name   string
 		at     string // the hover is on the first byte of the first occurrence
@@ -34,13 +35,13 @@ func TestHover(t *testing.T) {
 		{"a field", `expected_status"`, `"expected_status"`, []string{"`expected_status` of step 0", "from 100 to 599"}, nil},
 	}
 	for _, tc := range tests {
-		off := strings.Index(seed, tc.at)
-		span := strings.LastIndex(seed[:off+1], tc.span[:1])
+		off := strings.Index(payable, tc.at)
+		span := strings.LastIndex(payable[:off+1], tc.span[:1])
 		if tc.span[0] == '$' {
-			span = strings.LastIndex(seed[:off], "${{")
+			span = strings.LastIndex(payable[:off], "${{")
 		}
 		var h *Hover
-		if err := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(seed, off, UTF16)}, &h); err != nil {
+		if err := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(payable, off, UTF16)}, &h); err != nil {
 			t.Fatal(err)
 		}
 		if h == nil {
@@ -60,39 +61,40 @@ func TestHover(t *testing.T) {
 				t.Errorf("%s: hover holds %q:\n%s", tc.name, s, h.Contents.Value)
 			}
 		}
-		want := Range{Start: posOf(seed, span, UTF16), End: posOf(seed, span+len(tc.span), UTF16)}
+		want := Range{Start: posOf(payable, span, UTF16), End: posOf(payable, span+len(tc.span), UTF16)}
 		if diff := cmp.Diff(&want, h.Range); diff != "" {
 			t.Errorf("%s: range (-want +got):\n%s", tc.name, diff)
 		}
 	}
 	// Nothing to say on literal text.
 	var h *Hover
-	c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(seed, strings.Index(seed, "ACME"), UTF16)}, &h)
+	c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(payable, strings.Index(payable, "ACME"), UTF16)}, &h)
 	if h != nil {
 		t.Errorf("hover on literal text: %+v", h)
 	}
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	const uri = "file:///tmp/def.json"
-	c.open(uri, seed)
+	c.open(uri, payable)
 	var locs []Location
-	at := strings.Index(seed, "steps.0.response.body.data.id}} creada")
-	if err := c.call("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(seed, at+6, UTF16)}, &locs); err != nil {
+	at := strings.Index(payable, "steps.0.response.body.data.id}} creada")
+	if err := c.call("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(payable, at+6, UTF16)}, &locs); err != nil {
 		t.Fatal(err)
 	}
-	start := strings.Index(seed, `{
+	start := strings.Index(payable, `{
       "type": "request",
       "label": "crea`)
-	end := strings.Index(seed, `201
+	end := strings.Index(payable, `201
     }`) + len("201\n    }")
-	want := []Location{{URI: uri, Range: Range{Start: posOf(seed, start, UTF16), End: posOf(seed, end, UTF16)}}}
+	want := []Location{{URI: uri, Range: Range{Start: posOf(payable, start, UTF16), End: posOf(payable, end, UTF16)}}}
 	if diff := cmp.Diff(want, locs); diff != "" {
 		t.Errorf("definition (-want +got):\n%s", diff)
 	}
 	locs = nil
-	c.call("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(seed, strings.Index(seed, "kobana.now"), UTF16)}, &locs)
+	c.call("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": posOf(payable, strings.Index(payable, "kobana.now"), UTF16)}, &locs)
 	if len(locs) != 0 {
 		t.Errorf("definition of a run fact: %+v", locs)
 	}
@@ -102,6 +104,7 @@ func TestDefinition(t *testing.T) {
 // holding multi-byte characters, a character outside the BMP and JSON
 // escapes before the reference.
 func TestPositionEncodings(t *testing.T) {
+	t.Parallel()
 	doc := `{"result": "ok", "workflow": [{"type": "request", "label": "Ação 🚀", "url": "https://x/\u00e9\"é🚀/${{kobana.mow}}"}]}`
 	start := strings.Index(doc, "${{kobana.mow}}")
 	line := doc[:start]

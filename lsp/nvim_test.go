@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 // document through its own LSP client, waits for the diagnostics, asks for
 // completion and applies the quick fix the server offers.
 func TestNeovim(t *testing.T) {
+	t.Parallel()
 	nvim, err := exec.LookPath("nvim")
 	if err != nil {
 		t.Skip("nvim is not installed: this test needs Neovim 0.7 or later (Debian's neovim package; .ci/run installs it)")

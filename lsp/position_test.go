@@ -6,6 +6,7 @@ import (
 )
 
 func TestPositions(t *testing.T) {
+	t.Parallel()
 	text := "ab\r\né🚀x\rz\n\n"
 	tests := []struct {
 		off  int

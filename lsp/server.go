@@ -14,8 +14,8 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/internal/sidecar"
-	"github.com/kobana/workflow/internal/suggest"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
 )
@@ -37,6 +37,10 @@ type Options struct {
 	// SecretNamesFile, when set, is the file of secret names for every
 	// document; otherwise a SecretNamesFile is looked for next to each.
 	SecretNamesFile string
+	// Policy, when set, says where requests may go (the hosts each secret
+	// may be sent to, the egress list): a step whose host is written
+	// literally and that the policy refuses is an error.
+	Policy *egress.Policy
 	// Version is reported to the client as the server's version.
 	Version string
 	// Log receives what the server cannot report to the editor: a stream
@@ -51,6 +55,9 @@ type Settings struct {
 	Secrets []string `json:"secrets"`
 	// SecretNamesFile replaces Options.SecretNamesFile.
 	SecretNamesFile string `json:"secretNamesFile"`
+	// Policy replaces Options.Policy: {"secrets": {"NAME": ["host", …]},
+	// "egress": ["host", …]}.
+	Policy json.RawMessage `json:"policy"`
 }
 
 // ErrNoShutdown is returned by Serve when the stream ended, or the client
@@ -71,6 +78,7 @@ type Server struct {
 	markdown    bool
 	roots       []string
 	settings    Settings
+	pol         *egress.Policy
 	docs        map[string]*document
 	files       fileCache
 	logged      map[string]bool // problems with files already told to the client
@@ -276,7 +284,16 @@ func (s *Server) initialize(raw json.RawMessage) (any, *jsonrpc.Error) {
 	var settings Settings
 	if len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
 		if err := json.Unmarshal(p.InitializationOptions, &settings); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions: %v; expected {\"secrets\": [names], \"secretNamesFile\": path}", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions: %v; expected {\"secrets\": [names], \"secretNamesFile\": path, \"policy\": {…}}", err)
+		}
+		if len(settings.Policy) > 0 && string(settings.Policy) != "null" {
+			pol, err := egress.ParsePolicy(settings.Policy)
+			if err != nil {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initializationOptions.policy: %v", err)
+			}
+			s.mu.Lock()
+			s.pol = pol
+			s.mu.Unlock()
 		}
 		for _, n := range settings.Secrets {
 			if !lang.IsName(n) {
@@ -458,15 +475,32 @@ func (s *Server) publish(uri string) {
 	s.conn.Notify("textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: uri, Version: &version, Diagnostics: diags})
 }
 
-// Code of the server's own diagnostic.
-const codeUnknownSecret = "secrets-unknown-name"
+// policy is the policy documents are linted with: the client's, else the
+// Options'.
+func (s *Server) policy() *egress.Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pol != nil {
+		return s.pol
+	}
+	return s.opts.Policy
+}
 
-// diagnostics converts the compiler's diagnostics, and adds a warning for
-// each secret reference to a name outside the known secret names (when any
-// are known).
+// diagnostics converts the compiler's diagnostics of the document. When
+// secret names or a policy are known, the document is linted with them
+// (compile.Options): a reference to a secret not among the names, and a
+// step whose literal host the policy refuses, are errors too.
 func (s *Server) diagnostics(text string, an *analysis, li *lineIndex, enc Encoding, names []string) []Diagnostic {
-	out := make([]Diagnostic, 0, len(an.diags))
-	for _, d := range an.diags {
+	ds := an.diags
+	if len(names) > 0 || s.policy() != nil {
+		opts := compile.Options{Policy: s.policy()}
+		if len(names) > 0 {
+			opts.SecretNames = names
+		}
+		ds = compile.LintWith([]byte(text), opts)
+	}
+	out := make([]Diagnostic, 0, len(ds))
+	for _, d := range ds {
 		ld := Diagnostic{
 			Range:    li.rng(d.Range.Start.Byte, d.Range.End.Byte, enc),
 			Severity: severityError,
@@ -483,27 +517,6 @@ func (s *Server) diagnostics(text string, an *analysis, li *lineIndex, enc Encod
 		if d.Suggestion != "" {
 			ld.Data = &diagnosticData{Suggestion: d.Suggestion}
 		}
-		out = append(out, ld)
-	}
-	if len(names) == 0 {
-		return out
-	}
-	for _, pr := range an.refs {
-		if pr.ref.Namespace != lang.Secrets || slices.Contains(names, pr.ref.Key) {
-			continue
-		}
-		msg := fmt.Sprintf("secret %q is not among the workspace's secret names: the step would fail before sending", pr.ref.Key)
-		ld := Diagnostic{
-			Range:    li.rng(pr.start, pr.end, enc),
-			Severity: severityWarning,
-			Code:     codeUnknownSecret,
-			Source:   "kobana",
-		}
-		if c := suggest.Closest(pr.ref.Key, names); c != "" {
-			msg += fmt.Sprintf("; did you mean ${{secrets.%s}}?", c)
-			ld.Data = &diagnosticData{Suggestion: "${{secrets." + c + "}}"}
-		}
-		ld.Message = msg
 		out = append(out, ld)
 	}
 	slices.SortStableFunc(out, func(a, b Diagnostic) int {
@@ -571,7 +584,7 @@ func (s *Server) isRoot(dir string) bool {
 // client about each problem once. It returns nil when the file does not
 // exist. s.mu is held.
 func (s *Server) readSecretNames(path string, required bool) []string {
-	v, err, found, changed := s.files.load(path, parseSecretNamesFile)
+	v, found, changed, err := s.files.load(path, parseSecretNamesFile)
 	if !found {
 		if required && !s.logged[path] {
 			s.logged[path] = true
@@ -604,7 +617,7 @@ func (s *Server) examplesFor(uri string) *examples {
 		return nil
 	}
 	for _, name := range sidecarNames(path) {
-		v, err, found, changed := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
+		v, found, changed, err := s.files.load(name, func(b []byte) (any, error) { return sidecar.ParseResponses(b) })
 		if !found {
 			continue
 		}

@@ -17,10 +17,11 @@ import (
 	"github.com/kobana/workflow/lsp/internal/jsonrpc"
 )
 
-// seed is the seed's complete example.
-var seed = exampledocs.SeedComplete
+// payable is the complete example (examples/workflows/payable.json).
+var payable = exampledocs.Payable
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	c, _ := startServer(t, Options{})
 	if err := c.call("textDocument/hover", map[string]any{}, nil); !isErrCode(err, jsonrpc.CodeServerNotInitialized) {
 		t.Errorf("a request before initialize: %v, want code %d", err, jsonrpc.CodeServerNotInitialized)
@@ -66,6 +67,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestExitWithoutShutdown(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	c.notify("exit", nil)
 	if err := <-c.served; !errors.Is(err, ErrNoShutdown) {
@@ -82,6 +84,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 }
 
 func TestMalformedMessages(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	for _, body := range []string{`{"jsonrpc": "2.0", "id": 1, "method": `, `[1, 2]`, `{"jsonrpc": "1.0", "id": 7, "method": "x"}`, `{"jsonrpc": "2.0", "id": {}, "method": "x"}`} {
 		if _, err := c.toSrv.Write([]byte("Content-Length: " + itoa(len(body)) + "\r\n\r\n" + body)); err != nil {
@@ -93,15 +96,16 @@ func TestMalformedMessages(t *testing.T) {
 		}
 	}
 	// The session goes on.
-	if ds := c.open("file:///w.json", seed); len(ds) != 0 {
-		t.Errorf("the seed has diagnostics: %+v", ds)
+	if ds := c.open("file:///w.json", payable); len(ds) != 0 {
+		t.Errorf("the complete example has diagnostics: %+v", ds)
 	}
 }
 
 func TestDiagnosticsOnOpenAndChange(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{}, nil)
 	const uri = "file:///tmp/w.json"
-	bad := strings.Replace(seed, `"expected_status": 201`, `"expected-status": 201`, 1)
+	bad := strings.Replace(payable, `"expected_status": 201`, `"expected-status": 201`, 1)
 	bad = strings.Replace(bad, `"method": "POST",
       "url": "${{secrets.SLACK`, `"method": "post",
       "url": "${{secrets.SLACK`, 1)
@@ -141,7 +145,7 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 	}
 
 	// A forward reference is a warning.
-	fwd := strings.Replace(seed, "steps.0.response.body.data.id}}/attachments", "steps.2.response.body.data.id}}/attachments", 1)
+	fwd := strings.Replace(payable, "steps.0.response.body.data.id}}/attachments", "steps.2.response.body.data.id}}/attachments", 1)
 	c.replace(uri, 3, fwd)
 	ds = c.diagnostics(uri, 3)
 	if len(ds) != 1 || ds[0].Code != compile.CodeForwardReference || ds[0].Severity != severityWarning {
@@ -159,6 +163,7 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 }
 
 func TestIncrementalChanges(t *testing.T) {
+	t.Parallel()
 	c, srv := startServer(t, Options{})
 	if err := c.call("initialize", map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-32"}}}}, nil); err != nil {
 		t.Fatal(err)
@@ -186,11 +191,12 @@ func TestIncrementalChanges(t *testing.T) {
 }
 
 func TestDebouncedDiagnosticsPublishTheLastVersion(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Options{Debounce: DefaultDebounce}, nil)
 	const uri = "file:///tmp/d.json"
-	c.open(uri, seed)
+	c.open(uri, payable)
 	for v := 2; v <= 4; v++ {
-		c.replace(uri, v, strings.Replace(seed, `"method": "POST"`, `"method": "pos`+strings.Repeat("t", v)+`"`, 1))
+		c.replace(uri, v, strings.Replace(payable, `"method": "POST"`, `"method": "pos`+strings.Repeat("t", v)+`"`, 1))
 	}
 	ds := c.diagnostics(uri, 4)
 	if len(ds) != 1 || !strings.Contains(ds[0].Message, `"postttt"`) {
@@ -206,12 +212,13 @@ func TestDebouncedDiagnosticsPublishTheLastVersion(t *testing.T) {
 }
 
 func TestQuickFixes(t *testing.T) {
+	t.Parallel()
 	for _, docChanges := range []bool{false, true} {
 		c := newClient(t, Options{SecretNames: []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}}, map[string]any{
 			"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": docChanges}},
 		})
 		const uri = "file:///tmp/q.json"
-		bad := strings.Replace(seed, `"expected_status": 201`, `"expected-status": 201`, 1)
+		bad := strings.Replace(payable, `"expected_status": 201`, `"expected-status": 201`, 1)
 		bad = strings.Replace(bad, `"method": "POST",
       "url": "https://erp.example.com/payables/`, `"method": "post",
       "url": "https://erp.example.com/payables/`, 1)
@@ -258,8 +265,8 @@ func TestQuickFixes(t *testing.T) {
 			c.replace(uri, version, text)
 			ds = c.diagnostics(uri, version)
 		}
-		if text != seed {
-			t.Errorf("after the quick fixes the document is\n%s\nwant the seed", text)
+		if text != payable {
+			t.Errorf("after the quick fixes the document is\n%s\nwant the complete example", text)
 		}
 		var none []CodeAction
 		if err := c.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uri}, "range": Range{}, "context": map[string]any{"diagnostics": []any{}}}, &none); err != nil || len(none) != 0 {
@@ -268,7 +275,11 @@ func TestQuickFixes(t *testing.T) {
 	}
 }
 
-func TestSecretNamesWarning(t *testing.T) {
+// TestSecretNamesError: with the workspace's names known, a reference to
+// another name is the compiler's secrets-unknown-name error, with its
+// did-you-mean as a quick fix.
+func TestSecretNamesError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "ws")
 	sub := filepath.Join(root, "flows")
@@ -283,8 +294,8 @@ func TestSecretNamesWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	uri := "file://" + filepath.ToSlash(filepath.Join(sub, "w.json"))
-	ds := c.open(uri, strings.Replace(seed, "secrets.SLACK_WEBHOOK_URL", "secrets.SLACK_WEBHOK_URL", 1))
-	if len(ds) != 1 || ds[0].Code != codeUnknownSecret || ds[0].Severity != severityWarning || ds[0].Data == nil || ds[0].Data.Suggestion != "${{secrets.SLACK_WEBHOOK_URL}}" {
+	ds := c.open(uri, strings.Replace(payable, "secrets.SLACK_WEBHOOK_URL", "secrets.SLACK_WEBHOK_URL", 1))
+	if len(ds) != 1 || ds[0].Code != compile.CodeUnknownSecret || ds[0].Severity != severityError || ds[0].Data == nil || ds[0].Data.Suggestion != "${{secrets.SLACK_WEBHOOK_URL}}" {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
 	// The ignored line is reported by number, its value never.
@@ -315,7 +326,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // offsets of any document: no panic, and every range answered lies in the
 // document.
 func FuzzHandlers(f *testing.F) {
-	f.Add(seed, uint8(7))
+	f.Add(payable, uint8(7))
 	f.Add(`{"workflow": [{"url": "${{steps.0.response.body.`, uint8(1))
 	f.Add(`{"workflow": [{}, {"url": "\u00e9${{steps.0}}", "form": {"f": "${{email.attachments.0}}"}}]}`, uint8(3))
 	f.Fuzz(func(t *testing.T, doc string, step uint8) {
@@ -363,6 +374,7 @@ func FuzzHandlers(f *testing.F) {
 // secretnames, which kobana plan -secrets-names and the playground read too:
 // names separated by commas or spaces, or a JSON object's keys.
 func TestSecretNamesFileFormat(t *testing.T) {
+	t.Parallel()
 	for _, content := range []string{
 		"FINANCE_TOKEN, SLACK_WEBHOOK_URL\n",
 		`{"SLACK_WEBHOOK_URL": "https://hooks.example/s3cr3t", "FINANCE_TOKEN": "s3cr3t"}`,
@@ -381,5 +393,30 @@ func TestSecretNamesFileFormat(t *testing.T) {
 		if got := labels(list); !slices.Equal(got, []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}) {
 			t.Errorf("%s: secret names offered: %v", content, got)
 		}
+	}
+}
+
+// TestPolicyFromTheClient: a policy given in initializationOptions makes a
+// step that sends a secret to a literal host outside its destinations an
+// error, as validate-workflow -policy and the Inbox report it.
+func TestPolicyFromTheClient(t *testing.T) {
+	t.Parallel()
+	c, _ := startServer(t, Options{})
+	if err := c.call("initialize", map[string]any{"capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"policy": map[string]any{"secrets": map[string]any{"FINANCE_TOKEN": []string{"erp.example.com"}}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(payable, "https://erp.example.com/payables\"", "https://evil.example/payables\"", 1)
+	if doc == payable {
+		t.Fatal("the example changed: no url to replace")
+	}
+	ds := c.open("file:///w.json", doc)
+	if len(ds) != 1 || ds[0].Code != compile.CodeSecretDestination || ds[0].Severity != severityError || !strings.Contains(ds[0].Message, "evil.example is not one of its destinations") {
+		t.Fatalf("diagnostics: %+v", ds)
+	}
+	c2, _ := startServer(t, Options{})
+	err := c2.call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"policy": map[string]any{"egress": "x"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "initializationOptions.policy: egress: destinations are a list") {
+		t.Errorf("an unreadable policy: %v", err)
 	}
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/kobana/workflow/store"
 )
 
-// Confirmation error codes (SPEC 2.4). The decline code is the product's.
+// Confirmation error codes, which a destructive tool's error result starts
+// with when it did not run: the client cannot ask the user, the
+// confirmation was already used, or it cannot be recorded. The code for a
+// user who declined is the product's (Policy.DeclineCode).
 const (
 	CodeConfirmationRequired    = "confirmation_required"
 	CodeConfirmationReplayed    = "confirmation_replayed"

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,6 +41,20 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Observe, when set, is told of every request the server answered, on
+	// any transport (metrics).
+	Observe func(RequestObserved)
+}
+
+// RequestObserved is one answered request, as Options.Observe hears of it.
+type RequestObserved struct {
+	// Method is the JSON-RPC method; Tool the tool of a tools/call
+	// ("unknown" for a name the server has no tool of).
+	Method, Tool string
+	// Result is "ok", "tool_error" (a tool's isError result),
+	// "input_required" (a confirmation asked) or "error" (a JSON-RPC error).
+	Result   string
+	Duration time.Duration
 }
 
 // Server is the framework's MCP server: one *mcp.Server shared by every
@@ -55,6 +70,18 @@ type Server struct {
 	log       *slog.Logger
 	// confirmWait is ConfirmationWait (tests shorten it).
 	confirmWait time.Duration
+	// sessions counts the 2025-era HTTP sessions, once HTTPHandler is
+	// built.
+	sessions atomic.Pointer[sessionLimits]
+}
+
+// OpenSessions is the number of 2025-era sessions open over HTTP (0
+// before HTTPHandler is built). Stateless 2026-07-28 requests hold none.
+func (s *Server) OpenSessions() int {
+	if l := s.sessions.Load(); l != nil {
+		return l.count()
+	}
+	return 0
 }
 
 type toolEntry struct {
@@ -127,6 +154,9 @@ func New(opts Options) (*Server, error) {
 		s.addProduct(p)
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	if opts.Observe != nil {
+		s.mcp.AddReceivingMiddleware(s.observe(opts.Observe)) // outermost: it sees every answer
+	}
 	return s, nil
 }
 
@@ -237,6 +267,38 @@ func validID(s string) bool {
 
 // ---- per-request middleware ----
 
+// observe tells fn of each request answered. A tool the server does not
+// have is named "unknown", so that what a client sends cannot make up
+// names.
+func (s *Server) observe(fn func(RequestObserved)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			o := RequestObserved{Method: method, Result: "ok", Duration: time.Since(start)}
+			if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil {
+				o.Tool = "unknown"
+				if s.tools[ct.Params.Name] != nil {
+					o.Tool = ct.Params.Name
+				}
+			}
+			switch r := res.(type) {
+			case inputRequired:
+				o.Result = "input_required"
+			case *mcp.CallToolResult:
+				if r.IsError {
+					o.Result = "tool_error"
+				}
+			}
+			if err != nil {
+				o.Result = "error"
+			}
+			fn(o)
+			return res, err
+		}
+	}
+}
+
 // errUnauthenticated is returned when a request carries no usable identity.
 var errUnauthenticated = &jsonrpc.Error{Code: -32001, Message: "unauthenticated: no valid token for this request"}
 
@@ -291,7 +353,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// SDK still stamps resultType and serverInfo on the way out.
 			res, err := s.readResource(ctx, rr)
 			if err != nil {
-				return nil, s.rewriteError(c, method, err)
+				return nil, err
 			}
 			res.CacheScope, res.TTLMs = "private", 0
 			if c.Modern() {
@@ -301,7 +363,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if err != nil {
-			return res, s.rewriteError(c, method, err)
+			return res, err
 		}
 		switch r := res.(type) {
 		case *mcp.CallToolResult:
@@ -343,20 +405,18 @@ func (s *Server) resourceVisible(c *Caller, uriOrTemplate string) bool {
 	return false
 }
 
-// rewriteError gives resource-not-found the era's code: -32002 before
-// 2026-07-28, -32602 from it on.
-func (s *Server) rewriteError(c *Caller, method string, err error) error {
-	var je *jsonrpc.Error
-	if method == "resources/read" && errors.As(err, &je) && je.Code == mcp.CodeResourceNotFound && je.Message == "Resource not found" {
-		out := *je
-		if c.Modern() {
-			out.Code = jsonrpc.CodeInvalidParams
-		} else {
-			out.Code = -32002
-		}
-		return &out
+// resourceNotFound is the error of reading a resource that does not
+// exist (or that c may not read), with the era's code: -32002 before
+// 2026-07-28, -32602 (invalid params) from it on; the data names the URI.
+func resourceNotFound(c *Caller, uri string) error {
+	code := int64(-32002)
+	if c.Modern() {
+		code = jsonrpc.CodeInvalidParams
 	}
-	return err
+	data, _ := json.Marshal(struct { // a string always encodes
+		URI string `json:"uri"`
+	}{uri})
+	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}
 }
 
 func (s *Server) cacheable(ctx context.Context, req mcp.Request, c *mcp.Cacheable) {
@@ -551,17 +611,17 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	// A resource the caller may not read is indistinguishable from one
 	// that does not exist.
 	if e == nil || !c.May(e.res.Tool) {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, resourceNotFound(c, uri)
 	}
 	v, err := e.res.Read(ctx, c, uri, params)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound) {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(c, uri)
 		}
 		var te *ToolError
 		if errors.As(err, &te) {
 			if te.Code == "not_found" {
-				return nil, mcp.ResourceNotFoundError(uri)
+				return nil, resourceNotFound(c, uri)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: te.Error()}
 		}

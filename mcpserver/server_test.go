@@ -25,9 +25,8 @@ import (
 
 // toy is a small product exercising every framework feature.
 type toy struct {
-	st    *sqlite.Store
-	runs  atomic.Int64
-	items []string
+	st   *sqlite.Store
+	runs atomic.Int64
 }
 
 type noteArgs struct {
@@ -97,16 +96,15 @@ func (ty *toy) product(policy mcpserver.Policy) *mcpserver.Product {
 }
 
 type env struct {
-	path    string
-	st      *sqlite.Store
-	toy     *toy
-	srv     *mcpserver.Server
-	url     string
-	tokens  map[string]string
-	cleanup func()
+	path   string
+	st     *sqlite.Store
+	toy    *toy
+	srv    *mcpserver.Server
+	url    string
+	tokens map[string]string
 }
 
-func newEnv(t *testing.T, policy mcpserver.Policy) *env {
+func newEnv(t testing.TB, policy mcpserver.Policy) *env {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")

@@ -9,15 +9,15 @@ import (
 	"github.com/kobana/workflow/plan"
 )
 
-// BenchmarkMakeSeedExample plans the seed's complete example with every
+// BenchmarkMakePayableExample plans the complete example with every
 // input (the playground does this after each edit); Compile, the
 // compiler alone on the same document, is the baseline.
-func BenchmarkMakeSeedExample(b *testing.B) {
-	doc, err := os.ReadFile("../examples/workflows/seed-complete.json")
+func BenchmarkMakePayableExample(b *testing.B) {
+	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := inputs(b, "seed-full")
+	in := inputs(b, "payable-full")
 	b.Run("Make", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -41,6 +41,7 @@ type received struct {
 // run has identities and the plan is told them — and each body's size plus
 // the secrets' lengths is its Content-Length.
 func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []received
 	answers := map[string]string{

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/internal/golden"
 	"github.com/kobana/workflow/plan"
@@ -32,6 +33,7 @@ type goldenInputs struct {
 	ResponsesFile string                  `json:"responses_file"`
 	Allow         []string                `json:"allow"`
 	Lookup        map[string][]netip.Addr `json:"lookup"`
+	Policy        json.RawMessage         `json:"policy"`
 }
 
 // inputs reads testdata/NAME.inputs.json, if any.
@@ -87,6 +89,11 @@ func inputs(t testing.TB, name string) plan.Inputs {
 			in.Guard.Allow = append(in.Guard.Allow, netip.MustParsePrefix(a))
 		}
 	}
+	if len(gi.Policy) > 0 {
+		if in.Policy, err = egress.ParsePolicy(gi.Policy); err != nil {
+			t.Fatalf("%s.inputs.json: policy: %v", name, err)
+		}
+	}
 	if gi.Lookup != nil {
 		in.Lookup = func(_ context.Context, host string) ([]netip.Addr, error) {
 			if addrs, ok := gi.Lookup[host]; ok {
@@ -102,6 +109,7 @@ func inputs(t testing.TB, name string) plan.Inputs {
 // compares the text (NAME.txt) and the JSON (NAME.plan.json) with the
 // golden files; -update rewrites them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	docs, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +149,7 @@ func TestGolden(t *testing.T) {
 // as the language server's sidecar file allows; the step is then assumed to
 // get the status it expects.
 func TestResponsesWithoutStatus(t *testing.T) {
+	t.Parallel()
 	rs, err := plan.ParseResponses([]byte(`{"0": {"body": {"id": "p1"}}}`))
 	if err != nil {
 		t.Fatal(err)

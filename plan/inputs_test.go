@@ -11,6 +11,7 @@ import (
 // environment file, is never read as a secret name (the plan would print
 // it): the entry that is not a name ends its line.
 func TestSecretNamesNeverTakeAValue(t *testing.T) {
+	t.Parallel()
 	names, problems := plan.ParseSecretNames([]byte("FINANCE_TOKEN\nAPI_KEY = s3cr3t\nHOOK: s3cr3t2\n"))
 	if !slices.Equal(names, []string{"FINANCE_TOKEN", "API_KEY"}) || len(problems) != 2 {
 		t.Errorf("names %q, problems %q", names, problems)

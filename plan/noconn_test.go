@@ -30,6 +30,7 @@ func (tr trapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // nothing. The listener proves no other path connected: a connection made
 // while planning would wait in its accept queue.
 func TestMakeOpensNoConnection(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/internal/sidecar"
 	"github.com/kobana/workflow/resolve"
@@ -46,6 +47,11 @@ type Inputs struct {
 	// Guard decides which addresses may be reached; nil is the deny-list
 	// only.
 	Guard *guard.Guard
+	// Policy says where requests may go (each secret's destinations, the
+	// egress list): a step whose host is known before the run and that the
+	// policy refuses would fail before sending, as the executor refuses it
+	// (runrecord.ReasonDestination). nil refuses nothing.
+	Policy *egress.Policy
 	// Lookup, when set, resolves a host name written in a URL so that the
 	// guard can judge its addresses. Nil resolves nothing: a name is
 	// judged when the request is sent.

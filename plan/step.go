@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/emit"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
@@ -90,6 +91,14 @@ func (pl *planner) step(cs *compile.Step) Step {
 		s.Outcome, s.Reason, s.Message = Fail, runrecord.ReasonDenied, "not sent: "+r.Host.Message
 		pl.scope.Record(cs.Index, &resolve.Result{State: runrecord.Failed})
 		return s
+	}
+	if t, ok := egress.TargetOf(req.URL); ok && r.Host.Name != "" {
+		// The host is known before the run: the executor's check, now.
+		if vs := pl.in.Policy.Check(t, req.Secrets()); vs != nil {
+			s.Outcome, s.Reason, s.Message = Fail, runrecord.ReasonDestination, "not sent: "+egress.Error(vs).Error()
+			pl.scope.Record(cs.Index, &resolve.Result{State: runrecord.Failed})
+			return s
+		}
 	}
 	s.Outcome = Send
 	res := &resolve.Result{State: runrecord.Succeeded}

@@ -174,7 +174,7 @@ func selectText(find string, skip, n int) chromedp.Action[chromedp.Void] {
 		view.focus()`)
 }
 
-// TestPlaygroundInChromium drives the page in a real browser: the seed
+// TestPlaygroundInChromium drives the page in a real browser: the complete
 // example loads and is planned in the page; a misspelt field typed on the
 // keyboard is underlined, its hover message offers the quick fix, applying
 // it makes the document valid again and the plan comes back; an edit to a
@@ -291,7 +291,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 		fatal(t, ctx, err)
 	}
 
-	// Time the compiler on the seed example, in the page.
+	// Time the compiler on the complete example, in the page.
 	if err := do(ctx,
 		chromedp.KeyEvent("\u001b"), // Escape
 		script(`const s = JSON.parse(playground.kobana.samples())[0]; playground.view.dispatch({changes: {from: 0, to: playground.view.state.doc.length, insert: s.document}})`),
@@ -304,7 +304,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	if err != nil {
 		fatal(t, ctx, err)
 	}
-	t.Logf("compile time of the seed example in Chromium: %s", result)
+	t.Logf("compile time of the complete example in Chromium: %s", result)
 	os.WriteFile(filepath.Join(t.ArtifactDir(), "compile-in-chromium.json"), []byte(result+"\n"), 0o644)
 	shot(t, ctx, "playground.png")
 }

@@ -131,7 +131,7 @@ func fsStat(name string) (int64, error) {
 func TestLeanModule(t *testing.T) {
 	leandeps.Check(t, "./wasm", "the module", leandeps.Rules{
 		Banned:  leandeps.Heavy("github.com/chromedp/"),
-		Allowed: []string{"lang", "compile", "runrecord", "resolve", "emit", "executor/guard", "internal/", "lsp", "plan", "examples", "playground/engine", "playground/wasm"},
+		Allowed: []string{"lang", "egress", "compile", "runrecord", "resolve", "emit", "executor/guard", "internal/", "lsp", "plan", "examples", "playground/engine", "playground/wasm"},
 		Env:     []string{"GOOS=js", "GOARCH=wasm"},
 	})
 }

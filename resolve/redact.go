@@ -399,8 +399,6 @@ type decoded struct {
 	n int
 }
 
-func (d *decoded) bytes() []byte { return d.b[:d.n] }
-
 // prefixOf reports whether the decoded text starts v.
 func (d *decoded) prefixOf(v string) bool {
 	return d.n > 0 && len(v) >= d.n && string(d.b[:d.n]) == v[:d.n]

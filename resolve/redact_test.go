@@ -9,6 +9,7 @@ import (
 )
 
 func TestRedactorCoversEveryForm(t *testing.T) {
+	t.Parallel()
 	red := resolve.NewRedactor(resolve.SecretMap{
 		"T":     "my secret token",
 		"V":     "secret-value",
@@ -60,6 +61,7 @@ func TestRedactorCoversEveryForm(t *testing.T) {
 }
 
 func TestRedactorJSON(t *testing.T) {
+	t.Parallel()
 	red := resolve.NewRedactor(resolve.SecretMap{"PIN": "483920", "B": "false", "V": "secret-value", "BS": `a\`, "C": "C"})
 	tests := []struct{ in, want string }{
 		{`{"pin":483920}`, `{"pin":"[redacted secrets.PIN]"}`},
@@ -94,6 +96,7 @@ func TestRedactorJSON(t *testing.T) {
 }
 
 func TestRedactorReplaceAndMarkers(t *testing.T) {
+	t.Parallel()
 	red := resolve.NewRedactor(resolve.SecretMap{"K": "application"})
 	desc := "[attachment 0: nota.pdf, application/pdf, 20 bytes]"
 	red.Replace("%PDF-1.7 binary bytes", desc)
@@ -119,6 +122,7 @@ func TestRedactorReplaceAndMarkers(t *testing.T) {
 }
 
 func TestRedactorLearnsResolvedSecrets(t *testing.T) {
+	t.Parallel()
 	s := &resolve.Scope{Secrets: resolve.SecretMap{"T": "tok"}, Redactor: &resolve.Redactor{}}
 	if _, err := s.Resolve(ref(t, "secrets.T")); err != nil {
 		t.Fatal(err)

@@ -138,12 +138,6 @@ func (s *Scope) Begin(i int, now time.Time) {
 	s.now = now
 }
 
-// Current returns the index of the step being resolved.
-func (s *Scope) Current() int { return s.current }
-
-// Now returns the time the current step started.
-func (s *Scope) Now() time.Time { return s.now }
-
 // Record stores the outcome of step i for the steps after it.
 func (s *Scope) Record(i int, r *Result) {
 	for len(s.results) <= i {

@@ -51,6 +51,7 @@ func newScope() *resolve.Scope {
 }
 
 func TestResolveValues(t *testing.T) {
+	t.Parallel()
 	s := newScope()
 	for in, want := range map[string]string{
 		"secrets.TOKEN":                          "s3cr3t-value",
@@ -92,6 +93,7 @@ func TestResolveValues(t *testing.T) {
 }
 
 func TestResolveFailures(t *testing.T) {
+	t.Parallel()
 	s := newScope()
 	for in, want := range map[string]struct {
 		reason runrecord.Reason
@@ -128,6 +130,7 @@ func TestResolveFailures(t *testing.T) {
 }
 
 func TestSkipOnFailedDependency(t *testing.T) {
+	t.Parallel()
 	s := newScope()
 	for in, state := range map[string]runrecord.State{"steps.1.response.status": runrecord.Failed, "steps.2.response.body": runrecord.Skipped} {
 		_, err := s.Resolve(ref(t, in))
@@ -146,6 +149,7 @@ func TestSkipOnFailedDependency(t *testing.T) {
 }
 
 func TestEmailUnreadable(t *testing.T) {
+	t.Parallel()
 	opened := 0
 	s := &resolve.Scope{Attachments: func() (resolve.Attachments, error) {
 		opened++
@@ -178,6 +182,7 @@ func TestEmailUnreadable(t *testing.T) {
 // longer be read, references that would send its bytes fail before anything
 // is sent; its metadata, taken when the run started, still resolves.
 func TestEmailGoneBeforeSending(t *testing.T) {
+	t.Parallel()
 	atts := &resolvetest.Attachments{Files: []resolvetest.File{{Filename: "nota.pdf", ContentType: "application/pdf", Data: []byte("%PDF")}}}
 	s := &resolve.Scope{Attachments: func() (resolve.Attachments, error) { return atts, nil }}
 	if _, err := s.Resolve(ref(t, "email.attachments.0")); err != nil {
@@ -201,6 +206,7 @@ func TestEmailGoneBeforeSending(t *testing.T) {
 }
 
 func TestSecretSourceFailure(t *testing.T) {
+	t.Parallel()
 	s := &resolve.Scope{Secrets: resolvetest.FailingSecrets{}}
 	_, err := s.Resolve(ref(t, "secrets.A"))
 	var re *resolve.RefError
@@ -210,6 +216,7 @@ func TestSecretSourceFailure(t *testing.T) {
 }
 
 func TestBodyParsedOnce(t *testing.T) {
+	t.Parallel()
 	s := newScope()
 	resp := s.Result(0).Response
 	if _, err := s.Resolve(ref(t, "steps.0.response.body.data.id")); err != nil {
@@ -228,6 +235,7 @@ func TestBodyParsedOnce(t *testing.T) {
 // first appeared — and a lone UTF-16 surrogate escape reads as U+FFFD, as
 // the run record shows it.
 func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
+	t.Parallel()
 	s := &resolve.Scope{}
 	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: jsonResponse(
 		`{"id":"first","id":"last","d":{"id":1},"d":{"id":2,"id":3},"o":{"x":1},"o":5,` +
@@ -262,6 +270,7 @@ func TestResponseBodiesReadAsJavaScriptDoes(t *testing.T) {
 // characters escaped (\t, \n… or \u00XX), U+2028 and U+2029 too, < > &
 // as they are — with the numbers the response wrote.
 func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
+	t.Parallel()
 	s := &resolve.Scope{}
 	s.Record(0, &resolve.Result{State: runrecord.Succeeded, Response: jsonResponse(
 		`{"o":{"ctl":"a\u0001b","tab":"a\tb\n","q":"\"\\/","bell":"\u0007\u001f","k\u0001":1,"u":"\u2028é<>&"},"a":["\u000b",1.50,true,null]}`)})
@@ -278,6 +287,7 @@ func TestEncodedObjectsAreJavaScriptJSON(t *testing.T) {
 }
 
 func TestCheckFact(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key, value string
 		ok         bool

@@ -142,11 +142,21 @@ func EMLFile(path string) AttachmentsFunc {
 // EMLIndexed returns an AttachmentsFunc over a stored message read by byte
 // ranges (size bytes at r: a file, a database large object read in one
 // transaction) with the index computed when it arrived (eml.ReadIndex), so
-// the run reads only the attachments it sends. r stays the caller's to
-// close.
+// the run reads only the attachments it sends. Without an index, or with
+// one that does not describe these bytes (eml.ErrBadIndex), the message's
+// structure is read once instead. r stays the caller's to close.
 func EMLIndexed(r io.ReaderAt, size int64, ix *eml.Index) AttachmentsFunc {
 	return func() (Attachments, error) {
-		m, err := eml.NewIndexed(r, size, ix)
+		if ix != nil {
+			m, err := eml.NewIndexed(r, size, ix)
+			if err == nil {
+				return m, nil
+			}
+			if !errors.Is(err, eml.ErrBadIndex) {
+				return nil, err
+			}
+		}
+		m, err := eml.New(r, size)
 		if err != nil {
 			return nil, err
 		}

@@ -98,6 +98,10 @@ const (
 	ReasonInvalidRequest Reason = "invalid-request"
 	// ReasonDenied: the SSRF guard refused the address.
 	ReasonDenied Reason = "ssrf-denied"
+	// ReasonDestination: the destinations policy refused the request: a
+	// secret it carries may not go to its host, or the host is outside
+	// the egress list (package egress).
+	ReasonDestination Reason = "destination-denied"
 	// ReasonTimeout: no complete response in time.
 	ReasonTimeout Reason = "timeout"
 	// ReasonTransport: connection refused, reset, TLS, a name not found…

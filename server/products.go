@@ -1,16 +1,22 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/store"
 )
 
 // A product is an MCP product the server can serve (Config.Products).
@@ -53,7 +59,20 @@ var products = []product{
 // organization always comes with its Inbox records; the other products add
 // theirs to it.
 func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
-	return inbox.Seed(a.ctx, a.store, a.now())
+	return inboxdemo.Seed(a.ctx, a.store, a.now())
+}
+
+// demoSeeded says the demo organization and its Inbox records are in the
+// store (a seed cut short is not: the next start completes it).
+func demoSeeded(a *assembly) (bool, error) {
+	_, err := inbox.NewRepo(a.store).Workspaces.Get(a.ctx, demo.Workspace, demo.Workspace)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("looking for the demo organization: %w", err)
 }
 
 // buildInbox builds the Inbox product over the pipeline's stages: they run
@@ -63,6 +82,9 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 	agents := a.cfg.AgentRunner
 	if agents == nil {
 		agents = agentRunner(a.notices, a.cfg.Agents, a.log)
+	}
+	if a.cfg.Process {
+		describeRetries(a.notices, a.cfg.AgentRetrySchedule)
 	}
 	pl, err := a.newPipeline(agents)
 	if err != nil {
@@ -74,6 +96,7 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 		Processor:  pl.Processor(),
 		HTTPClient: a.guard.ClientVia(a.cfg.Outbound),
 		PublicURL:  a.publicURL,
+		MailDomain: a.cfg.MailDomain,
 		Messages:   a.inbox.raw,
 	})
 	if err != nil {
@@ -95,4 +118,22 @@ func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRun
 		fmt.Fprintln(w, "agents: "+l)
 	}
 	return &agent.Runner{Config: cfg, Logger: log}
+}
+
+// describeRetries tells the person running the server when an e-mail
+// whose agent failed for a cause that may pass is tried again.
+func describeRetries(w io.Writer, schedule []time.Duration) {
+	if schedule == nil {
+		schedule = pipeline.DefaultAgentRetrySchedule
+	}
+	if len(schedule) == 0 {
+		fmt.Fprintln(w, "agents: a run that fails because the model is unavailable, rate-limited or slow fails its e-mail at once (-agent-retry-schedule none)")
+		return
+	}
+	var total time.Duration
+	parts := make([]string, len(schedule))
+	for i, d := range schedule {
+		parts[i], total = d.String(), total+d
+	}
+	fmt.Fprintf(w, "agents: a run that fails because the model is unavailable, rate-limited or slow is tried again after %s (%d more runs over %s, -agent-retry-schedule)\n", strings.Join(parts, ", "), len(schedule), total)
 }

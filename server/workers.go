@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -83,7 +84,9 @@ func (a *assembly) checkPool(pool *pgxpool.Pool) {
 
 // queueConfig is the queue's configuration for this process.
 func (a *assembly) queueConfig() queue.Config {
-	qcfg := queue.Config{Logger: a.log, Workers: a.cfg.Workers.perQueue(), Lease: a.cfg.QueueLease, WorkspaceShare: a.cfg.Workers.WorkspaceShare}
+	soft, _ := stopBudget(a.cfg.StopGrace)
+	qcfg := queue.Config{Logger: slog.New(atLeast{a.log.Handler(), slog.LevelWarn}), SoftStopTimeout: soft,
+		Workers: a.cfg.Workers.perQueue(), Lease: a.cfg.QueueLease, WorkspaceShare: a.cfg.Workers.WorkspaceShare}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}

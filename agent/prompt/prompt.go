@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kobana/workflow/compile"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/lang"
 )
@@ -19,7 +21,7 @@ import (
 // agent run, so a run can be traced to the instructions its model was
 // given; it changes whenever the templates change (TestVersionNamesTheTemplates
 // enforces it).
-const Version = "2026-12-01.1"
+const Version = "2026-12-02.1"
 
 // MaxBodyChars is the most characters of an e-mail's text body the prompt
 // holds; the rest is left out and the prompt says how much.
@@ -40,6 +42,10 @@ type Input struct {
 	InboxAddress string
 	// SecretNames are the names of the workspace's secrets.
 	SecretNames []string
+	// Policy says where the agent's workflows may send requests: the
+	// egress list and each secret's destinations; nil when nothing is
+	// restricted.
+	Policy *egress.Policy
 	// Email is the e-mail record: sender and its authentication,
 	// recipients, subject, date, text body.
 	Email inbox.Email
@@ -85,6 +91,9 @@ func Render(in Input) (Prompt, error) {
 		KobanaKeys:       lang.KobanaKeys(),
 		SecretNames:      lines(in.SecretNames),
 		Example:          Example,
+		ExampleNames:     exampleNamesNote(in.SecretNames),
+		Egress:           egressHosts(in.Policy),
+		Destinations:     secretDestinations(in.Policy, in.SecretNames),
 	})
 	if err != nil {
 		return Prompt{}, err
@@ -126,6 +135,9 @@ type RepairInput struct {
 	Diagnostics string
 	// NeedsResult says the answer lacked "result" (or was no object).
 	NeedsResult bool
+	// Empty says the answer was empty: the diagnostics are not repeated,
+	// and the model's empty turn is not sent back.
+	Empty bool
 	// Round is this repair round, from 1; Rounds how many there may be.
 	Round, Rounds int
 }
@@ -137,9 +149,10 @@ func Repair(in RepairInput) (string, error) {
 	return execute("repair.tmpl", struct {
 		Diagnostics string
 		NeedsResult bool
+		Empty       bool
 		Left        int
 		Last        bool
-	}{strings.TrimRight(in.Diagnostics, "\n"), in.NeedsResult, left, left <= 0})
+	}{strings.TrimRight(in.Diagnostics, "\n"), in.NeedsResult, in.Empty, left, left <= 0})
 }
 
 type systemData struct {
@@ -150,6 +163,14 @@ type systemData struct {
 	MaxSteps                               int
 	KobanaKeys, SecretNames                []string
 	Example                                string
+	// ExampleNames, when set, says the example's secret names are not the
+	// workspace's.
+	ExampleNames string
+	// Egress are the hosts workflows may reach; nil when any.
+	Egress []string
+	// Destinations say, for each bound secret the workspace has, where it
+	// may be sent.
+	Destinations []string
 }
 
 type userData struct {
@@ -170,8 +191,8 @@ func execute(name string, data any) (string, error) {
 	return b.String(), nil
 }
 
-// Example is the worked example the system message shows: the seed's
-// complete example, in English.
+// Example is the worked example the system message shows: the complete
+// example (examples/workflows/payable.json), in English.
 const Example = `{
   "result": {"supplier": "ACME", "amount": 1250.5},
   "workflow": [
@@ -201,6 +222,45 @@ const Example = `{
     }
   ]
 }`
+
+// ExampleSecrets are the secret names the Example references.
+var ExampleSecrets = []string{"FINANCE_TOKEN", "SLACK_WEBHOOK_URL"}
+
+// exampleNamesNote says, when the workspace lacks a secret the example
+// uses, that the example's names are placeholders.
+func exampleNamesNote(names []string) string {
+	var missing []string
+	for _, n := range ExampleSecrets {
+		if !slices.Contains(names, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return strings.Join(missing, " and ")
+}
+
+// egressHosts are the egress list's patterns; nil when any host is
+// allowed.
+func egressHosts(p *egress.Policy) []string {
+	if p == nil || p.Egress == nil {
+		return nil
+	}
+	return append([]string{}, p.Egress.Strings()...)
+}
+
+// secretDestinations say, for each of the workspace's secrets that is
+// bound, where it may be sent: "FINANCE_TOKEN: erp.example.com".
+func secretDestinations(p *egress.Policy, names []string) []string {
+	var out []string
+	for _, n := range lines(names) {
+		if d, ok := p.Destinations(n); ok {
+			out = append(out, n+": "+d.String())
+		}
+	}
+	return out
+}
 
 // authSummary says what the intake learned about the sender, in one line.
 func authSummary(a *inbox.SenderAuth) string {

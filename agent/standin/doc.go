@@ -6,6 +6,13 @@
 // never returns), and it keeps every request it received, body and headers,
 // so tests can check what a real provider would have been sent.
 //
+// A Server may reproduce one provider's documented behaviour (Provider:
+// OpenAI, Anthropic, Gemini, VLLM, VLLMLLGuidance, VLLMLegacy, LlamaCpp,
+// Ollama): the response_format it refuses and how it writes its errors
+// (ErrorFor, GeminiRateLimited); and replies can be what servers send but
+// no model writes: an event stream, an HTML page, a body without end, no
+// usage, an answer in a tool call, a 401 quoting the key (EchoKey).
+//
 // Entry points: New (a Server, an http.Handler serving POST
 // /chat/completions and /v1/chat/completions), Server.Start (listen on
 // loopback), Server.Requests (what was received), and the Responders

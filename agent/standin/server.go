@@ -110,6 +110,26 @@ type Reply struct {
 	Hang bool
 	// CompletionTokens overrides the estimated completion token count.
 	CompletionTokens int
+	// CachedTokens is reported as usage.prompt_tokens_details.cached_tokens.
+	CachedTokens int
+	// NoUsage answers without a usage object, as some servers do.
+	NoUsage bool
+	// ToolCall puts Content in tool_calls[0].function.arguments (a call
+	// of a function named "answer") instead of the message's content.
+	ToolCall bool
+	// Reasoning is sent as the message's reasoning_content, as vLLM and
+	// DeepSeek-style servers send a model's thinking.
+	Reasoning string
+	// Stream answers 200 with Content as a server-sent event stream
+	// (text/event-stream), as a server that only streams does.
+	Stream bool
+	// HTML answers 200 with an HTML page, as a web server or a login page
+	// at the base URL does.
+	HTML bool
+	// BodyBytes, when positive, answers 200 with a JSON completion whose
+	// content is padded to about this many bytes, written as it goes: a
+	// provider answering without end.
+	BodyBytes int64
 }
 
 // Answer is a 200 reply whose assistant message says content.
@@ -170,8 +190,14 @@ func Match(keys []string, replies map[string]Reply, otherwise Reply) Responder {
 type Server struct {
 	respond Responder
 	// APIKey, when set, is the bearer token every request must carry;
-	// others are answered 401.
+	// others are answered 401 (Gemini: 400 "API key not valid").
 	APIKey string
+	// EchoKey makes the answer to a wrong key quote the key it received,
+	// as some providers' 401 bodies do.
+	EchoKey bool
+	// Provider is whose documented behaviour the server reproduces (its
+	// response_format checks and error bodies); "" takes every request.
+	Provider Provider
 
 	mu       sync.Mutex
 	requests []Request
@@ -213,7 +239,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.APIKey)) != 1 {
 			s.record(req)
-			writeReply(w, Error(http.StatusUnauthorized, "invalid_api_key", "the API key is missing or wrong"), "", 0, 0)
+			msg := "the API key is missing or wrong"
+			if s.EchoKey {
+				msg = fmt.Sprintf("Incorrect API key provided: %s. You can find your API key in your account settings.", got)
+			}
+			reply := ErrorFor(s.Provider, http.StatusUnauthorized, "invalid_api_key", msg)
+			if s.Provider == Gemini {
+				reply = ErrorFor(s.Provider, http.StatusBadRequest, "", "API key not valid. Please pass a valid API key. "+strings.TrimPrefix(msg, "the API key is missing or wrong"))
+			}
+			writeReply(w, reply, "", 0, 0)
 			return
 		}
 	}
@@ -223,12 +257,56 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := s.record(req)
+	if refused, ok := checkRequest(s.Provider, req); !ok {
+		writeReply(w, refused, req.Model, n, 0)
+		return
+	}
 	reply := s.respond(req)
-	if reply.Hang {
+	switch {
+	case reply.Hang:
 		<-r.Context().Done()
+		return
+	case reply.Stream:
+		writeStream(w, reply, req.Model, n)
+		return
+	case reply.HTML:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "<!doctype html><html><head><title>Sign in</title></head><body><h1>Welcome</h1><p>Please sign in to continue.</p></body></html>\n")
+		return
+	case reply.BodyBytes > 0:
+		writeHuge(w, reply, req.Model, n)
 		return
 	}
 	writeReply(w, reply, req.Model, n, req.PromptTokens())
+}
+
+// writeStream answers with a server-sent event stream of one chunk of
+// content, then [DONE].
+func writeStream(w http.ResponseWriter, r Reply, model string, n int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	chunk, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("chatcmpl-standin-%d", n), "object": "chat.completion.chunk", "model": model,
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": r.Content}, "finish_reason": "stop"}}})
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", chunk)
+}
+
+// writeHuge writes a completion of about r.BodyBytes bytes, a piece at a
+// time, until it is written or the client goes away.
+func writeHuge(w http.ResponseWriter, r Reply, model string, n int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	head := fmt.Sprintf(`{"id":"chatcmpl-standin-%d","object":"chat.completion","model":%q,"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`, n, model)
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	piece := []byte(strings.Repeat("x", 64<<10))
+	for written := int64(0); written < r.BodyBytes; written += int64(len(piece)) {
+		if _, err := w.Write(piece); err != nil {
+			return
+		}
+	}
+	io.WriteString(w, `"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 }
 
 func (s *Server) record(req Request) int {
@@ -318,7 +396,9 @@ func writeReply(w http.ResponseWriter, r Reply, model string, n, promptTokens in
 	if status == 0 {
 		status = http.StatusOK
 	}
-	w.Header().Set("Content-Type", "application/json")
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	body := []byte(r.Body)
 	if r.Body == "" {
 		body = completion(r, model, n, promptTokens)
@@ -337,18 +417,36 @@ func completion(r Reply, model string, n, promptTokens int) []byte {
 	if r.Refusal != "" {
 		msg["content"], msg["refusal"] = nil, r.Refusal
 	}
+	if r.ToolCall {
+		msg["content"] = nil
+		msg["tool_calls"] = []any{map[string]any{"id": fmt.Sprintf("call_%d", n), "type": "function",
+			"function": map[string]any{"name": "answer", "arguments": r.Content}}}
+		if finish == "stop" {
+			finish = "tool_calls"
+		}
+	}
+	if r.Reasoning != "" {
+		msg["reasoning_content"] = r.Reasoning
+	}
 	out := r.CompletionTokens
 	if out == 0 {
-		out = EstimateTokens(r.Content + r.Refusal)
+		out = EstimateTokens(r.Content + r.Refusal + r.Reasoning)
 	}
-	b, _ := json.Marshal(map[string]any{
+	body := map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-standin-%d", n),
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
 		"model":   model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
-		"usage":   map[string]any{"prompt_tokens": promptTokens, "completion_tokens": out, "total_tokens": promptTokens + out},
-	})
+	}
+	if !r.NoUsage {
+		usage := map[string]any{"prompt_tokens": promptTokens, "completion_tokens": out, "total_tokens": promptTokens + out}
+		if r.CachedTokens > 0 {
+			usage["prompt_tokens_details"] = map[string]any{"cached_tokens": r.CachedTokens}
+		}
+		body["usage"] = usage
+	}
+	b, _ := json.Marshal(body)
 	return b
 }
 

@@ -104,3 +104,53 @@ func TestSequence(t *testing.T) {
 		t.Errorf("third: %d %v", code, v)
 	}
 }
+
+// TestProviders checks what each provider stand-in refuses and how it
+// writes the refusal, as its documentation says.
+func TestProviders(t *testing.T) {
+	schema := func(s string) string {
+		return `{"model": "m", "messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": ` + s + `}}}`
+	}
+	for _, c := range []struct {
+		p      Provider
+		body   string
+		status int
+		says   string
+	}{
+		{LlamaCpp, schema(`{"type": "object", "properties": {"u": {"type": "string", "pattern": "^(?:a|b)$"}}}`), 500, `JSON schema conversion failed:\nUnsupported pattern syntax`},
+		{LlamaCpp, schema(`{"type": "string", "pattern": "^a"}`), 500, "Pattern must start with '^' and end with '$'"},
+		{LlamaCpp, schema(`{"type": "object", "properties": {"r": {"description": "any"}}}`), 500, "Unrecognized schema"},
+		{LlamaCpp, schema(`{"type": "string", "pattern": "^[a-z]+$"}`), 200, ""},
+		{Ollama, schema(`{"type": "string", "pattern": "a"}`), 500, "invalid JSON schema in format"},
+		{VLLM, schema(`{"type": "object", "propertyNames": {"pattern": "^a$"}}`), 400, "propertyNames"},
+		{VLLM, schema(`{"type": "object", "not": {"required": ["a"]}}`), 200, ""},
+		{VLLMLLGuidance, schema(`{"type": "object", "not": {"required": ["a"]}}`), 400, `Unimplemented keys: [\"not\"]`},
+		{VLLMLegacy, schema(`{"type": "object", "propertyNames": {}}`), 400, `"object":"error"`},
+		{Gemini, schema(`{"type": ["string", "null"]}`), 400, "Proto field is not repeating"},
+		{Gemini, schema(`{"type": "object", "properties": {"t": {"const": "request"}}}`), 400, `Unknown name \"const\"`},
+		{Anthropic, schema(`{"not": {}}`), 200, ""},
+		{Anthropic, `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "again"}]}`, 400, "text content blocks must be non-empty"},
+		{OpenAI, schema(`{"not": {}, "propertyNames": {}, "type": ["string", "null"]}`), 200, ""},
+	} {
+		s := New(Always(Answer(`{"result": 1}`)))
+		s.Provider = c.p
+		base, stop, err := s.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+"/chat/completions", strings.NewReader(c.body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		stop()
+		if res.StatusCode != c.status || !strings.Contains(string(b), c.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.p, res.StatusCode, b, c.status, c.says)
+		}
+		if c.p == Gemini && c.status != 200 && !strings.HasPrefix(string(b), "[") {
+			t.Errorf("gemini's error is not a JSON array: %s", b)
+		}
+	}
+}

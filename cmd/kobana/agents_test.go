@@ -67,7 +67,7 @@ func TestServeAgentCallsTheModel(t *testing.T) {
 	}}
 	addrs, stop := startServe(t, c, &stderr, "-demo", "-v", "-http", "127.0.0.1:0", "-db", db,
 		"-model-base-url", ms.URL+"/v1", "-model-api-key-env", "E2E_MODEL_KEY")
-	if want := "agents: every model → " + ms.URL + "/v1 (key from $E2E_MODEL_KEY, response format json_schema)"; !strings.Contains(stderr.String(), want) {
+	if want := "agents: every model → " + ms.URL + "/v1 (key from $E2E_MODEL_KEY, portable family, response format json_schema)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("serve does not say where agents' models are called (%q):\n%s", want, stderr.String())
 	}
 	var owner string
@@ -225,6 +225,8 @@ func TestServeAgentsFlags(t *testing.T) {
 		{[]string{"-model-base-url", "http://x/v1", "-agents-config", bad}, "use either -model-base-url or -agents-config, not both"},
 		{[]string{"-agents-config", bad}, `providers.mistral: unknown provider "mistral"`},
 		{[]string{"-agents-config", filepath.Join(t.TempDir(), "none.json")}, "-agents-config: open"},
+		{[]string{"-agent-retry-schedule", "1m,soon"}, `"soon" is not a positive duration such as 5m or 2h`},
+		{[]string{"-agent-retry-schedule", "1m,-5m"}, `"-5m" is not a positive duration`},
 	} {
 		var stderr serveBuffer
 		c := &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background()}
@@ -247,5 +249,25 @@ func TestServeWithoutModelReplays(t *testing.T) {
 	stop()
 	if !strings.Contains(stderr.String(), "agents: no model endpoint (-model-base-url or -agents-config): an agent run replays the agent's recorded answer, so new mail fails with no_recorded_output until a model is configured") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+// TestServeSaysTheRetrySchedule: serve tells when an e-mail whose model
+// was unavailable is tried again, the default or -agent-retry-schedule's.
+func TestServeSaysTheRetrySchedule(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "agents: a run that fails because the model is unavailable, rate-limited or slow is tried again after 1m0s, 5m0s, 15m0s, 30m0s, 1h0m0s, 2h0m0s, 4h0m0s, 8h0m0s (8 more runs over 15h51m0s, -agent-retry-schedule)"},
+		{[]string{"-agent-retry-schedule", "30s, 10m"}, "is tried again after 30s, 10m0s (2 more runs over 10m30s"},
+		{[]string{"-agent-retry-schedule", "none"}, "fails its e-mail at once (-agent-retry-schedule none)"},
+	} {
+		var stdout, stderr serveBuffer
+		_, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, append([]string{"-http", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "r.db")}, tc.args...)...)
+		stop()
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("serve %v: stderr lacks %q:\n%s", tc.args, tc.want, stderr.String())
+		}
 	}
 }

@@ -36,7 +36,7 @@ import (
 )
 
 func init() {
-	register("demo", "run the seed's example end to end against a local receiver", demoCommand)
+	register("demo", "run the complete example end to end against a local receiver", demoCommand)
 }
 
 // Demo inputs. The secrets are made up: the receiver is the only party that
@@ -47,12 +47,12 @@ const (
 	demoPayableID    = "pay_7Hq2Xb"
 )
 
-// demoHosts are the names in the seed's URLs that the receiver plays.
+// demoHosts are the names in the complete example's URLs that the receiver plays.
 var demoHosts = []string{"erp.example.com", "hooks.example.com"}
 
 const demoUsage = `usage: kobana demo [-model-base-url URL [-model-api-key-env NAME]] [-agents-config FILE]
 
-Runs the seed's complete example (create a payable, attach the e-mail's
+Runs the complete example (create a payable, attach the e-mail's
 first attachment as a file, notify a chat webhook) end to end on this
 machine, the whole way an e-mail goes: a kobana serve on 127.0.0.1 (a fresh
 store with the demo organization, SMTP, MCP over HTTP, the pipeline) takes
@@ -60,7 +60,7 @@ the sample e-mail over SMTP at the demo inbox, authenticates its sender (a
 DNS server on 127.0.0.1 publishes the sender domain's SPF and DMARC), and
 its invoice agent answers: the model is asked through the real client,
 prompt and linter, by default of a model stand-in on 127.0.0.1 that answers
-with the seed's example, or of the endpoint the model flags name (the same
+with the complete example, or of the endpoint the model flags name (the same
 flags as kobana serve; see docs/agents.md). The pipeline runs the workflow:
 a receiver on 127.0.0.1 plays the ERP and the chat webhook, reached behind
 the SSRF guard with 127.0.0.1/32 as its only exception. The demo then reads
@@ -119,7 +119,7 @@ func attachmentSHA256(m *eml.Message, i int) (string, error) {
 }
 
 // demoReceiver is an HTTPS server on 127.0.0.1 that plays the ERP and the
-// chat webhook of the seed example, with a certificate made for the demo's
+// chat webhook of the complete example, with a certificate made for the demo's
 // host names, and keeps what it received.
 type demoReceiver struct {
 	addr string
@@ -183,16 +183,6 @@ func (rv *demoReceiver) close() { rv.srv.Close() }
 // demo's hosts.
 func (rv *demoReceiver) network(g *guard.Guard) guard.Network {
 	return guard.Network{Dial: g.DialTo(rv.addr), TLS: &tls.Config{RootCAs: rv.pool}}
-}
-
-// since returns the requests received after the first n.
-func (rv *demoReceiver) since(n int) []*demoReceived {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	if n >= len(rv.got) {
-		return nil
-	}
-	return slices.Clone(rv.got[n:])
 }
 
 func (rv *demoReceiver) uploadedHash() string {

@@ -26,7 +26,7 @@ var demoAgent = inbox.Agent{
 var demoInbox = inbox.Inbox{ID: "inb_demo_finance", Name: "Finance", AgentID: demoAgent.ID, Status: inbox.StatusActive}
 
 // startDemoModel starts the demo's model stand-in: a local
-// OpenAI-compatible server that answers the sample e-mail with the seed's
+// OpenAI-compatible server that answers the sample e-mail with the complete
 // complete example (and any other e-mail with a result and no workflow).
 // It returns the configuration that points every model at it.
 func startDemoModel() (agent.Config, func(), error) {
@@ -35,7 +35,7 @@ func startDemoModel() (agent.Config, func(), error) {
 		return agent.Config{}, nil, fmt.Errorf("the embedded sample e-mail: %w", err)
 	}
 	s := standin.New(standin.Match([]string{"Message-ID: " + e.MessageID}, map[string]standin.Reply{
-		"Message-ID: " + e.MessageID: standin.Answer(examples.SeedComplete),
+		"Message-ID: " + e.MessageID: standin.Answer(examples.Payable),
 	}, standin.Answer(`{"result": {"note": "the demo's stand-in knows only the sample e-mail"}}`)))
 	base, stop, err := s.Start()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -23,6 +22,8 @@ import (
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/server"
@@ -45,7 +46,7 @@ const (
 // reports whether the run succeeded and the uploaded file matched the
 // e-mail's attachment.
 func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
-	fmt.Fprintln(w, "kobana demo: the seed's complete example, run end to end on this machine")
+	fmt.Fprintln(w, "kobana demo: the complete example, run end to end on this machine")
 	fmt.Fprintln(w)
 	standIn := !cfg.Configured()
 	if standIn {
@@ -99,7 +100,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  inbox     %s (workspace Finance), accepting mail from @%s, read by the agent %q\n", demoAddress, demoSenderHost, demoAgent.Name)
 	if standIn {
-		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the seed's")
+		fmt.Fprintln(w, "  model     the demo's model stand-in: a local OpenAI-compatible server that answers the sample e-mail with the complete")
 		fmt.Fprintln(w, "            example (pass -model-base-url to ask a real model), asked through the real client, prompt and linter")
 	} else {
 		for _, l := range cfg.Describe() {
@@ -204,7 +205,7 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 // seedDemoStore creates the store the demo's server runs on: the demo
 // organization, and in its Finance workspace the demo's agent, its inbox
 // (accepting mail from the sample's sender domain) and the secrets the
-// seed's example uses. It returns the owner's token and the signing secret
+// complete example uses. It returns the owner's token and the signing secret
 // of the workspace's ERP webhook.
 func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, err error) {
 	st, err := sqlite.Open(ctx, db, store.Options{})
@@ -213,7 +214,7 @@ func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, er
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	tokens, err := inbox.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Seed(ctx, st, now)
 	if err != nil {
 		return "", "", err
 	}
@@ -254,7 +255,7 @@ const demoERPWebhook = "whk_erp"
 // demoServer is the demo's kobana serve, running in this process.
 type demoServer struct {
 	http, smtp string
-	output     *lockedBuffer
+	output     *syncbuf.Buffer
 	cancel     context.CancelFunc
 	done       chan int
 }
@@ -265,11 +266,11 @@ type demoServer struct {
 // serves.
 func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, agents inbox.AgentRunner) (*demoServer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &demoServer{output: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	s := &demoServer{output: &syncbuf.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan map[string]net.Addr, 1)
 	c := &Command{Stdout: s.output, Stderr: s.output, Context: ctx, Getenv: func(string) string { return "" },
 		Ready: func(addrs map[string]net.Addr) { ready <- addrs }}
-	args := []string{"-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", dnsAddr, "-allow", "127.0.0.1/32", "-products", "inbox"}
+	args := []string{"-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", dnsAddr, "-allow", "127.0.0.1/32", "-products", "inbox", "-log-level", "error"}
 	go func() {
 		s.done <- serveWith(c, args, func(cfg *server.Config) {
 			cfg.AgentRunner = agents
@@ -429,24 +430,6 @@ func readDemoResource(ctx context.Context, cs *mcp.ClientSession, uri string, ou
 		return fmt.Errorf("reading %s: %w", uri, err)
 	}
 	return nil
-}
-
-// lockedBuffer collects what goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startDemoDNS serves, on loopback, the DNS records of the sample's sender

@@ -202,8 +202,8 @@ func TestDemoReceiverChecks(t *testing.T) {
 // asks that endpoint (here a stand-in whose first answer misspells a field),
 // the answer is repaired through the linter, printed, and run.
 func TestDemoAsksTheConfiguredModel(t *testing.T) {
-	broken := strings.Replace(examples.SeedComplete, `"expected_status"`, `"expected-status"`, 1)
-	model := standin.New(standin.Sequence(standin.Answer("```json\n"+broken+"\n```"), standin.Answer(examples.SeedComplete)))
+	broken := strings.Replace(examples.Payable, `"expected_status"`, `"expected-status"`, 1)
+	model := standin.New(standin.Sequence(standin.Answer("```json\n"+broken+"\n```"), standin.Answer(examples.Payable)))
 	model.APIKey = "sk-demo-test-51d0"
 	ms := httptest.NewServer(model)
 	defer ms.Close()
@@ -219,7 +219,7 @@ func TestDemoAsksTheConfiguredModel(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{
-		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, response format json_schema)",
+		"model     every model → " + ms.URL + "/v1 (key from $DEMO_TEST_KEY, portable family, response format json_schema)",
 		"agent run: succeeded after 2 requests, 1 repair round,",
 		"The model answered (validated by the platform's linter before anything runs):",
 		`      "label": "crea la cuenta a pagar",`,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/kobana/workflow/compile/lint"
 )
@@ -103,4 +104,48 @@ func (f *workflowFlags) readWorkflow(c *Command) (lint.Report, error) {
 	}
 	r := lint.Read("<stdin>", c.Stdin)
 	return r, r.Err
+}
+
+// scheduleFlag is a list of delays, comma-separated ("1m,5m,1h"), or
+// "none" for an empty list; unset, it is nil (the default schedule).
+type scheduleFlag struct {
+	d   []time.Duration
+	set bool
+}
+
+func (f *scheduleFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	if len(f.d) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(f.d))
+	for i, d := range f.d {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *scheduleFlag) Set(s string) error {
+	f.set, f.d = true, []time.Duration{}
+	if strings.TrimSpace(s) == "none" {
+		return nil
+	}
+	for _, p := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration such as 5m or 2h: give delays separated by commas, or none", strings.TrimSpace(p))
+		}
+		f.d = append(f.d, d)
+	}
+	return nil
+}
+
+// schedule is the list given, nil when the flag was not set.
+func (f *scheduleFlag) schedule() []time.Duration {
+	if !f.set {
+		return nil
+	}
+	return f.d
 }

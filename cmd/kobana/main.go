@@ -4,7 +4,7 @@
 //
 //	kobana validate [flags] FILE...   lint workflow documents (same as validate-workflow)
 //	kobana run -workflow FILE ...      run a workflow behind the SSRF guard
-//	kobana demo                        run the seed example against a local receiver
+//	kobana demo                        run the complete example against a local receiver
 //	kobana serve [flags]               serve the MCP products over stdio or HTTP
 //	kobana token create ...            mint an access token for the MCP server
 package main

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/resolve/eml"
@@ -21,8 +22,8 @@ func init() {
 }
 
 const planUsage = `usage: kobana plan -workflow FILE [-eml FILE] [-facts FILE] [-responses FILE]
-                   [-secrets-names FILE] [-secret NAME]... [-allow CIDR]... [-resolve]
-                   [-format text|json] [-now TIME]
+                   [-secrets-names FILE] [-secret NAME]... [-policy FILE]
+                   [-allow CIDR]... [-resolve] [-format text|json] [-now TIME]
 
 A dry run: validates the workflow document and prints, for each step, the
 request that would be sent — method, URL, headers, body or multipart layout
@@ -40,6 +41,10 @@ step's response without an example in -responses.
                   reads (its keys only; its values are never read into the
                   plan); a step that names another secret fails
   -secret         a secret name, the same way (repeatable)
+  -policy         where requests may go, as JSON: {"secrets": {"NAME":
+                  ["host", …]}, "egress": ["host", …]}; a step whose host is
+                  known and that the policy refuses would fail before
+                  sending (destination-denied)
   -facts          a JSON object of run facts without the "kobana." prefix, as
                   for kobana run; a fact missing from it fails its step
   -responses      example responses by step index: {"0": {"status": 201,
@@ -62,9 +67,9 @@ flags:
 // planFlags are the parsed flags of kobana plan.
 type planFlags struct {
 	workflowFlags
-	responses, secretsNames, format, now string
-	secrets                              listFlag
-	resolve                              bool
+	responses, secretsNames, policy, format, now string
+	secrets                                      listFlag
+	resolve                                      bool
 }
 
 func planCommand(c *Command, args []string) int {
@@ -74,6 +79,7 @@ func planCommand(c *Command, args []string) int {
 	fs.StringVar(&f.responses, "responses", "", "a JSON file of example responses by step index")
 	fs.StringVar(&f.secretsNames, "secrets-names", "", "a file of the workspace's secret names")
 	fs.Var(&f.secrets, "secret", "a secret name of the workspace (repeatable)")
+	fs.StringVar(&f.policy, "policy", "", "a JSON file of where requests may go: {\"secrets\": {\"NAME\": [hosts]}, \"egress\": [hosts]}")
 	fs.BoolVar(&f.resolve, "resolve", false, "look host names up with the system resolver to judge their addresses")
 	fs.StringVar(&f.format, "format", "text", "output format: text or json")
 	fs.StringVar(&f.now, "now", "", "kobana.now as RFC 3339 (default: now)")
@@ -170,6 +176,15 @@ func (f *planFlags) load(c *Command) (plan.Inputs, lint.Report, error) {
 			return in, report, fmt.Errorf("-secret: not a secret name (letters, digits, _ or -)")
 		}
 		in.SecretNames = append(in.SecretNames, names...)
+	}
+	if f.policy != "" {
+		data, err := os.ReadFile(f.policy)
+		if err != nil {
+			return in, report, fmt.Errorf("policy file: %w", err)
+		}
+		if in.Policy, err = egress.ParsePolicy(data); err != nil {
+			return in, report, fmt.Errorf("policy file %s: %w", f.policy, err)
+		}
 	}
 	if f.facts != "" {
 		facts, err := loadFacts(f.facts)

@@ -31,22 +31,22 @@ func (tr trapRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("kobana plan may not send")
 }
 
-// TestPlanSeedExample plans the seed example against a local receiver the
+// TestPlanPayableExample plans the complete example against a local receiver the
 // guard is told to allow, with every input: the plan shows each request
 // with the secrets as markers and sends nothing — the receiver gets no
 // request, and the default transport, a trap here, is never used.
-func TestPlanSeedExample(t *testing.T) {
+func TestPlanPayableExample(t *testing.T) {
 	rv := newRunReceiver(t)
 	defer rv.Close()
 	defaultTransport := http.DefaultTransport
 	http.DefaultTransport = trapRoundTripper{t}
 	defer func() { http.DefaultTransport = defaultTransport }()
 
-	wf := writeFile(t, "seed.json", localSeed(rv))
+	wf := writeFile(t, "seed.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	responses := writeFile(t, "responses.json", `{"0": {"status": 201, "body": {"data": {"id": "pay_9"}}}}`)
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-eml", sampleEML, "-secrets-names", secrets,
-		"-responses", responses, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
+		"-responses", responses, "-facts", "../../examples/inputs/payable.facts.json", "-allow", "127.0.0.1/32", "-now", "2026-11-30T10:00:00Z")
 	if status != exitOK {
 		t.Fatalf("status %d\n%s\n%s", status, out, errs)
 	}
@@ -82,7 +82,7 @@ func TestPlanSeedExample(t *testing.T) {
 // names a secret the workspace lacks fails, and the exit status says so.
 func TestPlanJSON(t *testing.T) {
 	names := writeFile(t, "names", "# the workspace's secrets\nFINANCE_TOKEN\n")
-	status, out, errs := planKobana(t, "", "-workflow", "../../examples/workflows/seed-complete.json", "-secrets-names", names, "-format", "json", "-now", "2026-11-30T10:00:00Z")
+	status, out, errs := planKobana(t, "", "-workflow", "../../examples/workflows/payable.json", "-secrets-names", names, "-format", "json", "-now", "2026-11-30T10:00:00Z")
 	if status != exitFailure {
 		t.Fatalf("status %d\n%s", status, errs)
 	}
@@ -110,10 +110,10 @@ func TestPlanJSON(t *testing.T) {
 func TestPlanWithARunRecord(t *testing.T) {
 	rv := newRunReceiver(t)
 	defer rv.Close()
-	wf := writeFile(t, "seed.json", localSeed(rv))
+	wf := writeFile(t, "seed.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hook/`+testHookKey+`"}`)
 	record := filepath.Join(t.TempDir(), "run.json")
-	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/inputs/seed-complete.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
+	if status, _, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", "../../examples/inputs/payable.facts.json", "-allow", "127.0.0.1/32", "-record", record); status != exitOK {
 		t.Fatalf("run: %d %s", status, errs)
 	}
 	status, out, errs := planKobana(t, "", "-workflow", wf, "-responses", record, "-allow", "127.0.0.1/32", "-format", "json")

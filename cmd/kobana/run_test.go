@@ -29,7 +29,7 @@ const (
 )
 
 // runReceiver is a loopback server that plays the ERP and the webhook of
-// the seed example and keeps what it received.
+// the complete example and keeps what it received.
 type runReceiver struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -107,9 +107,9 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-// localSeed is the seed's complete example pointed at the receiver.
-func localSeed(rv *runReceiver) string {
-	return strings.ReplaceAll(examples.SeedComplete, "https://erp.example.com", rv.URL)
+// localPayable is the complete example pointed at the receiver.
+func localPayable(rv *runReceiver) string {
+	return strings.ReplaceAll(examples.Payable, "https://erp.example.com", rv.URL)
 }
 
 func runKobana(t *testing.T, ctx context.Context, stdin string, args ...string) (int, string, string) {
@@ -144,7 +144,7 @@ func noSecrets(t *testing.T, where, s string) {
 
 func TestRunSeedExample(t *testing.T) {
 	rv := newRunReceiver(t)
-	wf := writeFile(t, "wf.json", localSeed(rv))
+	wf := writeFile(t, "wf.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hooks/`+testHookKey+`"}`)
 	facts := writeFile(t, "facts.json", `{"email_id": "em_42", "env": "sandbox", "app_url": "https://app.kobana.com.br", "inbox_email": "ap@inbox.example"}`)
 	status, out, errs := runKobana(t, nil, "", "-workflow", wf, "-eml", sampleEML, "-secrets", secrets, "-facts", facts, "-allow", "127.0.0.1/32")
@@ -492,7 +492,7 @@ func TestRunDiagnosticsCaretUnderRedactedSnippet(t *testing.T) {
 		name, doc, want string // want: the printed text the underline must cover
 	}{
 		{"secret before the range",
-			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Token": "` + testToken + `", "Host": "a"}}]}`,
+			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "headers": {"X-Trace": "` + testToken + `", "Host": "a"}}]}`,
 			`"Host"`},
 		{"secret is the range",
 			`{"result": 1, "workflow": [{"type": "request", "url": "https://erp.example.com/", "` + testToken + `": 1}]}`,

@@ -16,15 +16,15 @@ func TestValidateIsTheLinter(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{ex + "seed-complete.json", ex + "seed-multipart.json"}, 0},
+		{[]string{ex + "payable.json", ex + "attachment-multipart.json"}, 0},
 		{[]string{ex + "invalid/method-invalid.json"}, 1},
-		{[]string{"-format", "json", ex + "invalid/header-reserved.json", ex + "seed-base64.json"}, 1},
+		{[]string{"-format", "json", ex + "invalid/header-reserved.json", ex + "attachment-base64.json"}, 1},
 		{[]string{"-format", "sarif", ex + "invalid/json-syntax.json"}, 1},
 		{[]string{ex + "invalid/workflow-empty.json"}, 0},
 		{[]string{"-strict", ex + "invalid/workflow-empty.json"}, 1},
 		{[]string{"-stdin-name", "x.json", "-"}, 1},
 		{[]string{"no-such-file.json"}, 2},
-		{[]string{"-format", "yaml", ex + "seed-complete.json"}, 2},
+		{[]string{"-format", "yaml", ex + "payable.json"}, 2},
 		{nil, 2},
 	}
 	for _, tc := range tests {

@@ -9,11 +9,12 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/internal/secretnames"
 	"github.com/kobana/workflow/lsp"
 )
 
-const lspUsage = `usage: validate-workflow lsp [-debounce DURATION] [-secrets-names FILE]
+const lspUsage = `usage: validate-workflow lsp [-debounce DURATION] [-secrets-names FILE] [-policy FILE]
 
 Runs the language server for workflow documents over standard input and
 output (the Language Server Protocol, for editors). See docs/editors.md.
@@ -22,6 +23,10 @@ output (the Language Server Protocol, for editors). See docs/editors.md.
   -secrets-names  a file of secret names to offer in completion, one per line
                   or separated by commas or spaces (or a JSON object's keys)
                   (default: a %s file in the document's directory or a parent, up to the workspace root)
+  -policy         a JSON file of where requests may go, {"secrets": {"NAME":
+                  ["host", …]}, "egress": ["host", …]}: a step whose literal
+                  host it refuses is an error (the client's initializationOptions
+                  "policy" replaces it)
 
 The environment variable KOBANA_SECRETS may list more secret names, separated
 by commas or spaces, as the file does (see docs/editors.md). Names only: the
@@ -40,6 +45,7 @@ func (c *Command) runLSP(args []string) int {
 	fs.SetOutput(io.Discard)
 	debounce := fs.Duration("debounce", lsp.DefaultDebounce, "")
 	namesFile := fs.String("secrets-names", "", "")
+	policyFile := fs.String("policy", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(c.Stdout, lspUsage, lsp.DefaultDebounce, lsp.SecretNamesFile)
@@ -57,6 +63,17 @@ func (c *Command) runLSP(args []string) int {
 		fmt.Fprintf(c.Stderr, "validate-workflow lsp: -debounce %s is negative\n", *debounce)
 		return 2
 	}
+	var policy *egress.Policy
+	if *policyFile != "" {
+		b, err := os.ReadFile(*policyFile)
+		if err == nil {
+			policy, err = egress.ParsePolicy(b)
+		}
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "validate-workflow lsp: -policy: %v\n", err)
+			return 2
+		}
+	}
 	names, problems := secretnames.Parse([]byte(getenv("KOBANA_SECRETS")))
 	for _, p := range problems {
 		// Each says where, never what: a misplaced value must not reach a log.
@@ -66,6 +83,7 @@ func (c *Command) runLSP(args []string) int {
 		Debounce:        *debounce,
 		SecretNames:     names,
 		SecretNamesFile: *namesFile,
+		Policy:          policy,
 		Version:         moduleVersion(),
 		Log:             c.Stderr,
 	})

@@ -4,8 +4,8 @@
 //
 // Usage:
 //
-//	validate-workflow [-format text|json|sarif] [-strict] [-stdin-name NAME] FILE...
-//	validate-workflow lsp [-debounce DURATION] [-secrets-names FILE]
+//	validate-workflow [-format text|json|sarif] [-strict] [-stdin-name NAME] [-secrets-names FILE] [-policy FILE] FILE...
+//	validate-workflow lsp [-debounce DURATION] [-secrets-names FILE] [-policy FILE]
 //
 // FILE "-" reads standard input. The exit status is 0 when no document has
 // an error, 1 when one has (or has a warning, with -strict), and 2 for a

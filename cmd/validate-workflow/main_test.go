@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	valid    = "../../examples/workflows/seed-complete.json"
+	valid    = "../../examples/workflows/payable.json"
 	invalid  = "../../examples/workflows/invalid/header-reserved.json"
 	warning  = "../../examples/workflows/invalid/workflow-empty.json"
 	tooLarge = "../../examples/workflows/invalid/document-too-large.json"

@@ -9,9 +9,9 @@ import (
 )
 
 // BenchmarkLint measures linting one document and printing it in each
-// format: the seed's valid example, and an invalid one with a long line.
+// format: the complete (valid) example, and an invalid one with a long line.
 func BenchmarkLint(b *testing.B) {
-	for _, name := range []string{"seed-complete.json", "invalid/kobana-unknown-key.json", "invalid/workflow-too-many-steps.json"} {
+	for _, name := range []string{"payable.json", "invalid/kobana-unknown-key.json", "invalid/workflow-too-many-steps.json"} {
 		doc, err := os.ReadFile(examplesDir + "/" + name)
 		if err != nil {
 			b.Fatal(err)

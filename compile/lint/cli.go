@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
+	"os"
 	"strings"
+
+	"github.com/kobana/workflow/egress"
+	"github.com/kobana/workflow/internal/secretnames"
 )
 
 // Exit statuses of the command line.
@@ -21,9 +24,6 @@ const (
 
 var formats = [...]string{"text", "json", "sarif"}
 
-// Formats returns the output formats of the command line, as a new slice.
-func Formats() []string { return slices.Clone(formats[:]) }
-
 // CLI is the validate-workflow command line, shared by the validate-workflow
 // program and `kobana validate`.
 type CLI struct {
@@ -34,10 +34,13 @@ type CLI struct {
 	Stderr io.Writer
 }
 
-const usageText = `usage: %[1]s [-format text|json|sarif] [-strict] [-stdin-name NAME] FILE...
+const usageText = `usage: %[1]s [-format text|json|sarif] [-strict] [-stdin-name NAME] [-secrets-names FILE] [-policy FILE] FILE...
 
 Checks workflow documents (the agent's {"result", "workflow"} output) and
 prints every problem with its position. FILE "-" reads standard input.
+With -secrets-names, a reference to a secret not listed is an error; with
+-policy ({"secrets": {"NAME": ["host", …]}, "egress": ["host", …]}), so is
+a step whose literal host the policy refuses.
 
 Exit status: 0 no errors, 1 errors (or warnings with -strict),
 2 usage error or a file that could not be read.
@@ -57,6 +60,8 @@ func (c *CLI) Run(args []string) int {
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	strict := fs.Bool("strict", false, "exit with status 1 on warnings too")
 	stdinName := fs.String("stdin-name", "<stdin>", "the file name reported for standard input (-)")
+	secretsFile := fs.String("secrets-names", "", "a file listing the workspace's secret names (names only, as .kobana-secrets)")
+	policyFile := fs.String("policy", "", `a JSON file of where requests may go: {"secrets": {"NAME": ["host", …]}, "egress": ["host", …]}`)
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, usageText, name)
 		fs.SetOutput(w)
@@ -96,11 +101,15 @@ func (c *CLI) Run(args []string) int {
 		return ExitUsage
 	}
 
+	opts, ok := c.options(name, *secretsFile, *policyFile)
+	if !ok {
+		return ExitUsage
+	}
 	reports := make([]Report, len(files))
 	stdinUsed := false
 	for i, f := range files {
 		if f != "-" {
-			reports[i] = ReadFile(f)
+			reports[i] = ReadFileWith(f, opts)
 			continue
 		}
 		if stdinUsed {
@@ -112,7 +121,7 @@ func (c *CLI) Run(args []string) int {
 			reports[i] = Report{File: *stdinName, Err: errors.New("no standard input")}
 			continue
 		}
-		reports[i] = Read(*stdinName, c.Stdin)
+		reports[i] = ReadWith(*stdinName, c.Stdin, opts)
 	}
 
 	readErrors := false
@@ -143,6 +152,37 @@ func (c *CLI) Run(args []string) int {
 		status = ExitUsage
 	}
 	return status
+}
+
+// options reads the -secrets-names and -policy files; a problem is
+// printed and ok is false.
+func (c *CLI) options(name, secretsFile, policyFile string) (opts Options, ok bool) {
+	if secretsFile != "" {
+		b, err := os.ReadFile(secretsFile)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "%s: -secrets-names: %v\n", name, err)
+			return opts, false
+		}
+		names, problems := secretnames.Parse(b)
+		for _, p := range problems {
+			fmt.Fprintf(c.Stderr, "%s: -secrets-names: %s: %s\n", name, secretsFile, p)
+		}
+		opts.SecretNames = append([]string{}, names...)
+	}
+	if policyFile != "" {
+		b, err := os.ReadFile(policyFile)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "%s: -policy: %v\n", name, err)
+			return opts, false
+		}
+		p, err := egress.ParsePolicy(b)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "%s: -policy: %s: %v\n", name, policyFile, err)
+			return opts, false
+		}
+		opts.Policy = p
+	}
+	return opts, true
 }
 
 // unwrapPath drops the file name from an error that already starts with it

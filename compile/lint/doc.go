@@ -13,8 +13,9 @@
 //
 //   - WriteText: "FILE:LINE:COL: SEVERITY: MESSAGE [CODE]", then the source
 //     line with the range underlined, and a closing summary line;
-//   - WriteJSON: {"diagnostics": [{"file", "line", "column", "end_line",
-//     "end_column", "offset", "severity", "code", "message", "pointer"}]};
+//   - WriteJSON: {"diagnostics": [{"file", "severity", "code", "message",
+//     "pointer", "range": {"start", "end"}, "suggestion"}]}, each diagnostic
+//     in compile's JSON shape with its file;
 //   - WriteSARIF: SARIF 2.1.0, as GitHub code scanning accepts it.
 //
 // CLI is the whole command line (flags, files, output, exit status) shared

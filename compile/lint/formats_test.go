@@ -34,6 +34,7 @@ func multilineReports() []lint.Report {
 }
 
 func TestWriteJSON(t *testing.T) {
+	t.Parallel()
 	reports := multilineReports()
 	var buf bytes.Buffer
 	if err := lint.WriteJSON(&buf, reports); err != nil {
@@ -51,7 +52,7 @@ func TestWriteJSON(t *testing.T) {
 	if len(out.Diagnostics) != len(ds) || len(ds) < 4 {
 		t.Fatalf("%d diagnostics in the output, %d reported", len(out.Diagnostics), len(ds))
 	}
-	names := []string{"file", "line", "column", "end_line", "end_column", "offset", "severity", "code", "message", "pointer"}
+	names := []string{"file", "severity", "code", "message", "pointer", "range"}
 	for i, got := range out.Diagnostics {
 		d := ds[i]
 		keys := make([]string, 0, len(got))
@@ -67,26 +68,35 @@ func TestWriteJSON(t *testing.T) {
 		if diff := cmp.Diff(want, keys); diff != "" {
 			t.Errorf("diagnostic %d keys (-want +got):\n%s", i, diff)
 		}
-		num := func(k string) int {
-			n, err := got[k].(json.Number).Int64()
-			if err != nil {
-				t.Fatalf("%s: %v", k, err)
+		// The range is compile's: start and end, each with exactly a line,
+		// a column and a byte offset.
+		pos := func(end string) compile.Pos {
+			rng, _ := got["range"].(map[string]any)
+			p, _ := rng[end].(map[string]any)
+			if len(rng) != 2 || len(p) != 3 {
+				t.Fatalf("diagnostic %d: range %v, want {start, end} of {line, column, offset}", i, got["range"])
 			}
-			return int(n)
+			n := func(k string) int {
+				v, err := p[k].(json.Number).Int64()
+				if err != nil {
+					t.Fatalf("diagnostic %d: range.%s.%s: %v", i, end, k, err)
+				}
+				return int(v)
+			}
+			return compile.Pos{Line: n("line"), Column: n("column"), Byte: n("offset")}
 		}
+		start, end := pos("start"), pos("end")
 		if got["file"] != "docs/a b.json" || got["code"] != d.Code || got["severity"] != d.Severity.String() ||
-			got["message"] != d.Message || got["pointer"] != d.Pointer ||
-			num("line") != d.Range.Start.Line || num("column") != d.Range.Start.Column ||
-			num("end_line") != d.Range.End.Line || num("end_column") != d.Range.End.Column ||
-			num("offset") != d.Range.Start.Byte {
+			got["message"] != d.Message || got["pointer"] != d.Pointer || start != d.Range.Start || end != d.Range.End {
 			t.Errorf("diagnostic %d = %v, want %+v", i, got, d)
 		}
 		// line/column agree with the byte offset in the document.
-		off := num("offset")
-		line := 1 + strings.Count(multiline[:off], "\n")
-		col := 1 + utf8.RuneCountInString(multiline[strings.LastIndexByte(multiline[:off], '\n')+1:off])
-		if line != num("line") || col != num("column") {
-			t.Errorf("diagnostic %d at %d:%d, offset %d is %d:%d", i, num("line"), num("column"), off, line, col)
+		for _, p := range []compile.Pos{start, end} {
+			line := 1 + strings.Count(multiline[:p.Byte], "\n")
+			col := 1 + utf8.RuneCountInString(multiline[strings.LastIndexByte(multiline[:p.Byte], '\n')+1:p.Byte])
+			if line != p.Line || col != p.Column {
+				t.Errorf("diagnostic %d at %d:%d, offset %d is %d:%d", i, p.Line, p.Column, p.Byte, line, col)
+			}
 		}
 	}
 	// The suggestion is present when the compiler offers one.
@@ -131,6 +141,7 @@ func validateJSON(t *testing.T, sch *jsonschema.Schema, doc []byte) error {
 }
 
 func TestWriteSARIF(t *testing.T) {
+	t.Parallel()
 	sch := sarifSchema(t)
 	reports := multilineReports()
 	reports = append(reports, lint.Report{File: "/abs/missing.json", Err: errors.New("open /abs/missing.json: no such file or directory")})
@@ -254,13 +265,17 @@ func TestWriteSARIF(t *testing.T) {
 // invalid (including invalid UTF-8 and an oversized document), satisfies the
 // SARIF 2.1.0 schema.
 func TestSARIFOfEveryExample(t *testing.T) {
+	t.Parallel()
 	sch := sarifSchema(t)
 	paths, _ := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	for _, p := range invalidExamples(t) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	reports := lint.Files(paths...)
+	reports := make([]lint.Report, len(paths))
+	for i, p := range paths {
+		reports[i] = lint.ReadFileWith(p, exampleOptions(t, p))
+	}
 	var buf bytes.Buffer
 	if err := lint.WriteSARIF(&buf, reports); err != nil {
 		t.Fatal(err)
@@ -288,6 +303,7 @@ func TestSARIFOfEveryExample(t *testing.T) {
 // TestRulesCannotBeChangedFromOutside: Rules hands out a copy; editing it
 // changes neither the next copy nor what SARIF output and RuleFor say.
 func TestRulesCannotBeChangedFromOutside(t *testing.T) {
+	t.Parallel()
 	mine := lint.Rules()
 	want := mine[0]
 	mine[0].Summary = "changed"
@@ -301,6 +317,7 @@ func TestRulesCannotBeChangedFromOutside(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	var codes []string
 	for _, r := range lint.Rules() {
 		codes = append(codes, r.Code)
@@ -316,7 +333,7 @@ func TestRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range compile.Lint(doc) {
+		for _, d := range compile.LintWith(doc, exampleOptions(t, path)) {
 			if d.Code != code {
 				continue
 			}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/internal/golden"
+	"github.com/kobana/workflow/internal/secretnames"
 )
 
 const (
@@ -41,6 +43,30 @@ func invalidExamples(t *testing.T) map[string]string {
 	return out
 }
 
+// exampleOptions are what an invalid example is linted with: the secret
+// names of CODE.secrets and the policy of CODE.policy beside it, when
+// present — the files validate-workflow's -secrets-names and -policy read.
+func exampleOptions(t *testing.T, path string) lint.Options {
+	t.Helper()
+	base := strings.TrimSuffix(path, ".json")
+	var opts lint.Options
+	if b, err := os.ReadFile(base + ".secrets"); err == nil {
+		names, problems := secretnames.Parse(b)
+		if len(problems) > 0 {
+			t.Fatalf("%s.secrets: %v", base, problems)
+		}
+		opts.SecretNames = names
+	}
+	if b, err := os.ReadFile(base + ".policy"); err == nil {
+		p, err := egress.ParsePolicy(b)
+		if err != nil {
+			t.Fatalf("%s.policy: %v", base, err)
+		}
+		opts.Policy = p
+	}
+	return opts
+}
+
 // displayName is how an example is named in golden outputs: relative to the
 // repository root, as `validate-workflow examples/workflows/invalid/X.json`
 // run there prints it.
@@ -49,6 +75,7 @@ func displayName(path string) string {
 }
 
 func TestEveryCodeHasAnInvalidExample(t *testing.T) {
+	t.Parallel()
 	examples := invalidExamples(t)
 	for _, code := range compile.AllCodes() {
 		if _, ok := examples[code]; !ok {
@@ -70,13 +97,14 @@ func TestEveryCodeHasAnInvalidExample(t *testing.T) {
 // compares the text and json outputs with the files next to it; run with
 // -update to rewrite them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for code, path := range invalidExamples(t) {
 		t.Run(code, func(t *testing.T) {
 			doc, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := lint.Read(displayName(path), bytes.NewReader(doc))
+			rep := lint.ReadWith(displayName(path), bytes.NewReader(doc), exampleOptions(t, path))
 			if rep.Err != nil {
 				t.Fatal(rep.Err)
 			}
@@ -104,6 +132,7 @@ func TestGolden(t *testing.T) {
 // TestValidExamplesAreClean checks that the valid examples lint without a
 // single diagnostic, in every format.
 func TestValidExamplesAreClean(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no valid examples: %v", err)
@@ -131,6 +160,7 @@ func TestValidExamplesAreClean(t *testing.T) {
 // code (SARIF rules link to it by the code as anchor), followed by the
 // severity the compiler reports it with and the rule's summary.
 func TestDocsListEveryCode(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/lint.md")
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +179,7 @@ func TestDocsListEveryCode(t *testing.T) {
 // TestForwardReferenceFailsOnlyWithStrict: a forward reference is a
 // warning, so the linter passes the document unless -strict is given.
 func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(invalidDir, compile.CodeForwardReference+".json")
 	for _, tc := range []struct {
 		args []string
@@ -165,5 +196,36 @@ func TestForwardReferenceFailsOnlyWithStrict(t *testing.T) {
 		if !strings.Contains(out.String(), "warning: step 0 refers to step 1") {
 			t.Errorf("%v: output %q", tc.args, out.String())
 		}
+	}
+}
+
+// TestCLIWithTheWorkspace: -secrets-names and -policy read the files
+// beside the examples that need them, and the rules they enable report;
+// without them the same documents pass; an unreadable policy is a usage
+// error that says where.
+func TestCLIWithTheWorkspace(t *testing.T) {
+	t.Parallel()
+	base := func(code string) string { return filepath.Join(invalidDir, code) }
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"-secrets-names", base(compile.CodeUnknownSecret) + ".secrets", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitProblems, "[" + compile.CodeUnknownSecret + "]"},
+		{[]string{"-policy", base(compile.CodeSecretDestination) + ".policy", base(compile.CodeSecretDestination) + ".json"}, lint.ExitProblems, "[" + compile.CodeSecretDestination + "]"},
+		{[]string{base(compile.CodeSecretDestination) + ".json", base(compile.CodeEgressDenied) + ".json", base(compile.CodeUnknownSecret) + ".json"}, lint.ExitOK, "0 errors"},
+	} {
+		var out, errOut bytes.Buffer
+		c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+		if got := c.Run(tc.args); got != tc.want || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, got, tc.want, tc.says, out.String(), errOut.String())
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(bad, []byte(`{"egress": ["https://a.example"]}`), 0o600)
+	var out, errOut bytes.Buffer
+	c := &lint.CLI{Stdout: &out, Stderr: &errOut}
+	if got := c.Run([]string{"-policy", bad, base(compile.CodeEgressDenied) + ".json"}); got != lint.ExitUsage || !strings.Contains(errOut.String(), "-policy: "+bad+": egress: [0]: destination") {
+		t.Errorf("an unreadable policy: exit %d: %s", got, errOut.String())
 	}
 }

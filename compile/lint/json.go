@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/kobana/workflow/compile"
 )
 
 // JSONOutput is the document WriteJSON prints.
@@ -12,21 +14,15 @@ type JSONOutput struct {
 	Diagnostics []JSONDiagnostic `json:"diagnostics"`
 }
 
-// JSONDiagnostic is one diagnostic of the json format. Lines and columns
-// are 1-based (columns count Unicode characters), Offset is the 0-based
-// byte offset of the start.
+// JSONDiagnostic is one diagnostic of the json format: the file it was
+// found in, then the compiler's diagnostic in the one JSON shape every
+// diagnostic has — in run records, MCP results and the dry run too:
+// severity, code, message, pointer, range {start, end} (each a 1-based
+// line and column, columns counting Unicode characters, and the 0-based
+// byte offset; the end is exclusive) and, when there is one, suggestion.
 type JSONDiagnostic struct {
-	File       string `json:"file"`
-	Line       int    `json:"line"`
-	Column     int    `json:"column"`
-	EndLine    int    `json:"end_line"`
-	EndColumn  int    `json:"end_column"`
-	Offset     int    `json:"offset"`
-	Severity   string `json:"severity"`
-	Code       string `json:"code"`
-	Message    string `json:"message"`
-	Pointer    string `json:"pointer"`
-	Suggestion string `json:"suggestion,omitempty"`
+	File string `json:"file"`
+	compile.Diagnostic
 }
 
 // JSON converts reports to the json format; unreadable files are left out.
@@ -34,12 +30,7 @@ func JSON(reports []Report) JSONOutput {
 	out := JSONOutput{Diagnostics: []JSONDiagnostic{}}
 	for _, r := range reports {
 		for _, d := range r.Diagnostics {
-			out.Diagnostics = append(out.Diagnostics, JSONDiagnostic{
-				File: r.File, Line: d.Range.Start.Line, Column: d.Range.Start.Column,
-				EndLine: d.Range.End.Line, EndColumn: d.Range.End.Column, Offset: d.Range.Start.Byte,
-				Severity: d.Severity.String(), Code: d.Code, Message: d.Message, Pointer: d.Pointer,
-				Suggestion: d.Suggestion,
-			})
+			out.Diagnostics = append(out.Diagnostics, JSONDiagnostic{File: r.File, Diagnostic: d})
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ func hide(value string) func(string) string {
 }
 
 func TestRedactLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		line       string
@@ -43,6 +44,7 @@ func TestRedactLine(t *testing.T) {
 // TestWriteTextRedacts: with Redact, neither the message nor the quoted
 // line shows the value, and the underline is under the replacement.
 func TestWriteTextRedacts(t *testing.T) {
+	t.Parallel()
 	doc := `{"workflow": [{"SECRET": 1}]}`
 	d := compile.Diagnostic{Severity: compile.SeverityError, Code: compile.CodeUnknownField, Message: `unknown field "SECRET"`,
 		Range: compile.Range{Start: compile.Pos{Line: 1, Column: 16, Byte: 15}, End: compile.Pos{Line: 1, Column: 24, Byte: 23}}}

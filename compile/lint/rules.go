@@ -53,6 +53,8 @@ var rules = [...]Rule{
 	{compile.CodeNotAllowed, compile.SeverityError, "Placeholders are allowed only in the url, header values, body string values and form values."},
 	{compile.CodeForwardReference, compile.SeverityWarning, "A step may reference only the responses of earlier steps: a step that refers to itself or a later step fails at run time without sending anything, while the other steps run."},
 	{compile.CodeFileOutsideForm, compile.SeverityWarning, "A whole attachment in a url or header is sent as base64; send files as a form field instead."},
+	{compile.CodeCredentialLiteral, compile.SeverityError, "A credential is never written literally (a bearer token, a key of a known format, a password in a URL, a header, a field or a query parameter): reference a workspace secret."},
+	{compile.CodeFileLiteral, compile.SeverityError, "File content is never written as base64 (a data: URL, a document's bytes): reference the attachment, ${{email.attachments.N}}."},
 	{compile.CodePlaceholderUnterminated, compile.SeverityError, `Every "${{" must be closed by "}}"; there is no escape for a literal "${{".`},
 	{compile.CodePlaceholderEmpty, compile.SeverityError, "A placeholder must hold a reference: ${{ namespace.path }}."},
 	{compile.CodePlaceholderSyntax, compile.SeverityError, "A reference is dot-separated segments of letters, digits, '_' and '-'."},
@@ -64,6 +66,9 @@ var rules = [...]Rule{
 	{compile.CodeAttachmentsReference, compile.SeverityError, "An attachment is email.attachments.N, optionally followed by .base64, .filename, .content_type or .size."},
 	{compile.CodeTooManyPlaceholders, compile.SeverityError, "A string may hold at most 256 placeholders."},
 	{compile.CodeIndexOutOfRange, compile.SeverityError, "Step and attachment indices must be small non-negative integers."},
+	{compile.CodeUnknownSecret, compile.SeverityError, "When the workspace's secret names are known, a reference names one of them."},
+	{compile.CodeSecretDestination, compile.SeverityError, "When the policy is known, a step whose host is written literally carries only secrets whose destinations include that host."},
+	{compile.CodeEgressDenied, compile.SeverityError, "When the policy is known, a step whose host is written literally goes to a host of the egress list."},
 }
 
 // sentence is s with its first letter in upper case.

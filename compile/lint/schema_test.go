@@ -62,6 +62,7 @@ func workflowSchema(t *testing.T) *jsonschema.Schema {
 // TestSchemaInStepWithCompiler checks the schema's lists against the
 // compiler's: step fields, methods, reserved headers, the step limit.
 func TestSchemaInStepWithCompiler(t *testing.T) {
+	t.Parallel()
 	s := rawSchema(t)
 	if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %v, want draft 2020-12", s["$schema"])
@@ -151,6 +152,7 @@ func TestSchemaInStepWithCompiler(t *testing.T) {
 // TestSchemaHasDescriptions checks that every property the schema defines
 // has hover text.
 func TestSchemaHasDescriptions(t *testing.T) {
+	t.Parallel()
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
@@ -206,6 +208,7 @@ var schemaLevel = map[string]bool{
 // compiles (warnings only) validates; every schema-level invalid example is
 // rejected.
 func TestSchemaOnExamples(t *testing.T) {
+	t.Parallel()
 	sch := workflowSchema(t)
 	valid, _ := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if len(valid) == 0 {
@@ -238,6 +241,7 @@ func TestSchemaOnExamples(t *testing.T) {
 
 // TestSchemaRules checks rules one document at a time, both ways.
 func TestSchemaRules(t *testing.T) {
+	t.Parallel()
 	sch := workflowSchema(t)
 	step := func(fields string) string {
 		return `{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x"` + fields + `}]}`
@@ -345,6 +349,7 @@ func TestSchemaRules(t *testing.T) {
 // one it rejects (other than for limits a pattern cannot count) must not;
 // and the no-placeholder pattern matches exactly the strings without "${{".
 func TestSchemaPlaceholderPatterns(t *testing.T) {
+	t.Parallel()
 	s := rawSchema(t)
 	template := regexp.MustCompile(at(t, s, "$defs", "template", "pattern").(string))
 	plain := regexp.MustCompile(at(t, s, "$defs", "noPlaceholder", "pattern").(string))

@@ -31,6 +31,7 @@ func snippet(t *testing.T, doc string, start, end, maxWidth int) (src, mark stri
 }
 
 func TestSnippet(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, doc  string
 		start, end int
@@ -62,6 +63,7 @@ func TestSnippet(t *testing.T) {
 // limit: the quoted part fits, starts and ends with an ellipsis, and the
 // caret still sits under the range.
 func TestSnippetClipsLongLines(t *testing.T) {
+	t.Parallel()
 	doc := `{"result": "` + strings.Repeat("x", 5000) + `", "workflow": [{"type": "request", "method": "post", "url": "https://a.example/` + strings.Repeat("y", 5000) + `"}]}`
 	start := strings.Index(doc, `"post"`)
 	src, mark := snippet(t, doc, start, start+6, 80)
@@ -90,6 +92,7 @@ func TestSnippetClipsLongLines(t *testing.T) {
 // tabs, wide characters and ASCII, that the underline begins in the column
 // of the range's first character.
 func TestSnippetCaretAlignment(t *testing.T) {
+	t.Parallel()
 	line := "\t\"名前\": \"ACME\", \"método\":\t\"post\", \"x\": \"東京商事\" "
 	for start := 0; start < len(line); start++ {
 		if !utf8.RuneStart(line[start]) {
@@ -154,6 +157,7 @@ func TestSnippetCaretAlignment(t *testing.T) {
 }
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain":         "plain",
 		"a\x1b[2Jb":     "a\uFFFD[2Jb",
@@ -168,6 +172,7 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	rep := func(sevs ...compile.Severity) Report {
 		r := Report{File: "x.json"}
 		for _, s := range sevs {
@@ -193,6 +198,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestWriteTextOptions(t *testing.T) {
+	t.Parallel()
 	r := File("a.json", []byte(`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "method": "get"}]}`))
 	var full, bare bytes.Buffer
 	if err := WriteText(&full, []Report{r}, TextOptions{}); err != nil {

@@ -1,17 +1,18 @@
 // Command receiver is the other end of a workflow's file upload: a small
-// server that accepts the seed's multipart/form-data upload and shows what
-// arrived — each part's name, filename, declared content type, the type its
-// first bytes reveal, size and sha256 — and checks it the way a careful
-// receiver would (the declared type matches the bytes, the length is exact).
+// server that accepts the complete example's multipart/form-data upload and
+// shows what arrived — each part's name, filename, declared content type, the
+// type its first bytes reveal, size and sha256 — and checks it the way a
+// careful receiver would (the declared type matches the bytes, the length is
+// exact).
 //
-// Without flags it starts on 127.0.0.1, sends itself the seed's upload step
-// through the executor with the sample e-mail's PDF, prints the receiver's
-// view and exits:
+// Without flags it starts on 127.0.0.1, sends itself the complete example's
+// upload step through the executor with the sample e-mail's PDF, prints the
+// receiver's view and exits:
 //
 //	go run ./examples/receiver
 //
 // With -listen it keeps serving, for `kobana run` or any other client; it
-// answers the seed's three steps (POST /payables, POST
+// answers the complete example's three steps (POST /payables, POST
 // /payables/{id}/attachments, POST /hooks/…):
 //
 //	go run ./examples/receiver -listen 127.0.0.1:8089
@@ -43,8 +44,8 @@ import (
 	"github.com/kobana/workflow/runrecord"
 )
 
-// uploadStep is the seed's second step: the e-mail's first attachment as
-// a file part, plus a text field.
+// uploadStep is the complete example's second step: the e-mail's first
+// attachment as a file part, plus a text field.
 const uploadStep = `{"result": {}, "workflow": [{
   "type": "request",
   "label": "adjunta el documento original",
@@ -74,7 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return rv.selfTest(*emlPath, stdout, stderr)
 }
 
-// receiver answers the seed's requests and prints what it received.
+// receiver answers the complete example's requests and prints what it
+// received.
 type receiver struct {
 	out io.Writer
 	mu  sync.Mutex // one request printed at a time
@@ -193,8 +195,8 @@ func (rv *receiver) serve(ctx context.Context, addr string, stderr io.Writer) in
 }
 
 // selfTest starts the receiver on a free loopback port, sends it the
-// seed's upload step through the executor, and reports whether it was
-// accepted.
+// complete example's upload step through the executor, and reports whether
+// it was accepted.
 func (rv *receiver) selfTest(emlPath string, stdout, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

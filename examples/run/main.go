@@ -4,7 +4,7 @@
 // original .eml, and execute behind the SSRF guard.
 //
 // It starts its own receiver on 127.0.0.1 to play the ERP and the chat
-// webhook, points the seed's example at it, and prints the redacted record.
+// webhook, points the complete example at it, and prints the redacted record.
 //
 //	go run ./examples/run
 //	go run ./examples/run -workflow my-workflow.json -eml my-email.eml
@@ -55,7 +55,7 @@ func main() {
 func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	workflowPath := fs.String("workflow", "examples/workflows/seed-complete.json", "the workflow document")
+	workflowPath := fs.String("workflow", "examples/workflows/payable.json", "the workflow document")
 	emlPath := fs.String("eml", "examples/emails/acme-invoice.eml", "the triggering e-mail")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -82,7 +82,7 @@ func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	doc = []byte(strings.ReplaceAll(string(doc), "https://erp.example.com", srv.URL)) // aim the seed at the receiver
+	doc = []byte(strings.ReplaceAll(string(doc), "https://erp.example.com", srv.URL)) // aim the example at the receiver
 	plan, diags := compile.Compile(doc)
 	if diags.HasErrors() {
 		for _, d := range diags.Errors() {

@@ -9,7 +9,7 @@ import (
 func TestRun(t *testing.T) {
 	var out, errb bytes.Buffer
 	noEnv := func(string) (string, bool) { return "", false }
-	status := run([]string{"-workflow", "../workflows/seed-complete.json", "-eml", "../emails/acme-invoice.eml"}, noEnv, &out, &errb)
+	status := run([]string{"-workflow", "../workflows/payable.json", "-eml", "../emails/acme-invoice.eml"}, noEnv, &out, &errb)
 	if status != 0 {
 		t.Fatalf("exit %d\n%s\n%s", status, errb.String(), out.String())
 	}
@@ -36,7 +36,7 @@ func TestRunSecretFromEnvironment(t *testing.T) {
 		return "", false
 	}
 	var out, errb bytes.Buffer
-	if status := run([]string{"-workflow", "../workflows/seed-complete.json", "-eml", "../emails/acme-invoice.eml"}, env, &out, &errb); status != 0 {
+	if status := run([]string{"-workflow", "../workflows/payable.json", "-eml", "../emails/acme-invoice.eml"}, env, &out, &errb); status != 0 {
 		t.Fatalf("exit %d: %s", status, errb.String())
 	}
 	if strings.Contains(out.String(), "tok-from-env-77") || !strings.Contains(out.String(), "[redacted secrets.FINANCE_TOKEN]") {
@@ -52,7 +52,7 @@ func TestRunMissingEmail(t *testing.T) {
 	var out, errb bytes.Buffer
 	noEnv := func(string) (string, bool) { return "", false }
 	// Without the e-mail, step 1 fails before sending and the run fails.
-	status := run([]string{"-workflow", "../workflows/seed-complete.json", "-eml", "no-such.eml"}, noEnv, &out, &errb)
+	status := run([]string{"-workflow", "../workflows/payable.json", "-eml", "no-such.eml"}, noEnv, &out, &errb)
 	if status != 1 || !strings.Contains(out.String(), `"state": "failed"`) || !strings.Contains(errb.String(), "not sent") {
 		t.Errorf("exit %d\n%s\n%s", status, errb.String(), out.String())
 	}

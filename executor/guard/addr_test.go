@@ -181,7 +181,7 @@ var addrCases = []struct{ in, class string }{
 	{"198.20.0.0", ""},
 	{"::ffff:198.18.0.1", mapped("198.18.0.1", cBench)},
 
-	// Beyond SPEC 1.3: documentation, IETF assignments, 6to4 relay.
+	// Beyond the named classes: documentation, IETF assignments, 6to4 relay.
 	{"192.0.2.1", cDoc4},
 	{"198.51.100.7", cDoc4},
 	{"203.0.113.9", cDoc4},

@@ -1,7 +1,8 @@
 // Package guard is the SSRF guard: it decides which IP addresses an outgoing
 // HTTP request made on behalf of a workflow step or a webhook may connect to,
-// and builds the HTTP transport and client that enforce that decision
-// (SPEC.md Part 1.3).
+// and builds the HTTP transport and client that enforce that decision. The
+// check applies to the URL as resolved, after every ${{…}} reference has
+// been substituted, so a URL that is wholly a secret is checked too.
 //
 // # Entry points
 //
@@ -34,10 +35,16 @@
 //
 // # What is denied
 //
-// The rule: an address is denied when SPEC 1.3 names its class, or when
-// IANA's special-purpose address registries say it is not globally
-// reachable — that is, it can only mean something inside some operator's
-// network, where a request from us has no business going. A row the
+// The rule: an address is denied when it is in one of the named classes —
+// loopback, private (RFC 1918), link-local, carrier-grade NAT, this
+// network 0.0.0.0/8, multicast, broadcast, reserved 240.0.0.0/4,
+// benchmarking; IPv6 unspecified, loopback, unique local and link-local;
+// and any IPv4-mapped, IPv4-compatible, NAT64, 6to4 or Teredo address whose
+// embedded IPv4 is denied — or when IANA's special-purpose address
+// registries say it is not globally reachable — that is, it can only mean
+// something inside some operator's network, where a request from us has no
+// business going. Rows marked [+] below are denied beyond the named
+// classes (by the registry, or for the reason given). A row the
 // registries mark globally reachable is a public service and is allowed,
 // even inside a block that is otherwise denied. The tables below follow the
 // IANA IPv4 Special-Purpose Address Registry as last updated 2020-09-04 and
@@ -54,18 +61,18 @@
 //	127.0.0.0/8        loopback                                                not reachable
 //	169.254.0.0/16     link-local (RFC 3927; holds the cloud metadata service 169.254.169.254)       not reachable
 //	172.16.0.0/12      private (RFC 1918)                                      not reachable
-//	192.0.0.0/24       IETF protocol assignments (RFC 6890)                    not reachable  [beyond SPEC 1.3]
+//	192.0.0.0/24       IETF protocol assignments (RFC 6890)                    not reachable  [+]
 //	                   (DS-Lite 192.0.0.0/29, the dummy address 192.0.0.8, NAT64 discovery 192.0.0.170/31),
 //	                   except the two rows marked reachable, which are allowed:
 //	                   192.0.0.9/32 Port Control Protocol anycast (RFC 7723) and
 //	                   192.0.0.10/32 TURN anycast (RFC 8155)
-//	192.0.2.0/24       documentation TEST-NET-1 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
-//	192.88.99.0/24     6to4 relay anycast (RFC 7526, deprecated)               deprecated     [beyond SPEC 1.3]
+//	192.0.2.0/24       documentation TEST-NET-1 (RFC 5737)                     not reachable  [+]
+//	192.88.99.0/24     6to4 relay anycast (RFC 7526, deprecated)               deprecated     [+]
 //	192.168.0.0/16     private (RFC 1918)                                      not reachable
 //	198.18.0.0/15      benchmarking (RFC 2544)                                 not reachable
-//	198.51.100.0/24    documentation TEST-NET-2 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
-//	203.0.113.0/24     documentation TEST-NET-3 (RFC 5737)                     not reachable  [beyond SPEC 1.3]
-//	224.0.0.0/4        multicast                                               (SPEC 1.3; not in the registry)
+//	198.51.100.0/24    documentation TEST-NET-2 (RFC 5737)                     not reachable  [+]
+//	203.0.113.0/24     documentation TEST-NET-3 (RFC 5737)                     not reachable  [+]
+//	224.0.0.0/4        multicast                                               (named class; not in the registry)
 //	255.255.255.255/32 broadcast                                               not reachable
 //	240.0.0.0/4        reserved                                                not reachable
 //
@@ -81,9 +88,9 @@
 //	::ffff:0:0/96      IPv4-mapped: the verdict of the embedded IPv4           not reachable (as such)
 //	::/96              IPv4-compatible (RFC 4291, deprecated): the verdict of the embedded IPv4
 //	64:ff9b::/96       NAT64 well-known prefix (RFC 6052): the verdict of the embedded IPv4   reachable
-//	64:ff9b:1::/48     NAT64 local-use (RFC 8215)                              not reachable  [beyond SPEC 1.3]
-//	100::/64           discard-only (RFC 6666)                                 not reachable  [beyond SPEC 1.3]
-//	2001::/23          IETF protocol assignments                               not reachable  [beyond SPEC 1.3]
+//	64:ff9b:1::/48     NAT64 local-use (RFC 8215)                              not reachable  [+]
+//	100::/64           discard-only (RFC 6666)                                 not reachable  [+]
+//	2001::/23          IETF protocol assignments                               not reachable  [+]
 //	                   (benchmarking 2001:2::/48 and the deprecated ORCHID 2001:10::/28 are named
 //	                   on their own), except:
 //	  2001::/32        Teredo (RFC 4380): denied if the client IPv4 (stored XOR 0xffffffff)
@@ -94,22 +101,22 @@
 //	  2001:4:112::/48  AS112-v6 (RFC 7535)                                     reachable: allowed
 //	  2001:20::/28     ORCHIDv2 (RFC 7343)                                     reachable: allowed
 //	  2001:30::/28     Drone Remote ID Protocol entity tags (RFC 9374)        reachable: allowed
-//	2001:db8::/32      documentation (RFC 3849)                                not reachable  [beyond SPEC 1.3]
+//	2001:db8::/32      documentation (RFC 3849)                                not reachable  [+]
 //	2002::/16          6to4 (RFC 3056): the verdict of the IPv4 in bits 16–47  N/A
-//	3fff::/20          documentation (RFC 9637)                                not reachable  [beyond SPEC 1.3]
+//	3fff::/20          documentation (RFC 9637)                                not reachable  [+]
 //	fc00::/7           IPv6 unique local (RFC 4193)                            not reachable
 //	fe80::/10          link-local                                              not reachable
-//	fec0::/10          IPv6 site-local (RFC 3879, deprecated; not in the registry)          [beyond SPEC 1.3]
-//	ff00::/8           multicast (SPEC 1.3; not in the registry)
+//	fec0::/10          IPv6 site-local (RFC 3879, deprecated; not in the registry)          [+]
+//	ff00::/8           multicast (named class; not in the registry)
 //	outside 2000::/3   IPv6 reserved: IANA has allocated only 2000::/3 for global unicast;
 //	                   everything else (apart from the forms above) is reserved or special-
 //	                   purpose — such as Segment Routing SIDs 5f00::/16 (RFC 9602, not
-//	                   reachable) — never a public web server                  [beyond SPEC 1.3]
+//	                   reachable) — never a public web server                  [+]
 //
 // The registry's globally reachable 2620:4f:8000::/48 (AS112 direct
 // delegation, RFC 7534) is ordinary global unicast here, and allowed.
 // Rows marked N/A (Teredo, 6to4) embed an IPv4 address and get its verdict,
-// as SPEC 1.3 asks; the IPv4-mapped and NAT64 forms likewise.
+// as the rule above says; the IPv4-mapped and NAT64 forms likewise.
 //
 // An address and its IPv4-mapped form always get the same verdict. An IPv6
 // zone (fe80::1%eth0) is ignored when matching.
@@ -128,7 +135,7 @@
 // 2000::/3 wholesale (so ::ffff:8.8.8.8 is denied while 8.8.8.8 is allowed,
 // and on an IPv6-only host behind NAT64 every IPv4 destination, 64:ff9b::/96,
 // is refused), refuses all of 6to4 and Teredo instead of judging the embedded
-// IPv4 as SPEC 1.3 asks, does not decode embedded addresses into a reason,
+// IPv4 as our rule does, does not decode embedded addresses into a reason,
 // and reports refusals as formatted strings around a sentinel, with no
 // address or class a caller can read. The table here is a few dozen lines of
 // net/netip.

@@ -459,6 +459,7 @@ func TestTransportAndClientSettings(t *testing.T) {
 	if tr.Proxy != nil {
 		t.Error("Transport().Proxy is set")
 	}
+	//lint:ignore SA1019 the deprecated dialers are read to prove they are unset: either would bypass the guard
 	if tr.DialContext == nil || tr.DialTLSContext != nil || tr.Dial != nil || tr.DialTLS != nil {
 		t.Error("Transport must dial only through the guarded DialContext")
 	}

@@ -2,12 +2,14 @@ package intake_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,8 +83,21 @@ func startBenchStore(b *testing.B) *storeEnv {
 	return e
 }
 
-// sendParallel sends msg b.N times over conns connections at once.
+// uniqueMessages gives each message sent its own Message-ID (copies of one
+// message would be recorded as duplicates of the first).
+type uniqueMessages struct {
+	msg string
+	n   atomic.Int64
+}
+
+func (u *uniqueMessages) next() string {
+	return strings.Replace(u.msg, "<bench@supplier.test>", fmt.Sprintf("<bench-%d@supplier.test>", u.n.Add(1)), 1)
+}
+
+// sendParallel sends msg b.N times (each with its own Message-ID) over
+// conns connections at once.
 func sendParallel(b *testing.B, addr, to, msg string, conns int) {
+	u := &uniqueMessages{msg: msg}
 	b.SetBytes(int64(len(msg)))
 	b.SetParallelism((conns + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	b.ResetTimer()
@@ -94,7 +109,7 @@ func sendParallel(b *testing.B, addr, to, msg string, conns int) {
 		}
 		defer c.Close()
 		for pb.Next() {
-			if err := c.SendMail("billing@supplier.test", []string{to}, strings.NewReader(msg)); err != nil {
+			if err := c.SendMail("billing@supplier.test", []string{to}, strings.NewReader(u.next())); err != nil {
 				b.Error(err)
 				return
 			}
@@ -134,11 +149,13 @@ func BenchmarkIntake(b *testing.B) {
 		servers[i].c = c
 	}
 	b.SetBytes(int64(len(msg)))
+	u := &uniqueMessages{msg: msg}
 	b.ResetTimer()
 	for range b.N {
+		m := u.next()
 		for i := range servers {
 			start := time.Now()
-			if err := servers[i].c.SendMail("billing@supplier.test", []string{"invoices@in.kobana.test"}, strings.NewReader(msg)); err != nil {
+			if err := servers[i].c.SendMail("billing@supplier.test", []string{"invoices@in.kobana.test"}, strings.NewReader(m)); err != nil {
 				b.Fatalf("%s: %v", servers[i].name, err)
 			}
 			servers[i].took += time.Since(start)

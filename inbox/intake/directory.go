@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/store"
@@ -12,7 +14,7 @@ import (
 
 // DefaultMailDomain is the domain under which inboxes receive:
 // LOCAL@WORKSPACE.in.kobana.email.
-const DefaultMailDomain = "in.kobana.email"
+const DefaultMailDomain = inbox.DefaultMailDomain
 
 // Workspaces finds a workspace by the label its inboxes' addresses carry:
 // its slug, or its id when it has none.
@@ -29,8 +31,9 @@ type WorkspacesBySlug interface {
 
 // StoreDirectory finds inboxes in the store. An inbox's address is
 // LOCAL@LABEL.DOMAIN (as inboxes_create makes it), LABEL being its
-// workspace's slug or id; the inbox is the one of that workspace whose
-// address is the whole address.
+// workspace's slug or id, or LOCAL@MAILDOMAIN for a workspace that receives
+// under its own mail domain (inbox.ClaimMailDomain); the inbox is the one
+// of that workspace whose address is the whole address.
 type StoreDirectory struct {
 	Records    store.Records
 	Workspaces Workspaces
@@ -46,13 +49,28 @@ func (d StoreDirectory) ByAddress(ctx context.Context, address string) (Recipien
 	if domain == "" {
 		domain = DefaultMailDomain
 	}
-	label, ok2 := strings.CutSuffix(host, "."+strings.ToLower(domain))
-	if !ok || !ok2 || label == "" || strings.Contains(label, ".") {
+	if !ok || host == "" {
 		return Recipient{}, ErrUnknownAddress
 	}
-	ws, err := d.workspace(ctx, label)
-	if err != nil {
-		return Recipient{}, err
+	var ws string
+	label, under := strings.CutSuffix(host, "."+strings.ToLower(domain))
+	switch {
+	case under && label != "" && !strings.Contains(label, "."):
+		w, err := d.workspace(ctx, label)
+		if err != nil {
+			return Recipient{}, err
+		}
+		ws = w
+	default:
+		// A workspace receiving under its own mail domain.
+		w, err := inbox.WorkspaceOfMailDomain(ctx, d.Records, host)
+		if errors.Is(err, store.ErrNotFound) {
+			return Recipient{}, ErrUnknownAddress
+		}
+		if err != nil {
+			return Recipient{}, fmt.Errorf("intake: finding the workspace of mail domain %s: %w", host, err)
+		}
+		ws = w
 	}
 	list, err := inbox.NewRepo(d.Records).Inboxes.All(ctx, ws, store.Query{})
 	if err != nil {
@@ -124,4 +142,49 @@ func (t IdentityTokens) Authenticate(ctx context.Context, token string) (Princip
 		return Principal{}, err
 	}
 	return Principal{TokenID: p.TokenID, Workspace: p.Workspace, Role: string(p.Role), Scopes: p.Scopes}, nil
+}
+
+// cachedDirectory remembers the inboxes found by address for a short time,
+// so that a busy server does not look an inbox up for every RCPT. Only
+// finds are remembered: an inbox created meanwhile is found at once, one
+// deleted or moved is still accepted for up to ttl, and its delivery then
+// fails in the records' transaction, which reads the inbox again (451: the
+// sender retries, and is refused at RCPT once the entry expires).
+type cachedDirectory struct {
+	Directory
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]cachedRecipient
+}
+
+type cachedRecipient struct {
+	r       Recipient
+	expires time.Time
+}
+
+// maxCachedRecipients bounds the cache; past it, it starts over.
+const maxCachedRecipients = 10000
+
+func (c *cachedDirectory) ByAddress(ctx context.Context, address string) (Recipient, error) {
+	key := strings.ToLower(address)
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.r, nil
+	}
+	r, err := c.Directory.ByAddress(ctx, address)
+	if err != nil {
+		return r, err
+	}
+	c.mu.Lock()
+	if len(c.entries) >= maxCachedRecipients {
+		c.entries = map[string]cachedRecipient{}
+	}
+	c.entries[key] = cachedRecipient{r: r, expires: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return r, nil
 }

@@ -42,6 +42,7 @@ var testInboxes = directory{
 	"invoices@in.kobana.test": {Workspace: "ws_a", InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"},
 	"receipts@in.kobana.test": {Workspace: "ws_a", InboxID: "ibx_receipts", Address: "receipts@in.kobana.test"},
 	"other@in.kobana.test":    {Workspace: "ws_b", InboxID: "ibx_other", Address: "other@in.kobana.test"},
+	"orders@in.kobana.test":   {Workspace: "ws_a", InboxID: "ibx_orders", Address: "orders@in.kobana.test"},
 }
 
 // recorded is what a memRecorder kept of one delivery.
@@ -75,7 +76,7 @@ func (m *memRecorder) Record(ctx context.Context, d *intake.Delivery) ([]intake.
 	}
 	m.n++
 	id := fmt.Sprintf("eml_%04d", m.n)
-	if err := m.dir.Keep(ctx, d.Message, d.Recipients[0].Workspace, id); err != nil {
+	if err := m.dir.Keep(ctx, &mailstore.Incoming{Body: d.Message}, d.Recipients[0].Workspace, id); err != nil {
 		return nil, err
 	}
 	sum, err := d.Message.SHA256()

@@ -4,47 +4,24 @@ import (
 	"io"
 	"strings"
 
-	"github.com/emersion/go-message"
-	"github.com/emersion/go-message/mail"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/charset"
+
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/resolve/eml"
 )
 
 // maxText caps the text kept from an HTML body (as the domain caps a text
 // body).
 const maxText = 64 << 10
 
-// htmlBody returns the text of a message's first text/html part (for
-// messages without a text/plain one), "" when it has none or it cannot be
-// read.
-func htmlBody(r io.Reader) string {
-	mr, err := mail.CreateReader(r)
-	if err != nil && !(message.IsUnknownCharset(err) && mr != nil) {
+// htmlBody returns the text of a message's first inline text/html part (for
+// messages without a text/plain one), "" when it has none.
+func htmlBody(r io.ReaderAt, ix *eml.Index) string {
+	p, ok := inbox.FirstPart(ix, "text/html")
+	if !ok {
 		return ""
 	}
-	for {
-		part, err := mr.NextPart()
-		if err != nil && !(message.IsUnknownCharset(err) && part != nil) {
-			// (a part in a charset go-message does not decode comes with
-			// its bytes undecoded: decoded below)
-			return ""
-		}
-		ih, ok := part.Header.(*mail.InlineHeader)
-		if !ok {
-			continue
-		}
-		ct, params, _ := ih.ContentType()
-		if ct != "text/html" {
-			continue
-		}
-		body := io.Reader(part.Body)
-		if cs := params["charset"]; cs != "" {
-			if dec, err := charset.NewReaderLabel(cs, body); err == nil {
-				body = dec
-			}
-		}
-		return htmlText(io.LimitReader(body, 4*maxText))
-	}
+	return htmlText(io.LimitReader(inbox.PartText(r, p), 4*maxText))
 }
 
 // blockTags end a line of text.

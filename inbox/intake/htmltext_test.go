@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kobana/workflow/resolve/eml"
 )
 
 func TestHTMLText(t *testing.T) {
@@ -19,7 +21,11 @@ func TestHTMLText(t *testing.T) {
 
 func TestHTMLBodyOnlyWithoutText(t *testing.T) {
 	msg := "From: a@b.test\r\nContent-Type: multipart/alternative; boundary=x\r\n\r\n--x\r\nContent-Type: text/html; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n<p>A=E7=E3o <b>pendente</b></p>\r\n--x--\r\n"
-	if got := htmlBody(strings.NewReader(msg)); got != "Ação pendente" {
+	ix, err := eml.ReadIndex(strings.NewReader(msg), int64(len(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := htmlBody(strings.NewReader(msg), ix); got != "Ação pendente" {
 		t.Fatalf("htmlBody = %q, want the decoded text", got)
 	}
 }

@@ -38,6 +38,9 @@ type Tokens interface {
 
 // HTTPConfig configures the HTTP intake. Zero fields take the defaults.
 type HTTPConfig struct {
+	// Domain is this server's name, in the trace fields prepended to posted
+	// messages (default: the host's name).
+	Domain string
 	// MaxMessageBytes limits a posted message (default
 	// DefaultMaxMessageBytes); larger ones get 413.
 	MaxMessageBytes int64
@@ -47,6 +50,9 @@ type HTTPConfig struct {
 	WriteRoles []string
 	// Logger receives internal failures (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told how each message posted ended, as an
+	// SMTP transaction's (Config.Observe): stored, too_large, try_later.
+	Observe func(Transaction)
 }
 
 // Handler is the HTTP intake: POST /inboxes/{inbox_id}/messages.
@@ -69,6 +75,9 @@ func NewHandler(cfg HTTPConfig, tokens Tokens, dir Directory, rec Recorder, sp S
 	}
 	if cfg.WriteRoles == nil {
 		cfg.WriteRoles = []string{"owner", "operator"}
+	}
+	if cfg.Domain == "" {
+		cfg.Domain = Config{}.withDefaults().Domain
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -95,9 +104,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 type PostedEmail struct {
 	ID      string `json:"id"`
 	InboxID string `json:"inbox_id"`
-	// Status is "received" (its agent will run) or "rejected".
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	// Status is "received" (its agent will run), "duplicate" (another copy
+	// of DuplicateOf, not processed) or "rejected".
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // PostResult is the 202 answer.
@@ -136,8 +147,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sp.Remove()
+	start := time.Now()
 	if _, err := sp.ReadFrom(r.Body); err != nil {
 		if errors.Is(err, mailstore.ErrTooLarge) {
+			h.observe(r, start, sp.Size(), nil, err)
 			writeError(w, http.StatusRequestEntityTooLarge, "message_too_large", tooLarge(h.cfg.MaxMessageBytes))
 			return
 		}
@@ -148,8 +161,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "empty_message", "the body is empty: post the raw message")
 		return
 	}
-	sp.StartSync() // the flush overlaps the sender checks and parsing
-	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID}
+	env := Envelope{Via: "http", RcptTo: []string{rcpt.Address}, TLS: r.TLS != nil, Principal: "token:" + p.TokenID, Protocol: "HTTP"}
+	if env.TLS {
+		env.Protocol = "HTTPS"
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		env.RemoteIP = net.ParseIP(host)
 	}
@@ -160,8 +175,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "message_unreadable", "the message header could not be read: "+err.Error())
 		return
 	}
-	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
+	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Host: h.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
 	receipts, err := h.rec.Record(ctx, d)
+	h.observe(r, start, sp.Size(), receipts, err)
 	if errors.Is(err, ErrTryLater) {
 		w.Header().Set("Retry-After", "60")
 		writeError(w, http.StatusServiceUnavailable, "try_later", "the sender could not be verified now (DNS failure); nothing was recorded: retry later")
@@ -173,15 +189,39 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	out := PostResult{Emails: []PostedEmail{}}
 	for _, rc := range receipts {
-		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason}
-		if rc.Rejected {
+		e := PostedEmail{ID: rc.EmailID, InboxID: rc.Recipient.InboxID, Status: "received", Reason: rc.Reason, DuplicateOf: rc.DuplicateOf}
+		switch {
+		case rc.Rejected:
 			e.Status = "rejected"
+		case rc.DuplicateOf != "":
+			e.Status = "duplicate"
 		}
 		out.Emails = append(out.Emails, e)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	json.NewEncoder(w).Encode(out)
+}
+
+// observe tells HTTPConfig.Observe how a post ended.
+func (h *Handler) observe(r *http.Request, start time.Time, size int64, receipts []Receipt, err error) {
+	if h.cfg.Observe == nil {
+		return
+	}
+	t := Transaction{Remote: r.RemoteAddr, TLS: r.TLS != nil, Size: size, Duration: time.Since(start), Receipts: receipts, Code: http.StatusAccepted, Result: "stored"}
+	switch {
+	case errors.Is(err, mailstore.ErrTooLarge):
+		t.Code, t.Result = http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, ErrTryLater):
+		t.Code, t.Result = http.StatusServiceUnavailable, "try_later"
+	case err != nil:
+		t.Code, t.Result = http.StatusInternalServerError, "error"
+	}
+	for _, rc := range receipts {
+		t.RcptTo = append(t.RcptTo, rc.Recipient.Address)
+		t.EmailIDs = append(t.EmailIDs, rc.EmailID)
+	}
+	h.cfg.Observe(t)
 }
 
 // authorize checks the bearer token: 401 without a valid one, 403 when it
@@ -196,6 +236,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) (Principal, 
 	}
 	p, err := h.tokens.Authenticate(r.Context(), token)
 	if errors.Is(err, ErrUnknownToken) {
+		h.cfg.Logger.Info("http intake: token refused", "remote", r.RemoteAddr, "reason", "unknown, expired or revoked") // never the token
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kobana-intake", error="invalid_token"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "the token is unknown, revoked or expired")
 		return Principal{}, false

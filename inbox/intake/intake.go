@@ -54,6 +54,9 @@ type Envelope struct {
 	Helo     string
 	// TLS reports whether the message came over an encrypted connection.
 	TLS bool
+	// Protocol is how the message came, as a Received field names it: SMTP,
+	// ESMTP, ESMTPS, HTTP or HTTPS.
+	Protocol string
 	// Principal names the token holder for HTTP ("token:ID"), "" for SMTP.
 	Principal string
 }
@@ -63,6 +66,9 @@ type Envelope struct {
 type Delivery struct {
 	Recipients []Recipient
 	Envelope   Envelope
+	// Host is the receiving server's name: in the Received field it
+	// prepends, and the authserv-id of its Authentication-Results.
+	Host string
 	// Message is the raw message as received (byte-exact).
 	Message *mailstore.Spool
 	// Auth is the sender check.
@@ -81,6 +87,9 @@ type Receipt struct {
 	// SenderRefused is true when the refusal is about the sender (not
 	// authenticated, or not among the inbox's allowed senders).
 	SenderRefused bool
+	// DuplicateOf is set when the e-mail was recorded as another copy of
+	// an e-mail the inbox had already received (not processed).
+	DuplicateOf string
 }
 
 // Recorder records deliveries. Record stores the raw message, an e-mail

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -86,17 +88,18 @@ func TestSIGKILL(t *testing.T) {
 			replies++
 		}
 	}
-	fmt.Fprint(conn, message("cut-off", 200<<10)[:100<<10])
-	// Kill once the server is spooling the message.
+	// Larger than a spool holds in memory: it goes to a spool file.
+	fmt.Fprint(conn, message("cut-off", 2*mailstore.SpoolMemoryBytes)[:mailstore.SpoolMemoryBytes+100<<10])
+	// Kill once the server is spooling the message to its file.
 	root := filepath.Join(dir, "1") // the child's data directory
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if f, _ := os.ReadDir(filepath.Join(root, "spool")); len(f) > 0 {
-			break
+	err = testwait.Until(10*time.Second, func() error {
+		if f, _ := os.ReadDir(filepath.Join(root, "spool")); len(f) == 0 {
+			return errors.New("the server never started spooling the message to a file")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never started spooling the message")
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	proc.Process.Kill()
 	proc.Wait()
@@ -128,7 +131,7 @@ func TestSIGKILL(t *testing.T) {
 		t.Fatalf("the acknowledged message's raw bytes: %v", err)
 	}
 	m.Close()
-	n, err := intake.Files{Dir: d}.Sweep(ctx, st, time.Time{}, time.Now().Add(time.Minute))
+	n, err := intake.Sweep(ctx, d, st, time.Time{}, time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

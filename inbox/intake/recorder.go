@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/mailstore"
@@ -20,52 +17,6 @@ import (
 	"github.com/kobana/workflow/store"
 )
 
-// RawStore keeps raw messages for the recorder: mailstore.Dir through
-// Files, mailstore.LargeObjects through LargeObjects.
-type RawStore interface {
-	// Prepare runs before the records' transaction: it may store the
-	// message durably under (workspace, emailID) and returns how to undo
-	// that if the transaction does not commit (nil: nothing to undo).
-	Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (undo func(context.Context) error, err error)
-	// KeepTx runs inside the records' transaction: it may store the message
-	// as part of it.
-	KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error
-}
-
-// Files keeps raw messages as files: durably before the transaction
-// (synced, linked into place, directory synced), deleted again if the
-// transaction fails.
-type Files struct{ Dir *mailstore.Dir }
-
-// Prepare implements RawStore.
-func (f Files) Prepare(ctx context.Context, sp *mailstore.Spool, workspace, emailID string) (func(context.Context) error, error) {
-	if err := f.Dir.Keep(ctx, sp, workspace, emailID); err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) error { return f.Dir.Delete(ctx, workspace, emailID) }, nil
-}
-
-// KeepTx implements RawStore: the file is already durable.
-func (Files) KeepTx(context.Context, store.Tx, *mailstore.Spool, string, string) error { return nil }
-
-// LargeObjects keeps raw messages as PostgreSQL large objects written in the
-// records' transaction (a store/pg transaction).
-type LargeObjects struct{ Objects *mailstore.LargeObjects }
-
-// Prepare implements RawStore: nothing happens before the transaction.
-func (LargeObjects) Prepare(context.Context, *mailstore.Spool, string, string) (func(context.Context) error, error) {
-	return nil, nil
-}
-
-// KeepTx implements RawStore.
-func (l LargeObjects) KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spool, workspace, emailID string) error {
-	ptx, ok := tx.(interface{ PgxTx() pgx.Tx })
-	if !ok {
-		return fmt.Errorf("intake: large objects need a PostgreSQL transaction, got %T", tx)
-	}
-	return l.Objects.KeepTx(ctx, ptx.PgxTx(), sp, workspace, emailID)
-}
-
 // StoreRecorder is the Recorder over the store: for each recipient it builds the
 // e-mail record (headers, body, attachments, sender checks), screens it with
 // the inbox's rules (inbox.Screen), and writes — in one transaction — the
@@ -73,7 +24,8 @@ func (l LargeObjects) KeepTx(ctx context.Context, tx store.Tx, sp *mailstore.Spo
 // email.rejected) and, for an accepted e-mail, its agent job.
 type StoreRecorder struct {
 	Store store.Transactor
-	Raw   RawStore
+	// Raw keeps the raw messages (mailstore.Dir or mailstore.LargeObjects).
+	Raw   mailstore.Store
 	Queue *queue.Queue
 	// Events, when set, is called in the records' transaction with each
 	// event recorded (email.received, email.rejected): the pipeline's
@@ -83,6 +35,16 @@ type StoreRecorder struct {
 	// Logger receives messages that could only be partly read (default:
 	// discard).
 	Logger *slog.Logger
+	// DedupWindow is how long an inbox takes a message with the same
+	// Message-ID (or, without one, the same bytes) for another copy of one
+	// it received (default DefaultDedupWindow; negative: never).
+	DedupWindow time.Duration
+	// Batches bounds the transactions committing deliveries at once
+	// (default 1: the embedded store has one writer; a PostgreSQL server
+	// takes two or more). Deliveries arriving meanwhile commit together.
+	Batches int
+
+	commits committer
 }
 
 // Reasons the intake rejects an e-mail besides the inbox's rules.
@@ -126,126 +88,160 @@ func LoadIndex(ctx context.Context, records store.Records, workspace, emailID st
 
 // Record implements intake.Recorder.
 func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, error) {
-	type pending struct {
-		rcpt   Recipient
-		email  inbox.Email
-		reason string
+	if len(d.Recipients) == 0 {
+		return nil, errors.New("intake: a delivery for no recipient")
 	}
-	items := make([]*pending, len(d.Recipients))
+	ids := make([]string, len(d.Recipients))
 	keys := make([]rawKey, len(d.Recipients))
 	for i, rc := range d.Recipients {
-		items[i] = &pending{rcpt: rc, email: inbox.Email{ID: inbox.NewID("eml")}}
-		keys[i] = rawKey{workspace: rc.Workspace, emailID: items[i].email.ID, address: rc.Address}
+		ids[i] = inbox.NewID("eml")
+		keys[i] = rawKey{workspace: rc.Workspace, emailID: ids[i], address: rc.Address}
 	}
-	// The message is made durable (for files: linked into place, file and
-	// directory synced) while it is read and indexed and while the records
-	// are written: the two wait on different things (the disk, the
-	// processor). The transaction commits only once the message is durable.
-	prep := r.prepare(ctx, d.Message, keys)
-	base, readErr := r.read(d)
-	index := r.index(d)
-	for _, it := range items {
-		e := base
-		e.Headers = copyMap(base.Headers)
-		e.ID = it.email.ID
-		e.InboxID = it.rcpt.InboxID
-		e.ReceivedAt = d.ReceivedAt
-		e.Status = inbox.EmailPending
-		it.email = e
+	// The message is kept, read and indexed with the trace fields the
+	// server prepends: what is stored is what the index describes. It is
+	// made durable (for files: written, file and directory synced) while it
+	// is read and indexed and while the records are written: the two wait on
+	// different things (the disk, the processor). The transaction commits
+	// only once the message is durable.
+	in := &mailstore.Incoming{Trace: traceFields(d, ids[0]), Body: d.Message}
+	prep := r.prepare(ctx, in, keys)
+	base, index, readErr := r.read(d, in)
+	key, err := dedupKey(base, index, d.Message)
+	if err != nil {
+		prep.undo(context.WithoutCancel(ctx), r.Logger)
+		return nil, err
 	}
-	err := r.Store.WithTx(ctx, func(tx store.Tx) error {
-		repo := inbox.NewRepo(tx)
-		for _, it := range items {
-			ib, err := repo.Inboxes.Get(ctx, it.rcpt.Workspace, it.rcpt.InboxID)
-			if err != nil {
-				return fmt.Errorf("intake: reading inbox %s: %w", it.rcpt.InboxID, err)
-			}
-			var limits inbox.Limits
-			ws, err := repo.Workspaces.Get(ctx, it.rcpt.Workspace, it.rcpt.Workspace)
-			if err == nil {
-				limits = ws.Limits
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("intake: reading workspace %s: %w", it.rcpt.Workspace, err)
-			}
-			if len(ib.Recipients) > 0 && d.Auth.Trust() == senderauth.Unknown {
-				return ErrTryLater
-			}
-			e := &it.email
-			switch {
-			case readErr != nil:
-				e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
-			case ib.Status == inbox.StatusPaused:
-				e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
-			default:
-				if rej := inbox.Screen(ib, limits, *e); rej != nil {
-					e.Reject(rej)
-					it.reason = rej.Reason
-				} else if limits.EmailsPerMonth > 0 {
-					n, err := tx.NextNumber(ctx, it.rcpt.Workspace, quotaCounter(d.ReceivedAt), 1)
-					if err != nil {
-						return fmt.Errorf("intake: counting the workspace's e-mails: %w", err)
-					}
-					if n > int64(limits.EmailsPerMonth) {
-						e.Reject(&inbox.Rejection{Reason: RejectQuota, Detail: fmt.Sprintf("the workspace's plan allows %d e-mails a month and %s has had them", limits.EmailsPerMonth, d.ReceivedAt.UTC().Format("January 2006"))})
-					}
-				}
-			}
-			if e.Status == inbox.EmailRejected && it.reason == "" {
-				it.reason, _, _ = strings.Cut(e.StatusDetail, ":")
-			}
-			if err := r.Raw.KeepTx(ctx, tx, d.Message, it.rcpt.Workspace, e.ID); err != nil {
-				return err
-			}
-			if err := repo.Emails.Create(ctx, it.rcpt.Workspace, *e); err != nil {
-				return err
-			}
-			if index != nil {
-				if err := tx.CreateRecord(ctx, store.Record{Workspace: it.rcpt.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
-					Created: e.ReceivedAt, Data: index}); err != nil {
-					return fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
-				}
-			}
-			typ := inbox.EventEmailReceived
-			payload := map[string]string{"email_id": e.ID, "inbox_id": ib.ID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
-			if e.Status == inbox.EmailRejected {
-				typ = inbox.EventEmailRejected
-				payload["reason"] = e.StatusDetail
-			}
-			ev, err := inbox.NewEvent(typ, inbox.ActorSystem, e.ID, payload, d.ReceivedAt)
-			if err != nil {
-				return err
-			}
-			if err := repo.Events.Create(ctx, it.rcpt.Workspace, ev); err != nil {
-				return err
-			}
-			if r.Events != nil {
-				if err := r.Events(ctx, tx, it.rcpt.Workspace, ev); err != nil {
-					return err
-				}
-			}
-			if e.Status != inbox.EmailRejected {
-				if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: it.rcpt.Workspace, EmailID: e.ID}, nil); err != nil {
-					return err
-				}
-			}
-		}
-		return prep.wait()
+	var receipts []Receipt
+	err = r.commits.do(ctx, r.Store, r.Batches, &commit{
+		apply: func(ctx context.Context, tx store.Tx, c *txCache) error {
+			var err error
+			receipts, err = r.write(ctx, tx, c, d, in, ids, base, readErr, index, key)
+			return err
+		},
+		ready: prep.wait,
 	})
 	if err != nil {
 		prep.undo(context.WithoutCancel(ctx), r.Logger)
 		return nil, err
 	}
-	out := make([]Receipt, 0, len(items))
-	for _, it := range items {
-		rc := Receipt{Recipient: it.rcpt, EmailID: it.email.ID}
-		if it.email.Status == inbox.EmailRejected {
-			rc.Rejected = true
-			rc.Reason = it.email.StatusDetail
-			rc.SenderRefused = it.reason == inbox.RejectSender
+	return receipts, nil
+}
+
+// write records one delivery in tx: for each recipient the e-mail (accepted,
+// a duplicate, or rejected with the reason), its part index, its event and,
+// for an accepted one, its agent job. It may run more than once (in a
+// shared transaction, then alone): it changes nothing it reads.
+func (r *StoreRecorder) write(ctx context.Context, tx store.Tx, c *txCache, d *Delivery, in *mailstore.Incoming, ids []string,
+	base inbox.Email, readErr error, index json.RawMessage, key dedup) ([]Receipt, error) {
+	repo := c.repo
+	out := make([]Receipt, 0, len(d.Recipients))
+	for i, rc := range d.Recipients {
+		ib, err := c.inbox(ctx, rc.Workspace, rc.InboxID)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, rc)
+		limits, err := c.limits(ctx, rc.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		if len(ib.Recipients) > 0 && d.Auth.Trust() == senderauth.Unknown {
+			return nil, ErrTryLater
+		}
+		e := base
+		e.Headers = copyMap(base.Headers)
+		e.ID, e.InboxID, e.ReceivedAt, e.Status = ids[i], rc.InboxID, d.ReceivedAt, inbox.EmailPending
+		reason := ""
+		switch {
+		case readErr != nil:
+			e.Reject(&inbox.Rejection{Reason: RejectUnreadable, Detail: readErr.Error()})
+		case ib.Status == inbox.StatusPaused:
+			e.Reject(&inbox.Rejection{Reason: RejectInboxPaused, Detail: "the inbox " + ib.ID + " is paused: its mail is recorded and not processed"})
+		default:
+			if rej := inbox.Screen(ib, limits, e); rej != nil {
+				e.Reject(rej)
+				reason = rej.Reason
+				break
+			}
+			// The message is claimed for the inbox in this transaction: a
+			// copy received before, or arriving at the same time (another
+			// session, another replica), holds the claim, and this one is
+			// its duplicate. A message the inbox refuses claims nothing.
+			first, err := r.claim(ctx, tx, rc, key, e.ID, d.ReceivedAt)
+			if err != nil {
+				return nil, err
+			}
+			if first != nil {
+				e.MarkDuplicate(first.EmailID, key.describe(first))
+				break
+			}
+			if limits.EmailsPerMonth > 0 {
+				n, err := tx.NextNumber(ctx, rc.Workspace, quotaCounter(d.ReceivedAt), 1)
+				if err != nil {
+					return nil, fmt.Errorf("intake: counting the workspace's e-mails: %w", err)
+				}
+				if n > int64(limits.EmailsPerMonth) {
+					e.Reject(&inbox.Rejection{Reason: RejectQuota, Detail: fmt.Sprintf("the workspace's plan allows %d e-mails a month and %s has had them", limits.EmailsPerMonth, d.ReceivedAt.UTC().Format("January 2006"))})
+					if err := r.unclaim(ctx, tx, rc, key); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		if e.Status == inbox.EmailRejected && reason == "" {
+			reason, _, _ = strings.Cut(e.StatusDetail, ":")
+		}
+		if err := r.Raw.KeepTx(ctx, tx, in, rc.Workspace, e.ID); err != nil {
+			return nil, err
+		}
+		if err := repo.Emails.Create(ctx, rc.Workspace, e); err != nil {
+			return nil, err
+		}
+		if index != nil {
+			if err := tx.CreateRecord(ctx, store.Record{Workspace: rc.Workspace, Kind: KindEmailIndex, ID: e.ID, Parent: e.ID,
+				Created: e.ReceivedAt, Data: index}); err != nil {
+				return nil, fmt.Errorf("intake: storing the index of %s: %w", e.ID, err)
+			}
+		}
+		ev, err := emailEvent(e, d)
+		if err != nil {
+			return nil, err
+		}
+		if err := repo.Events.Create(ctx, rc.Workspace, ev); err != nil {
+			return nil, err
+		}
+		if r.Events != nil {
+			if err := r.Events(ctx, tx, rc.Workspace, ev); err != nil {
+				return nil, err
+			}
+		}
+		if e.Status == inbox.EmailPending {
+			if _, err := r.Queue.InsertTx(ctx, tx, queue.AgentArgs{Workspace: rc.Workspace, EmailID: e.ID}, nil); err != nil {
+				return nil, err
+			}
+		}
+		rec := Receipt{Recipient: rc, EmailID: e.ID, DuplicateOf: e.DuplicateOf}
+		if e.Status == inbox.EmailRejected {
+			rec.Rejected, rec.Reason, rec.SenderRefused = true, e.StatusDetail, reason == inbox.RejectSender
+		}
+		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// emailEvent is the system event of a recorded e-mail: email.received,
+// email.duplicate or email.rejected.
+func emailEvent(e inbox.Email, d *Delivery) (inbox.SystemEvent, error) {
+	typ := inbox.EventEmailReceived
+	payload := map[string]string{"email_id": e.ID, "inbox_id": e.InboxID, "from": e.From, "subject": e.Subject, "via": d.Envelope.Via}
+	switch e.Status {
+	case inbox.EmailRejected:
+		typ = inbox.EventEmailRejected
+		payload["reason"] = e.StatusDetail
+	case inbox.EmailDuplicate:
+		typ = inbox.EventEmailDuplicate
+		payload["duplicate_of"], payload["reason"] = e.DuplicateOf, e.StatusDetail
+	}
+	return inbox.NewEvent(typ, inbox.ActorSystem, e.ID, payload, d.ReceivedAt)
 }
 
 // rawKey names one stored copy of a message: its workspace and e-mail id,
@@ -262,12 +258,12 @@ type preparation struct {
 }
 
 // prepare starts storing the message under every key.
-func (r *StoreRecorder) prepare(ctx context.Context, sp *mailstore.Spool, keys []rawKey) *preparation {
+func (r *StoreRecorder) prepare(ctx context.Context, in *mailstore.Incoming, keys []rawKey) *preparation {
 	p := &preparation{done: make(chan struct{}), keys: keys}
 	go func() {
 		defer close(p.done)
 		for _, k := range keys {
-			undo, err := r.Raw.Prepare(ctx, sp, k.workspace, k.emailID)
+			undo, err := r.Raw.Prepare(ctx, in, k.workspace, k.emailID)
 			if err != nil {
 				p.err = fmt.Errorf("intake: storing the message for %s: %w", k.address, err)
 				return
@@ -299,37 +295,35 @@ func (p *preparation) undo(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// index reads the message's part index once (offsets, decoded sizes,
-// digests); nil when the message cannot be indexed (the e-mail is recorded
-// all the same, and runs read it without an index).
-func (r *StoreRecorder) index(d *Delivery) json.RawMessage {
-	ix, err := eml.ReadIndex(d.Message, d.Message.Size())
+// read reads the message once: its part index (offsets, decoded sizes,
+// digests, stored with the e-mail so that runs read only the byte ranges
+// they send) and, from it, the fields every recipient's e-mail record
+// shares. A message that cannot be read as an e-mail still gets a record
+// (rejected, with the reason), with what the sender checks found, and no
+// index (runs read it whole).
+func (r *StoreRecorder) read(d *Delivery, in *mailstore.Incoming) (inbox.Email, json.RawMessage, error) {
+	ix, err := eml.ReadIndex(in, in.Size())
+	var e inbox.Email
 	if err == nil {
-		var b []byte
-		if b, err = json.Marshal(ix); err == nil {
-			return b
-		}
+		e, err = inbox.ReadEmailIndexed(in, in.Size(), ix)
 	}
-	if r.Logger != nil {
-		r.Logger.Warn("intake: a message could not be indexed; its runs will read it whole", "err", err)
-	}
-	return nil
-}
-
-// read builds the fields every recipient's e-mail record shares. A message
-// that cannot be read as an e-mail still gets a record (rejected, with the
-// reason), with what the sender checks found.
-func (r *StoreRecorder) read(d *Delivery) (inbox.Email, error) {
-	sp := d.Message
-	e, err := inbox.ReadEmail(sp, sp.Size())
 	if err != nil {
-		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(sp.Size())}
+		if r.Logger != nil {
+			r.Logger.Warn("intake: a message could not be read", "err", err)
+		}
+		e = inbox.Email{From: d.Auth.From, Headers: map[string]string{}, Attachments: []inbox.AttachmentInfo{}, SizeBytes: int(in.Size())}
+		e.Auth = senderAuth(d)
+		return e, nil, err
 	}
 	if e.Text == "" {
-		e.Text = htmlBody(io.NewSectionReader(sp, 0, sp.Size()))
+		e.Text = htmlBody(in, ix)
 	}
 	e.Auth = senderAuth(d)
-	return e, err
+	index, err := json.Marshal(ix)
+	if err != nil && r.Logger != nil {
+		r.Logger.Warn("intake: a part index could not be encoded; its runs will read the message whole", "err", err)
+	}
+	return e, index, nil
 }
 
 // senderAuth is the e-mail record's view of the sender checks.
@@ -342,9 +336,15 @@ func senderAuth(d *Delivery) *inbox.SenderAuth {
 		DMARC:             inbox.AuthCheck{Result: a.DMARC.Result, Domain: a.DMARC.Domain, Detail: dmarcDetail(a.DMARC)},
 		AuthenticatedFrom: strings.ToLower(a.Authenticated),
 	}
-	if d.Envelope.RemoteIP != nil {
+	if c := a.Client; c.IP != nil {
+		out.Client, out.Helo = c.IP.String(), c.Helo
+		if c.Relay != nil {
+			out.Relay = c.Relay.String()
+		}
+	} else if d.Envelope.RemoteIP != nil {
 		out.Client = d.Envelope.RemoteIP.String()
 	}
+	out.NullSender = d.Envelope.Via == "smtp" && d.Envelope.MailFrom == ""
 	for _, k := range a.DKIM {
 		out.DKIM = append(out.DKIM, inbox.AuthCheck{Result: k.Result, Domain: k.Domain, Selector: k.Selector, Detail: k.Error})
 	}
@@ -383,39 +383,15 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// Sweep removes what a crash can leave behind with files, last touched
-// between two times (give before a margin: a message being received now is
-// kept before its records commit; after bounds the walk to recent files, so
-// a start does not look up every message ever kept — zero means no bound):
-// spool files of receipts that were cut off, and stored messages no e-mail
-// record names (the crash came between keeping the file and committing its
-// records; the sender was never told 250 and retries). It returns how many
-// files it removed.
-func (f Files) Sweep(ctx context.Context, records store.Records, after, before time.Time) (int, error) {
-	n, err := f.Dir.SweepSpool(before)
-	if err != nil {
-		return n, err
-	}
-	var orphans []mailstore.Stored
-	err = f.Dir.Walk(ctx, func(s mailstore.Stored) error {
-		if !s.Modified.Before(before) || s.Modified.Before(after) {
-			return nil
-		}
-		_, err := records.GetRecord(ctx, s.Workspace, inbox.KindEmail, s.ID)
+// Sweep removes what a crash can leave behind in raw (mailstore.Store's
+// Sweep): spools of receipts that were cut off and, with files, stored
+// messages no e-mail record names. It returns how many it removed.
+func Sweep(ctx context.Context, raw mailstore.Store, records store.Records, after, before time.Time) (int, error) {
+	return raw.Sweep(ctx, func(ctx context.Context, workspace, id string) (bool, error) {
+		_, err := records.GetRecord(ctx, workspace, inbox.KindEmail, id)
 		if errors.Is(err, store.ErrNotFound) {
-			orphans = append(orphans, s)
-			return nil
+			return false, nil
 		}
-		return err
-	})
-	if err != nil {
-		return n, fmt.Errorf("intake: looking for orphan messages: %w", err)
-	}
-	for _, s := range orphans {
-		if err := f.Dir.Delete(ctx, s.Workspace, s.ID); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+		return err == nil, err
+	}, after, before)
 }

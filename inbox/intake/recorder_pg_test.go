@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -21,17 +22,22 @@ import (
 	"github.com/kobana/workflow/store/pg"
 )
 
-// TestRecorderOnPostgres: the message is a large object written in the
-// records' transaction: committed with the record and job, gone with a
-// failed commit.
-func TestRecorderOnPostgres(t *testing.T) {
+// startPostgres opens a store on a fresh schema of the test database (or
+// skips without one), its large objects and an insert-only queue, with the
+// test workspace and its invoices inbox.
+func startPostgres(t *testing.T) (*pg.Store, *mailstore.LargeObjects, *queue.Queue) {
+	t.Helper()
 	ctx := context.Background()
 	dsn, _ := pgtest.SchemaDSN(t, "intake", "intake-test")
 	st, err := pg.Open(ctx, dsn, pg.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() {
+		// Large objects belong to the database, not to the schema.
+		st.PgxPool().Exec(ctx, "SELECT lo_unlink(object) FROM inbox_messages")
+		st.Close()
+	})
 	objects := mailstore.NewLargeObjects(st.PgxPool(), t.TempDir())
 	if err := objects.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -43,6 +49,15 @@ func TestRecorderOnPostgres(t *testing.T) {
 	st.PutOrganization(ctx, store.Organization{ID: "org_acme", Name: "Acme"})
 	st.PutWorkspace(ctx, store.Workspace{ID: wsID, Organization: "org_acme", Name: "Acme"})
 	inbox.NewRepo(st).Inboxes.Put(ctx, wsID, inbox.Inbox{ID: "ibx_invoices", Address: "invoices@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: time.Now()})
+	return st, objects, q
+}
+
+// TestRecorderOnPostgres: the message is a large object written in the
+// records' transaction: committed with the record and job, gone with a
+// failed commit.
+func TestRecorderOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	st, objects, q := startPostgres(t)
 
 	var failCommit bool
 	var doomed []uint32 // the large objects written in transactions made to fail
@@ -69,7 +84,7 @@ func TestRecorderOnPostgres(t *testing.T) {
 			return nil
 		})
 	})
-	rec := &intake.StoreRecorder{Store: tx, Raw: intake.LargeObjects{Objects: objects}, Queue: q}
+	rec := &intake.StoreRecorder{Store: tx, Raw: objects, Queue: q}
 	dir := directory{"invoices@in.kobana.test": {Workspace: wsID, InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"}}
 	srv := intake.NewServer(intake.Config{}, dir, rec, objects, &senderauth.Checker{Resolver: noDNS{}})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -122,7 +137,33 @@ func TestRecorderOnPostgres(t *testing.T) {
 	}
 	defer m.Close() // a snapshot holds a connection until closed
 	buf := make([]byte, m.Size())
-	if _, err := m.ReadAt(buf, 0); err != nil || string(buf) != msg {
-		t.Fatalf("the stored large object differs from the message sent (%v)", err)
+	if _, err := m.ReadAt(buf, 0); err != nil || !strings.HasSuffix(string(buf), msg) || !strings.HasPrefix(string(buf), "Return-Path: <billing@supplier.test>\r\n") {
+		t.Fatalf("the stored large object is not the trace fields and the message sent (%v)", err)
+	}
+}
+
+// Copies of one message committing at the same time on PostgreSQL, in
+// concurrent transactions (Batches 2): one e-mail, the others duplicates.
+func TestConcurrentCopiesOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	st, objects, q := startPostgres(t)
+	for _, lanes := range []int{1, 4} {
+		rec := &intake.StoreRecorder{Store: st, Raw: objects, Queue: q, Batches: lanes}
+		dir := directory{"invoices@in.kobana.test": {Workspace: wsID, InboxID: "ibx_invoices", Address: "invoices@in.kobana.test"}}
+		srv := intake.NewServer(intake.Config{}, dir, rec, objects, &senderauth.Checker{Resolver: noDNS{}})
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		go srv.Serve(ln)
+		concurrentCopies(t, &storeEnv{t: t, addr: ln.Addr().String(), pgEmails: func() []inbox.Email {
+			list, err := inbox.NewRepo(st).Emails.All(ctx, wsID, store.Query{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return list
+		}, pgJobs: func() int {
+			var n int
+			st.PgxPool().QueryRow(ctx, "SELECT count(*) FROM river_job WHERE kind = 'inbox.agent'").Scan(&n)
+			return n
+		}}, fmt.Sprintf("pg-copies-%d", lanes))
+		srv.Close()
 	}
 }

@@ -64,11 +64,19 @@ type storeEnv struct {
 	addr  string
 	dns   *txtResolver
 	store store.Transactor // what the recorder commits through (tests may wrap it)
+	// pgEmails and pgJobs replace emails and jobs for an env on
+	// PostgreSQL (addr and these only).
+	pgEmails func() []inbox.Email
+	pgJobs   func() int
 }
 
 const wsID = "ws_acme"
 
-func startStore(t testing.TB) *storeEnv {
+func startStore(t testing.TB) *storeEnv { t.Helper(); return startStoreChecking(t, nil) }
+
+// startStoreChecking is startStore with the sender checks configured by
+// configure (nil: none beyond the test DNS).
+func startStoreChecking(t testing.TB, configure func(*senderauth.Checker)) *storeEnv {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
@@ -102,18 +110,24 @@ func startStore(t testing.TB) *storeEnv {
 		{ID: "ibx_receipts", Name: "Receipts", Address: "receipts@in.kobana.test", Recipients: []string{"@supplier.test"}, Status: inbox.StatusActive, CreatedAt: now,
 			Filters: inbox.Filters{SubjectContains: []string{"receipt", "invoice"}}},
 		{ID: "ibx_other", Name: "Paused", Address: "other@in.kobana.test", Recipients: []string{}, Status: inbox.StatusPaused, CreatedAt: now},
+		{ID: "ibx_orders", Name: "Orders", Address: "orders@in.kobana.test", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now,
+			Filters: inbox.Filters{RejectAutoReplies: true}},
 	} {
 		must(repo.Inboxes.Put(ctx, wsID, ib))
 	}
 	e := &storeEnv{t: t, st: st, dir: dir, q: q, dns: &txtResolver{txt: map[string][]string{}}, store: st}
 	e.rec = &intake.StoreRecorder{Store: transactorFunc(func(ctx context.Context, fn func(store.Tx) error) error { return e.store.WithTx(ctx, fn) }),
-		Raw: intake.Files{Dir: dir}, Queue: q}
+		Raw: dir, Queue: q}
 	dirx := directory{}
 	for k, v := range testInboxes {
 		v.Workspace = wsID
 		dirx[k] = v
 	}
-	e.srv = intake.NewServer(intake.Config{Domain: "mx.kobana.test"}, dirx, e.rec, dir, &senderauth.Checker{Resolver: e.dns})
+	checker := &senderauth.Checker{Resolver: e.dns}
+	if configure != nil {
+		configure(checker)
+	}
+	e.srv = intake.NewServer(intake.Config{Domain: "mx.kobana.test"}, dirx, e.rec, dir, checker)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +154,11 @@ func (e *storeEnv) send(from string, to []string, msg string) error {
 
 func (e *storeEnv) emails() []inbox.Email {
 	e.t.Helper()
+	if e.pgEmails != nil {
+		return e.pgEmails()
+	}
 	var out []inbox.Email
-	for _, ib := range []string{"ibx_invoices", "ibx_receipts", "ibx_other"} {
+	for _, ib := range []string{"ibx_invoices", "ibx_receipts", "ibx_other", "ibx_orders"} {
 		list, err := inbox.NewRepo(e.st).Emails.All(context.Background(), wsID, store.Query{Parent: ib})
 		if err != nil {
 			e.t.Fatal(err)
@@ -174,6 +191,14 @@ func (e *storeEnv) jobs() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// jobCount is the number of agent jobs queued.
+func (e *storeEnv) jobCount() int {
+	if e.pgJobs != nil {
+		return e.pgJobs()
+	}
+	return len(e.jobs())
 }
 
 func (e *storeEnv) files() int {
@@ -213,8 +238,24 @@ func TestRecorderAcceptsAndCommitsRecordEventAndJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Size() != int64(len(msg)) {
-		t.Errorf("stored message is %d bytes, want %d", m.Size(), len(msg))
+	// What is stored is the trace fields this server prepends, then the
+	// message byte for byte as received.
+	stored, err := io.ReadAll(inbox.MessageReader(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, ok := strings.CutSuffix(string(stored), msg)
+	if !ok {
+		t.Fatalf("the stored message does not end with the message as received (%d bytes stored, %d sent)", len(stored), len(msg))
+	}
+	for _, want := range []string{"Return-Path: <billing@supplier.test>\r\nReceived: from ", " ([127.0.0.1])\r\n\tby mx.kobana.test (kobana) with ESMTP id " + em.ID + "\r\n\tfor <invoices@in.kobana.test>; ",
+		"\r\nAuthentication-Results: mx.kobana.test;\r\n\tspf=none smtp.mailfrom=supplier.test;\r\n\tdkim=none;\r\n\tdmarc=none header.from=supplier.test\r\n"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("trace fields %q lack %q", trace, want)
+		}
+	}
+	if em.SizeBytes != len(stored) || em.Headers["Return-Path"] != "<billing@supplier.test>" {
+		t.Errorf("record: size %d (stored %d), Return-Path %q", em.SizeBytes, len(stored), em.Headers["Return-Path"])
 	}
 	// The part index made at intake opens the stored message without reading
 	// it again, and its digest is the attachment's.
@@ -245,6 +286,11 @@ func TestRecorderAcceptsAndCommitsRecordEventAndJob(t *testing.T) {
 	}
 	if part == nil || part.SHA256 != hex.EncodeToString(h.Sum(nil)) {
 		t.Fatalf("index part %+v: digest differs from the attachment's bytes", part)
+	}
+	// The attachment read through the index is the one sent, byte for byte.
+	lines := (4000 + 56) / 57
+	if sent := sha256.Sum256([]byte(strings.Repeat("ABC", 19*lines))); part.SHA256 != hex.EncodeToString(sent[:]) {
+		t.Fatalf("the attachment read through the index is not the one sent")
 	}
 }
 
@@ -388,21 +434,20 @@ func TestFilesSweepRemovesOrphansOnly(t *testing.T) {
 	// A crash between keeping the file and committing: a file no record names.
 	sp, _ := e.dir.NewSpool(0)
 	sp.Write([]byte("orphan"))
-	if err := e.dir.Keep(ctx, sp, wsID, "eml_orphan"); err != nil {
+	if err := e.dir.Keep(ctx, &mailstore.Incoming{Body: sp}, wsID, "eml_orphan"); err != nil {
 		t.Fatal(err)
 	}
 	sp.Remove()
-	// A receipt cut off mid-DATA: a spool file.
+	// A large receipt cut off mid-DATA: a spool file.
 	cut, _ := e.dir.NewSpool(0)
-	cut.Write([]byte("partial"))
-	files := intake.Files{Dir: e.dir}
-	if n, err := files.Sweep(ctx, e.st, time.Time{}, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+	cut.Write(make([]byte, mailstore.SpoolMemoryBytes+1))
+	if n, err := intake.Sweep(ctx, e.dir, e.st, time.Time{}, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("sweeping what is younger than the margin: %d, %v; want nothing removed", n, err)
 	}
-	if n, err := files.Sweep(ctx, e.st, time.Now().Add(time.Minute), time.Now().Add(2*time.Minute)); err != nil || n != 1 {
+	if n, err := intake.Sweep(ctx, e.dir, e.st, time.Now().Add(time.Minute), time.Now().Add(2*time.Minute)); err != nil || n != 1 {
 		t.Fatalf("sweeping only files touched in the future: %d, %v; want the spool only (spools are not bounded below)", n, err)
 	}
-	n, err := files.Sweep(ctx, e.st, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
+	n, err := intake.Sweep(ctx, e.dir, e.st, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
 	if err != nil || n != 1 {
 		t.Fatalf("Sweep = %d, %v; want the orphan removed", n, err)
 	}

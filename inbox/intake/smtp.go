@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,12 +29,11 @@ type Config struct {
 	MaxMessageBytes int64
 	// MaxRecipients limits RCPT per message (default 50); more get 452.
 	MaxRecipients int
-	// MaxLineLength limits a command or message line (default 8192). RFC
-	// 5321 says 1000, but real senders exceed it (unwrapped HTML) and a
-	// permanent "line too long" would lose their mail; and go-smtp counts
-	// the first bytes of a BDAT chunk that arrive with its command as part of
-	// a line, so the limit must stay above its 4096-byte read buffer for
-	// binary chunks to pass.
+	// MaxLineLength limits a command line (default 2048, as Postfix's
+	// line_length_limit); a longer one gets 500 and the connection is
+	// closed. Message lines have no limit but the message's size: RFC 5321
+	// says 1000, but real senders exceed it (unwrapped HTML) and Postfix
+	// accepts them.
 	MaxLineLength int
 	// CommandTimeout is how long the server waits for a command (default
 	// 2 minutes), and how long a reply may take to write.
@@ -45,10 +45,84 @@ type Config struct {
 	// MaxConnections limits simultaneous connections (default 200); one
 	// more is told 421 and closed.
 	MaxConnections int
+	// RecipientCache is how long an inbox found for a RCPT address is
+	// remembered (default 2 s; negative: not at all). An inbox created
+	// meanwhile is found at once; one deleted is still accepted at RCPT for
+	// that long, and its message answered 451.
+	RecipientCache time.Duration
 	// TLS, when set, offers STARTTLS with this configuration.
 	TLS *tls.Config
 	// Logger receives one line per connection problem (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told how each transaction ended — a message
+	// answered after DATA, or a recipient refused at RCPT — once its
+	// reply is decided (logs, metrics). It must not block.
+	Observe func(Transaction)
+}
+
+// Transaction is what one SMTP transaction came to, as Config.Observe
+// hears of it: what a mail log's line shows of it.
+type Transaction struct {
+	// Remote is the client's address; Helo the name it greeted with; TLS
+	// says the session was encrypted.
+	Remote, Helo string
+	TLS          bool
+	// MailFrom and RcptTo are the envelope (the recipients accepted, or
+	// the one refused).
+	MailFrom string
+	RcptTo   []string
+	// Size is the bytes of the message read (0 when refused at RCPT).
+	Size int64
+	// Code is the reply's code (250, 550, 552, 451…); Result says it in a
+	// word: "stored", "refused" (the sender was refused by every inbox's
+	// rules, or the recipient is unknown), "too_large", "try_later",
+	// "timeout" or "error"; Reason is the refusal's reason, when one.
+	Code           int
+	Result, Reason string
+	// EmailIDs are the e-mails stored, one per inbox; Receipts say how
+	// each was recorded (accepted, or rejected by its inbox's rules with
+	// the reason).
+	EmailIDs []string
+	Receipts []Receipt
+	// Duration is how long DATA took, from its command to the reply.
+	Duration time.Duration
+}
+
+// observe tells Config.Observe of a transaction (t's envelope and outcome
+// set by the caller).
+func (se *session) observe(t Transaction) {
+	if se.s.cfg.Observe == nil {
+		return
+	}
+	t.Remote, t.Helo = se.conn.Conn().RemoteAddr().String(), se.conn.Hostname()
+	t.TLS = se.wire != nil && se.wire.tls()
+	se.s.cfg.Observe(t)
+}
+
+// observeData tells Config.Observe how a DATA ended, from its reply err.
+func (se *session) observeData(start time.Time, t Transaction, err error) {
+	t.Duration, t.Code, t.Result = time.Since(start), 451, "error"
+	var reply *smtp.SMTPError
+	if errors.As(err, &reply) {
+		t.Code = reply.Code
+	}
+	switch {
+	case t.Code == 250:
+		t.Result = "stored"
+		if _, ids, ok := strings.Cut(reply.Message, "stored as "); ok {
+			t.EmailIDs = strings.Fields(ids)
+		}
+	case errors.Is(err, smtp.ErrDataTooLarge) || t.Code == 552:
+		t.Result, t.Code = "too_large", 552
+	case err == errTryLater:
+		t.Result = "try_later"
+	case err == errDataTimeout:
+		t.Result = "timeout"
+	case t.Code == 550:
+		t.Result = "refused"
+		t.Reason = strings.TrimPrefix(reply.Message, "Message refused: ")
+	}
+	se.observe(t)
 }
 
 func (c Config) withDefaults() Config {
@@ -65,7 +139,7 @@ func (c Config) withDefaults() Config {
 		c.MaxRecipients = 50
 	}
 	if c.MaxLineLength <= 0 {
-		c.MaxLineLength = 8192
+		c.MaxLineLength = 2048
 	}
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = 2 * time.Minute
@@ -78,6 +152,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnections <= 0 {
 		c.MaxConnections = 200
+	}
+	if c.RecipientCache == 0 {
+		c.RecipientCache = 2 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -104,17 +181,21 @@ func NewServer(cfg Config, dir Directory, rec Recorder, sp Spooler, checker *sen
 	if checker == nil {
 		checker = &senderauth.Checker{}
 	}
+	if cfg.RecipientCache > 0 {
+		dir = &cachedDirectory{Directory: dir, ttl: cfg.RecipientCache, now: time.Now, entries: map[string]cachedRecipient{}}
+	}
 	s := &Server{cfg: cfg, dir: dir, rec: rec, spool: sp, checker: checker, now: time.Now}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
 	srv.Domain = cfg.Domain
 	srv.MaxMessageBytes = cfg.MaxMessageBytes
 	srv.MaxRecipients = cfg.MaxRecipients
-	srv.MaxLineLength = cfg.MaxLineLength
+	// The connections' wire limits command lines, and offers and runs
+	// STARTTLS itself, so that what it reads is always plaintext.
+	srv.MaxLineLength = 0
 	srv.ReadTimeout = cfg.CommandTimeout
 	srv.WriteTimeout = cfg.CommandTimeout
 	srv.EnableSMTPUTF8 = true
 	srv.EnableBINARYMIME = true
-	srv.TLSConfig = cfg.TLS
 	srv.ErrorLog = slogLogger{cfg.Logger}
 	s.smtp = srv
 	return s
@@ -122,7 +203,7 @@ func NewServer(cfg Config, dir Directory, rec Recorder, sp Spooler, checker *sen
 
 // Serve accepts connections on l until Shutdown or Close.
 func (s *Server) Serve(l net.Listener) error {
-	return s.smtp.Serve(&limitListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections), domain: s.cfg.Domain})
+	return s.smtp.Serve(&limitListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections), cfg: s.cfg})
 }
 
 // Shutdown stops accepting connections and waits for open ones to finish
@@ -136,21 +217,28 @@ func (s *Server) Close() error { return s.smtp.Close() }
 
 func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
 	sess := &session{s: s, conn: c}
+	sess.wire, _ = c.Conn().(*wire)
 	if addr, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
 		sess.remoteIP = addr.IP
 	}
 	return sess, nil
 }
 
-// session is one SMTP connection's transaction state.
+// session is one SMTP connection's transaction state. go-smtp runs a BDAT
+// transfer's Data in a goroutine of its own, which RSET and the next
+// transaction's commands do not wait for: the state is guarded, and Data
+// works on a copy taken when it starts and never changes it.
 type session struct {
 	s        *Server
 	conn     *smtp.Conn
+	wire     *wire
 	remoteIP net.IP
-	from     string
-	hasFrom  bool
-	rcpts    []Recipient
-	rcptTo   []string
+
+	mu      sync.Mutex
+	from    string
+	hasFrom bool
+	rcpts   []Recipient
+	rcptTo  []string
 }
 
 // Reply errors. go-smtp sends 554 for any error that is not an
@@ -162,23 +250,49 @@ var (
 		Message: "Sender could not be verified now (DNS failure): please try again later"}
 	errDataTimeout = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
 		Message: "Message took too long to arrive: not accepted"}
+	errIncomplete = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
+		Message: "Connection lost before the message arrived whole: not accepted"}
+	errHelloAgain = &smtp.SMTPError{Code: 503, EnhancedCode: smtp.EnhancedCode{5, 5, 1},
+		Message: "Say EHLO again after STARTTLS"}
+	errNoRecipients = &smtp.SMTPError{Code: 503, EnhancedCode: smtp.EnhancedCode{5, 5, 1},
+		Message: "No valid recipients"}
 )
 
 func (se *session) Reset() {
+	se.mu.Lock()
+	defer se.mu.Unlock()
 	se.from, se.hasFrom, se.rcpts, se.rcptTo = "", false, nil, nil
 }
 
 func (se *session) Logout() error { return nil }
 
 func (se *session) Mail(from string, _ *smtp.MailOptions) error {
-	se.Reset()
-	se.from, se.hasFrom = from, true
+	if se.wire != nil && se.wire.helloPending() {
+		return errHelloAgain
+	}
+	if !printable(from) {
+		return &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 7}, Message: "Bad sender address syntax"}
+	}
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	se.from, se.hasFrom, se.rcpts, se.rcptTo = from, true, nil, nil
 	return nil
+}
+
+// printable reports whether an address has no control characters (UTF-8
+// is allowed: SMTPUTF8).
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	addr, err := normalizeAddress(to)
-	if err != nil {
+	if err != nil || !printable(to) {
 		return &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.cfg.CommandTimeout)
@@ -186,12 +300,18 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	r, err := se.s.dir.ByAddress(ctx, addr)
 	if errors.Is(err, ErrUnknownAddress) {
 		// Never relay: only the inboxes' own addresses are accepted.
+		se.mu.Lock()
+		from := se.from
+		se.mu.Unlock()
+		se.observe(Transaction{MailFrom: from, RcptTo: []string{addr}, Code: 550, Result: "refused", Reason: "unknown_recipient"})
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such mailbox here: " + addr}
 	}
 	if err != nil {
 		se.s.cfg.Logger.Error("smtp: looking up a recipient", "address", addr, "err", err)
 		return errInternal
 	}
+	se.mu.Lock()
+	defer se.mu.Unlock()
 	for _, have := range se.rcpts {
 		if have.Workspace == r.Workspace && have.InboxID == r.InboxID {
 			return nil // the same inbox twice: one e-mail
@@ -202,9 +322,22 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	return nil
 }
 
-func (se *session) Data(r io.Reader) error {
+// Data receives one message. It reads the transaction's state once, when
+// it starts (go-smtp resets the state itself once the message is
+// answered), so a reset meanwhile cannot reach the message being stored.
+func (se *session) Data(r io.Reader) (err error) {
 	s := se.s
-	defer se.Reset()
+	se.mu.Lock()
+	from, rcpts, rcptTo := se.from, slices.Clone(se.rcpts), slices.Clone(se.rcptTo)
+	se.mu.Unlock()
+	start := time.Now()
+	t := Transaction{MailFrom: from, RcptTo: rcptTo}
+	defer func() { se.observeData(start, t, err) }()
+	if len(rcpts) == 0 {
+		io.Copy(io.Discard, r)
+		return errNoRecipients
+	}
+	_, chunked := r.(*io.PipeReader) // go-smtp hands BDAT chunks over a pipe
 	sp, err := s.spool.NewSpool(s.cfg.MaxMessageBytes)
 	if err != nil {
 		s.cfg.Logger.Error("smtp: creating a spool", "err", err)
@@ -212,13 +345,24 @@ func (se *session) Data(r io.Reader) error {
 		return errInternal
 	}
 	defer sp.Remove()
-	if err := se.receive(sp, r); err != nil {
+	err = se.receive(sp, r)
+	t.Size = sp.Size()
+	if err != nil {
 		return err
 	}
-	sp.StartSync() // the flush overlaps the sender checks and parsing
-	env := Envelope{Via: "smtp", MailFrom: se.from, RcptTo: se.rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
-	_, env.TLS = se.conn.TLSConnectionState()
-	return s.deliver(context.Background(), sp, env, se.rcpts)
+	if chunked && se.wire != nil && se.wire.chunkCut() {
+		// go-smtp took the connection's end for the end of a chunk: the
+		// message is cut, and the sender, never told 250, sends it again.
+		return errIncomplete
+	}
+	env := Envelope{Via: "smtp", MailFrom: from, RcptTo: rcptTo, RemoteIP: se.remoteIP, Helo: se.conn.Hostname()}
+	env.TLS = se.wire != nil && se.wire.tls()
+	env.Protocol = "ESMTP"
+	if se.wire != nil {
+		env.Protocol = se.wire.protocol()
+	}
+	t.Receipts, err = s.deliver(context.Background(), sp, env, rcpts)
+	return err
 }
 
 // receive copies DATA into the spool with the idle and total timeouts.
@@ -253,7 +397,7 @@ func (se *session) receive(sp *mailstore.Spool, r io.Reader) error {
 }
 
 // deliver checks the sender and records the message; its error is the reply.
-func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) error {
+func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) ([]Receipt, error) {
 	auth, err := s.checker.Check(ctx, senderauth.Input{RemoteIP: env.RemoteIP, Helo: env.Helo, MailFrom: env.MailFrom,
 		Message: func() io.Reader { return io.NewSectionReader(sp, 0, sp.Size()) }})
 	if err != nil {
@@ -261,14 +405,19 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 		// recorder still records what it can.
 		auth = senderauth.Result{SPF: senderauth.SPFResult{Result: senderauth.PermError}, DMARC: senderauth.DMARCResult{Result: senderauth.PermError, Error: err.Error()}}
 	}
-	d := &Delivery{Recipients: rcpts, Envelope: env, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
+	d := &Delivery{Recipients: rcpts, Envelope: env, Host: s.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
 	receipts, err := s.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
-		return errTryLater
+		return nil, errTryLater
 	}
 	if err != nil {
 		s.cfg.Logger.Error("smtp: recording a message", "err", err)
-		return errInternal
+		return nil, errInternal
+	}
+	if len(receipts) == 0 {
+		// Never 250 for a message nothing recorded.
+		s.cfg.Logger.Error("smtp: a message was recorded for no recipient")
+		return nil, errInternal
 	}
 	refused := 0
 	reason := ""
@@ -279,15 +428,19 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 		}
 	}
 	if refused > 0 && refused == len(receipts) {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
+		return receipts, &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
 	}
 	ids := make([]string, 0, len(receipts))
 	for _, r := range receipts {
+		if r.DuplicateOf != "" {
+			ids = append(ids, r.EmailID+" (a copy of "+r.DuplicateOf+")")
+			continue
+		}
 		ids = append(ids, r.EmailID)
 	}
 	// go-smtp replies with the code of the error Data returns: a 250 "error"
 	// is how the reply names the stored e-mails.
-	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
+	return receipts, &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
 }
 
 // oneLine keeps a reply text on one line.
@@ -313,11 +466,12 @@ func (t *timedReader) Read(p []byte) (int, error) {
 	return t.r.Read(p)
 }
 
-// limitListener answers 421 to connections beyond the limit.
+// limitListener answers 421 to connections beyond the limit, and hands
+// the others to go-smtp through their wire.
 type limitListener struct {
 	net.Listener
-	slots  chan struct{}
-	domain string
+	slots chan struct{}
+	cfg   Config
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -328,10 +482,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		select {
 		case l.slots <- struct{}{}:
-			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
+			return newWire(&slotConn{Conn: c, release: func() { <-l.slots }}, l.cfg.TLS, l.cfg.MaxLineLength, l.cfg.CommandTimeout), nil
 		default:
 			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			fmt.Fprintf(c, "421 4.3.2 %s Too many connections, try again later\r\n", l.domain)
+			fmt.Fprintf(c, "421 4.3.2 %s Too many connections, try again later\r\n", l.cfg.Domain)
 			c.Close()
 		}
 	}

@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/store"
 )
 
 // Dir stores raw messages as files under a directory:
-// ROOT/messages/WORKSPACE/ID.eml, with incoming spools in ROOT/spool (the
-// same file system, so keeping a spool is a rename).
+// ROOT/messages/WORKSPACE/ID.eml, with the spools of large incoming
+// messages in ROOT/spool (the same file system, so the kernel copies a
+// spool into its message file without the bytes passing through the
+// process).
 type Dir struct {
 	root string
 }
@@ -49,16 +52,16 @@ func (d *Dir) path(workspace, id string) (string, error) {
 	return filepath.Join(d.root, "messages", workspace, id+".eml"), nil
 }
 
-// Keep makes a spooled message durable as (workspace, id): the spool file is
-// linked into place, then the file and the directory that names it are
-// synced together, so once Keep returns the message survives a crash. A
-// crash during Keep can leave a name for a partly synced file; nothing
-// refers to it yet (its records commit after Keep), and Files.Sweep in the
-// intake removes such files. A spool can be kept under several names (one
-// message for several inboxes: the names share the file); Remove on the
-// spool afterwards drops only its own name. An existing message with the
-// same name is an error: stored messages are never rewritten.
-func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
+// Keep makes a message durable as (workspace, id): the file is created
+// under its name, written (the trace fields, then the message) and synced
+// together with the directory that names it, so once Keep returns the
+// message survives a crash. A crash during Keep can leave a partly written
+// file; nothing refers to it yet (its records commit after Keep), and Sweep
+// removes such files. A message can be kept under several names (one
+// message for several inboxes): the later names are links to the first
+// file. An existing message with the same name is an error: stored messages
+// are never rewritten.
+func (d *Dir) Keep(ctx context.Context, m *Incoming, workspace, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -75,27 +78,117 @@ func (d *Dir) Keep(ctx context.Context, sp *Spool, workspace, id string) error {
 			return err
 		}
 	}
-	// Link, not rename: link fails when the name exists, so a message is
-	// never replaced, and the spool can be kept under other names too.
-	if err := os.Link(sp.Path(), dst); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
+	if m.kept != "" {
+		// Link, not copy: the names share the file, already synced.
+		if err := os.Link(m.kept, dst); err != nil {
+			return keepError(workspace, id, err)
 		}
-		return fmt.Errorf("mailstore: storing %s/%s: %w", workspace, id, err)
+		if err := syncDir(wsDir); err != nil {
+			os.Remove(dst)
+			return err
+		}
+		return nil
 	}
-	// The two flushes run at once, so a journaling file system can commit
-	// them together instead of one after the other.
+	// O_EXCL: a message is never replaced.
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return keepError(workspace, id, err)
+	}
+	// The directory's flush runs beside the file's, so a journaling file
+	// system commits both at once instead of one after the other.
 	dirSynced := make(chan error, 1)
-	go func() { dirSynced <- syncDir(wsDir) }()
-	err = sp.sync()
-	if derr := <-dirSynced; err == nil {
-		err = derr
+	err = m.writeTo(f)
+	if err == nil {
+		go func() { dirSynced <- syncDir(wsDir) }()
+		err = f.Sync()
+		if derr := <-dirSynced; err == nil {
+			err = derr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		os.Remove(dst)
-		return err
+		return fmt.Errorf("mailstore: storing %s/%s: %w", workspace, id, err)
 	}
+	m.kept = dst
 	return nil
+}
+
+// keepError says why a name could not be created.
+func keepError(workspace, id string, err error) error {
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
+	}
+	return fmt.Errorf("mailstore: storing %s/%s: %w", workspace, id, err)
+}
+
+// Prepare implements Store: the message is kept durably before the
+// records' transaction, and deleted again if that does not commit.
+func (d *Dir) Prepare(ctx context.Context, m *Incoming, workspace, id string) (func(context.Context) error, error) {
+	if err := d.Keep(ctx, m, workspace, id); err != nil {
+		return nil, err
+	}
+	kept := m.kept
+	return func(ctx context.Context) error {
+		if m.kept == kept {
+			m.kept = "" // another name would link to a deleted file
+		}
+		return d.Delete(ctx, workspace, id)
+	}, nil
+}
+
+// KeepTx implements Store: the file is already durable.
+func (*Dir) KeepTx(context.Context, store.Tx, *Incoming, string, string) error { return nil }
+
+// Stored implements Store. A file's modification time is when it was kept
+// (a stored message is never rewritten).
+func (d *Dir) Stored(ctx context.Context, before time.Time, fn func(Stored) error) error {
+	return d.Walk(ctx, func(s Stored) error {
+		if !s.Modified.Before(before) {
+			return nil
+		}
+		return fn(s)
+	})
+}
+
+// PurgeTx implements Store: the file is deleted after tx commits.
+func (d *Dir) PurgeTx(_ context.Context, _ store.Tx, workspace, id string) (func(context.Context) error, error) {
+	return func(ctx context.Context) error { return d.Delete(ctx, workspace, id) }, nil
+}
+
+// Sweep implements Store: spool files of cut-off receipts, and message
+// files no record names.
+func (d *Dir) Sweep(ctx context.Context, named func(ctx context.Context, workspace, id string) (bool, error), after, before time.Time) (int, error) {
+	n, err := d.SweepSpool(before)
+	if err != nil {
+		return n, err
+	}
+	var orphans []Stored
+	err = d.Walk(ctx, func(s Stored) error {
+		if !s.Modified.Before(before) || s.Modified.Before(after) {
+			return nil
+		}
+		ok, err := named(ctx, s.Workspace, s.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			orphans = append(orphans, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("mailstore: looking for orphan messages: %w", err)
+	}
+	for _, s := range orphans {
+		if err := d.Delete(ctx, s.Workspace, s.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Open returns a snapshot of a stored message. The snapshot stays readable
@@ -150,13 +243,6 @@ func (d *Dir) Delete(ctx context.Context, workspace, id string) error {
 	return syncDir(filepath.Dir(p))
 }
 
-// Stored is one message found by Walk.
-type Stored struct {
-	Workspace, ID string
-	Size          int64
-	Modified      time.Time
-}
-
 // Walk calls fn for every stored message (in no particular order), for
 // finding messages no record refers to after a crash between Keep and the
 // commit of their records.
@@ -185,15 +271,26 @@ func (d *Dir) Walk(ctx context.Context, fn func(Stored) error) error {
 // connection). Their senders were never told 250 and retry. It returns how
 // many it removed.
 func (d *Dir) SweepSpool(before time.Time) (int, error) {
-	dir := filepath.Join(d.root, "spool")
+	return sweepSpools(filepath.Join(d.root, "spool"), before)
+}
+
+// removeOld removes the files of dir whose name starts with prefix, last
+// written before a time.
+func removeOld(dir, prefix string, before time.Time) (int, error) {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil // no spool has needed a file yet
+	}
 	if err != nil {
 		return 0, fmt.Errorf("mailstore: reading %s: %w", dir, err)
 	}
 	n := 0
 	for _, e := range entries {
+		if e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
 		info, err := e.Info()
-		if err != nil || e.IsDir() || !info.ModTime().Before(before) {
+		if err != nil || !info.ModTime().Before(before) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,8 +31,14 @@ func spoolOf(t *testing.T, newSpool func(int64) (*mailstore.Spool, error), conte
 	return sp
 }
 
+// incoming is content in a new spool of s, kept without trace fields.
+func incoming(t *testing.T, newSpool func(int64) (*mailstore.Spool, error), content []byte) *mailstore.Incoming {
+	t.Helper()
+	return &mailstore.Incoming{Body: spoolOf(t, newSpool, content)}
+}
+
 // readAll reads a message through ReadAt in chunks of n bytes.
-func readAll(t *testing.T, m mailstore.Message, n int) []byte {
+func readAll(t *testing.T, m io.ReaderAt, n int) []byte {
 	t.Helper()
 	var out []byte
 	buf := make([]byte, n)
@@ -67,7 +74,7 @@ func TestDirKeepOpenDelete(t *testing.T) {
 	if got, err := sp.SHA256(); err != nil || got != sha256.Sum256(content) {
 		t.Fatalf("spool digest %x (%v), want %x", got, err, sha256.Sum256(content))
 	}
-	if err := d.Keep(ctx, sp, "ws_1", "eml_1"); err != nil {
+	if err := d.Keep(ctx, &mailstore.Incoming{Body: sp}, "ws_1", "eml_1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := sp.Remove(); err != nil {
@@ -109,7 +116,7 @@ func TestDirKeepLeavesNoSpoolAndNeverReplaces(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	d, _ := mailstore.OpenDir(root)
-	first := spoolOf(t, d.NewSpool, []byte("first"))
+	first := incoming(t, d.NewSpool, []byte("first"))
 	if err := d.Keep(ctx, first, "ws", "e1"); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +124,7 @@ func TestDirKeepLeavesNoSpoolAndNeverReplaces(t *testing.T) {
 	if err := d.Keep(ctx, first, "ws2", "e9"); err != nil {
 		t.Fatal(err)
 	}
-	first.Remove()
+	first.Body.Remove()
 	if entries, _ := os.ReadDir(filepath.Join(root, "spool")); len(entries) != 0 {
 		t.Fatalf("spool area after Keep and Remove holds %d files, want none", len(entries))
 	}
@@ -129,7 +136,7 @@ func TestDirKeepLeavesNoSpoolAndNeverReplaces(t *testing.T) {
 		t.Fatalf("second name holds %q", got)
 	}
 	m2.Close()
-	err = d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("second")), "ws", "e1")
+	err = d.Keep(ctx, incoming(t, d.NewSpool, []byte("second")), "ws", "e1")
 	if err == nil || !strings.Contains(err.Error(), "already stored") {
 		t.Fatalf("second Keep under the same name: %v, want already stored", err)
 	}
@@ -156,50 +163,85 @@ func TestDirRejectsNamesOutsideTheAlphabet(t *testing.T) {
 }
 
 func TestSpoolLimit(t *testing.T) {
-	sp, err := mailstore.NewSpool(t.TempDir(), 10)
-	if err != nil {
+	for _, size := range []int64{10, mailstore.SpoolMemoryBytes + 10} {
+		sp, err := mailstore.NewSpool(t.TempDir(), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sp.ReadFrom(bytes.NewReader(message(int(size)))); err != nil {
+			t.Fatalf("reading up to the limit of %d: %v", size, err)
+		}
+		if _, err := sp.Write([]byte("x")); !errors.Is(err, mailstore.ErrTooLarge) {
+			t.Fatalf("writing past the limit of %d: %v, want ErrTooLarge", size, err)
+		}
+		if sp.Size() != size {
+			t.Fatalf("Size = %d after a refused write, want %d", sp.Size(), size)
+		}
+		if got, want := sp.InMemory(), size <= mailstore.SpoolMemoryBytes; got != want {
+			t.Errorf("a spool of %d bytes: in memory %v, want %v", size, got, want)
+		}
+		if err := sp.Remove(); err != nil {
+			t.Fatal(err)
+		}
+		sp2, _ := mailstore.NewSpool(t.TempDir(), size)
+		if _, err := sp2.ReadFrom(bytes.NewReader(message(int(size) + 1))); !errors.Is(err, mailstore.ErrTooLarge) {
+			t.Fatalf("reading one byte past the limit of %d: %v, want ErrTooLarge", size, err)
+		}
+		sp2.Remove()
+	}
+}
+
+// A spool past SpoolMemoryBytes moves to a file in its directory, which
+// Remove deletes; smaller ones never touch the disk.
+func TestSpoolMovesToAFileWhenLarge(t *testing.T) {
+	dir := t.TempDir()
+	small, _ := mailstore.NewSpool(dir, 0)
+	small.Write(message(1000))
+	big, _ := mailstore.NewSpool(dir, 0)
+	content := message(mailstore.SpoolMemoryBytes + 12345)
+	if _, err := big.ReadFrom(bytes.NewReader(content)); err != nil {
 		t.Fatal(err)
 	}
-	defer sp.Remove()
-	if _, err := sp.Write([]byte("0123456789")); err != nil {
-		t.Fatalf("writing up to the limit: %v", err)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || big.InMemory() || !small.InMemory() {
+		t.Fatalf("spool directory holds %d files (big in memory %v, small %v); want the big spool's one file", len(entries), big.InMemory(), small.InMemory())
 	}
-	if _, err := sp.Write([]byte("x")); !errors.Is(err, mailstore.ErrTooLarge) {
-		t.Fatalf("writing past the limit: %v, want ErrTooLarge", err)
+	got := make([]byte, len(content))
+	if n, err := big.ReadAt(got, 0); n != len(content) || !bytes.Equal(got, content) {
+		t.Fatalf("read back %d bytes (%v), differing from the %d written", n, err, len(content))
 	}
-	if sp.Size() != 10 {
-		t.Fatalf("Size = %d after a refused write, want 10", sp.Size())
-	}
-	path := sp.Path()
-	if err := sp.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("spool file still there after Remove: %v", err)
+	big.Remove()
+	small.Remove()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("%d spool files left after Remove", len(entries))
 	}
 }
 
 func TestDirSweepSpoolAndWalk(t *testing.T) {
 	ctx := context.Background()
-	d, _ := mailstore.OpenDir(t.TempDir())
+	root := t.TempDir()
+	d, _ := mailstore.OpenDir(root)
+	spoolDir := filepath.Join(root, "spool")
 	stale, _ := d.NewSpool(0)
-	stale.Write([]byte("cut off"))
+	stale.ReadFrom(bytes.NewReader(message(mailstore.SpoolMemoryBytes + 1)))
+	staleFile := onlyFile(t, spoolDir)
 	old := time.Now().Add(-2 * time.Hour)
-	os.Chtimes(stale.Path(), old, old)
+	os.Chtimes(staleFile, old, old)
 	fresh, _ := d.NewSpool(0)
 	defer fresh.Remove()
+	fresh.ReadFrom(bytes.NewReader(message(mailstore.SpoolMemoryBytes + 1)))
 	n, err := d.SweepSpool(time.Now().Add(-time.Hour))
 	if err != nil || n != 1 {
 		t.Fatalf("SweepSpool = %d, %v; want 1 removed", n, err)
 	}
-	if _, err := os.Stat(stale.Path()); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(staleFile); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the stale spool survived the sweep")
 	}
-	if _, err := os.Stat(fresh.Path()); err != nil {
+	if entries, _ := os.ReadDir(spoolDir); len(entries) != 1 {
 		t.Fatal("the fresh spool was swept")
 	}
-	d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("a")), "ws1", "e1")
-	d.Keep(ctx, spoolOf(t, d.NewSpool, []byte("bb")), "ws2", "e2")
+	d.Keep(ctx, incoming(t, d.NewSpool, []byte("a")), "ws1", "e1")
+	d.Keep(ctx, incoming(t, d.NewSpool, []byte("bb")), "ws2", "e2")
 	got := map[string]int64{}
 	if err := d.Walk(ctx, func(s mailstore.Stored) error { got[s.Workspace+"/"+s.ID] = s.Size; return nil }); err != nil {
 		t.Fatal(err)
@@ -209,35 +251,52 @@ func TestDirSweepSpoolAndWalk(t *testing.T) {
 	}
 }
 
-func TestSpoolStartSyncThenKeep(t *testing.T) {
+// onlyFile is the path of the one file in dir.
+func onlyFile(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("%s holds %d entries (%v), want one", dir, len(entries), err)
+	}
+	return filepath.Join(dir, entries[0].Name())
+}
+
+// The trace fields are stored before the message, and what is stored reads
+// back as one message: the trace, then the bytes as received.
+func TestDirKeepsTheTraceFieldsFirst(t *testing.T) {
 	ctx := context.Background()
 	d, _ := mailstore.OpenDir(t.TempDir())
-	sp, _ := d.NewSpool(0)
-	sp.Write([]byte("part one "))
-	sp.StartSync()
-	sp.StartSync() // a second call is harmless
-	// Written after the flush began: Keep flushes again.
-	sp.Write([]byte("part two"))
-	if err := d.Keep(ctx, sp, "ws", "e1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := d.Open(ctx, "ws", "e1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if got := readAll(t, m, 4); string(got) != "part one part two" {
-		t.Fatalf("stored %q", got)
+	for _, size := range []int{300, mailstore.SpoolMemoryBytes + 300} {
+		body := message(size)
+		in := &mailstore.Incoming{Trace: []byte("Return-Path: <a@b.test>\r\n"), Body: spoolOf(t, d.NewSpool, body)}
+		want := append(append([]byte{}, in.Trace...), body...)
+		if in.Size() != int64(len(want)) {
+			t.Fatalf("Size = %d, want %d", in.Size(), len(want))
+		}
+		if got := readAll(t, in, 4093); !bytes.Equal(got, want) {
+			t.Fatalf("Incoming reads %d bytes differing from trace + body", len(got))
+		}
+		id := fmt.Sprintf("e%d", size)
+		if err := d.Keep(ctx, in, "ws", id); err != nil {
+			t.Fatal(err)
+		}
+		m, err := d.Open(ctx, "ws", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, m, 65536); !bytes.Equal(got, want) {
+			t.Fatalf("stored %d bytes, differing from trace + body (%d)", len(got), len(want))
+		}
+		m.Close()
 	}
 }
 
 // The stores are the domain's Messages; a missing message is inbox.ErrPurged.
 var (
-	_ inbox.Messages = (*mailstore.Dir)(nil)
-	_ inbox.Messages = (*mailstore.LargeObjects)(nil)
+	_ inbox.Messages  = (*mailstore.Dir)(nil)
+	_ inbox.Messages  = (*mailstore.LargeObjects)(nil)
+	_ mailstore.Store = (*mailstore.Dir)(nil)
+	_ mailstore.Store = (*mailstore.LargeObjects)(nil)
 )
 
 func TestOpenMessageOfAPurgedMessage(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/store"
 )
 
 // LargeObjects stores raw messages as PostgreSQL large objects, with one row
@@ -66,16 +67,40 @@ func (o *LargeObjects) NewSpool(limit int64) (*Spool, error) {
 	return NewSpool(o.spoolDir, limit)
 }
 
-// KeepTx writes a spooled message as (workspace, id) inside tx: a new large
-// object with the bytes, and its row. Nothing is visible, and nothing stays,
-// unless tx commits; once it has, the message is durable (PostgreSQL's commit
-// is). The spool is left to the caller to Remove.
-func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspace, id string) error {
+// KeepTx implements Store: the message is written as (workspace, id)
+// inside tx, a store/pg transaction: a new large object with the bytes, and
+// its row. Nothing is visible, and nothing stays, unless tx commits; once it
+// has, the message is durable (PostgreSQL's commit is). The spool is left to
+// the caller to Remove.
+func (o *LargeObjects) KeepTx(ctx context.Context, tx store.Tx, m *Incoming, workspace, id string) error {
+	ptx, ok := tx.(interface{ PgxTx() pgx.Tx })
+	if !ok {
+		return fmt.Errorf("mailstore: large objects are written in a PostgreSQL transaction, not %T", tx)
+	}
+	return o.keep(ctx, ptx.PgxTx(), m, workspace, id)
+}
+
+// oneStatement is the size up to which a message is written with its row
+// in one statement (lo_from_bytea); larger ones are streamed in parts.
+const oneStatement = 1 << 20
+
+func (o *LargeObjects) keep(ctx context.Context, tx pgx.Tx, m *Incoming, workspace, id string) error {
 	if err := checkName("workspace", workspace); err != nil {
 		return err
 	}
 	if err := checkName("message id", id); err != nil {
 		return err
+	}
+	size := m.Size()
+	if size <= oneStatement {
+		b := make([]byte, size)
+		if _, err := m.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && len(b) == int(size)) {
+			return fmt.Errorf("mailstore: reading message %s/%s: %w", workspace, id, err)
+		}
+		sum := sha256.Sum256(b)
+		_, err := tx.Exec(ctx, `INSERT INTO inbox_messages (workspace_id, id, object, size, sha256) VALUES ($1, $2, lo_from_bytea(0, $3), $4, $5)`,
+			workspace, id, b, size, sum[:])
+		return recordError(workspace, id, err)
 	}
 	los := tx.LargeObjects()
 	oid, err := los.Create(ctx, 0)
@@ -86,10 +111,9 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 	if err != nil {
 		return fmt.Errorf("mailstore: opening large object for %s/%s: %w", workspace, id, err)
 	}
-	size := sp.Size()
 	buf := make([]byte, 256<<10)
 	sum := sha256.New()
-	if _, err := io.CopyBuffer(io.MultiWriter(lo, sum), io.NewSectionReader(sp, 0, size), buf); err != nil {
+	if _, err := io.CopyBuffer(io.MultiWriter(lo, sum), io.NewSectionReader(m, 0, size), buf); err != nil {
 		lo.Close()
 		return fmt.Errorf("mailstore: writing message %s/%s: %w", workspace, id, err)
 	}
@@ -98,6 +122,11 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO inbox_messages (workspace_id, id, object, size, sha256) VALUES ($1, $2, $3, $4, $5)`,
 		workspace, id, oid, size, sum.Sum(nil))
+	return recordError(workspace, id, err)
+}
+
+// recordError says why a message's row could not be written.
+func recordError(workspace, id string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("mailstore: message %s/%s already stored", workspace, id)
@@ -106,6 +135,27 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx pgx.Tx, sp *Spool, workspa
 		return fmt.Errorf("mailstore: recording message %s/%s: %w", workspace, id, err)
 	}
 	return nil
+}
+
+// Prepare implements Store: nothing happens before the transaction.
+func (*LargeObjects) Prepare(context.Context, *Incoming, string, string) (func(context.Context) error, error) {
+	return nil, nil
+}
+
+// PurgeTx implements Store: the object and its row are deleted in tx, a
+// store/pg transaction, with the e-mail's record.
+func (o *LargeObjects) PurgeTx(ctx context.Context, tx store.Tx, workspace, id string) (func(context.Context) error, error) {
+	ptx, ok := tx.(interface{ PgxTx() pgx.Tx })
+	if !ok {
+		return nil, fmt.Errorf("mailstore: large objects are purged in a PostgreSQL transaction, not %T", tx)
+	}
+	return nil, o.DeleteTx(ctx, ptx.PgxTx(), workspace, id)
+}
+
+// Sweep implements Store: spool files of cut-off receipts (a message and
+// its records commit together, so no message is left without a record).
+func (o *LargeObjects) Sweep(_ context.Context, _ func(context.Context, string, string) (bool, error), _, before time.Time) (int, error) {
+	return sweepSpools(o.spoolDir, before)
 }
 
 // Open returns a ranged reader over a stored message: each ReadAt fetches
@@ -183,9 +233,8 @@ func (o *LargeObjects) DeleteTx(ctx context.Context, tx pgx.Tx, workspace, id st
 	return nil
 }
 
-// ListStored calls fn for every stored message created before a time (for
-// finding messages no record refers to).
-func (o *LargeObjects) ListStored(ctx context.Context, before time.Time, fn func(Stored) error) error {
+// Stored implements Store.
+func (o *LargeObjects) Stored(ctx context.Context, before time.Time, fn func(Stored) error) error {
 	rows, err := o.pool.Query(ctx, `SELECT workspace_id, id, size, created_at FROM inbox_messages WHERE created_at < $1 ORDER BY created_at`, before)
 	if err != nil {
 		return fmt.Errorf("mailstore: listing messages: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/internal/pgtest"
+	"github.com/kobana/workflow/store"
 )
 
 // testPool returns a pool on a fresh schema of the test database, or skips
@@ -32,6 +33,15 @@ func testPool(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
+// pgxTx is a bare pgx transaction in the shape of a store/pg one: what
+// KeepTx and PurgeTx use of it is PgxTx.
+type pgxTx struct {
+	store.Tx
+	tx pgx.Tx
+}
+
+func (p pgxTx) PgxTx() pgx.Tx { return p.tx }
+
 func objectExists(t *testing.T, pool *pgxpool.Pool, oid uint32) bool {
 	t.Helper()
 	var n int
@@ -49,8 +59,8 @@ func TestLargeObjectsCommitReadPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	content := message(3<<20 + 17) // more than one lo_get chunk
-	sp := spoolOf(t, s.NewSpool, content)
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") })
+	in := incoming(t, s.NewSpool, content)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, pgxTx{tx: tx}, in, "ws", "e1") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +108,13 @@ func TestLargeObjectsRollbackLeavesNothing(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sp := spoolOf(t, s.NewSpool, message(100_000))
+	in := incoming(t, s.NewSpool, message(100_000))
 	failing := errors.New("the record did not commit")
 	// Large objects are shared by the whole database, where other packages'
 	// tests write theirs meanwhile: look for this transaction's own.
 	var oid uint32
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := s.KeepTx(ctx, tx, sp, "ws", "e1"); err != nil {
+		if err := s.KeepTx(ctx, pgxTx{tx: tx}, in, "ws", "e1"); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, "SELECT object FROM inbox_messages WHERE id = 'e1'").Scan(&oid); err != nil {
@@ -128,7 +138,7 @@ func TestLargeObjectsRollbackLeavesNothing(t *testing.T) {
 	}
 	// The same name can be stored afterwards, once.
 	keep := func() error {
-		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") })
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, pgxTx{tx: tx}, in, "ws", "e1") })
 	}
 	if err := keep(); err != nil {
 		t.Fatal(err)
@@ -148,8 +158,8 @@ func TestLargeObjectsSnapshotsLeaveHalfThePool(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sp := spoolOf(t, s.NewSpool, message(1000))
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, tx, sp, "ws", "e1") }); err != nil {
+	in := incoming(t, s.NewSpool, message(1000))
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return s.KeepTx(ctx, pgxTx{tx: tx}, in, "ws", "e1") }); err != nil {
 		t.Fatal(err)
 	}
 	half := int(max(1, pool.Config().MaxConns/2))

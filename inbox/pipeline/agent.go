@@ -49,6 +49,12 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		p.log.Warn("pipeline: an agent job for a rejected e-mail; no agent runs on it", "workspace", a.Workspace, "email", e.ID)
 		return nil
 	}
+	if a.Retry > 0 && (e.AgentRunID != a.After || e.NextAttemptAt.IsZero()) {
+		// Reprocessed, or otherwise run again, since this retry was
+		// scheduled: that run is the e-mail's now.
+		p.log.Info("pipeline: a scheduled agent retry was superseded; nothing to do", "workspace", a.Workspace, "email", e.ID, "retry", a.Retry)
+		return nil
+	}
 	hit("agent.start")
 	ib, ag, reason, err := w.subjects(ctx, a.Workspace, e)
 	if err != nil {
@@ -71,7 +77,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	if msg != nil {
 		defer msg.Close()
 	}
-	secrets, err := p.userSecrets(ctx, a.Workspace)
+	secrets, policy, err := p.userSecrets(ctx, a.Workspace)
 	if err != nil {
 		return err
 	}
@@ -87,7 +93,8 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		}
 	}
 	started := p.now()
-	res, err := p.cfg.Agents.RunAgent(ctx, inbox.AgentInput{Workspace: ws, Inbox: ib, Agent: ag, Email: e, Message: msg, SecretNames: names, Previous: prev})
+	res, err := p.cfg.Agents.RunAgent(ctx, inbox.AgentInput{Workspace: ws, Inbox: ib, Agent: ag, Email: e, Message: msg, SecretNames: names,
+		Policy: inbox.RunPolicy(policy, ag), Previous: prev})
 	if err != nil {
 		if job.Attempt < job.MaxAttempts {
 			p.log.Warn("pipeline: the agent could not run; the job will be retried", "workspace", a.Workspace, "email", e.ID, "attempt", job.Attempt, "err", err)
@@ -102,6 +109,16 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		run.ReprocessOf = prev.ID
 	} else if a.Request != "" {
 		run.ReprocessOf = e.AgentRunID
+	}
+	run.Retry = a.Retry
+	var next *queue.AgentArgs
+	if run.Status == inbox.RunFailed && res.IsTransient() {
+		if a.Retry < len(p.agentSchedule) {
+			run.NextAttemptAt = p.now().Add(p.jittered(p.agentSchedule[a.Retry], e.ID, a.Retry+1)).UTC()
+			next = &queue.AgentArgs{Workspace: a.Workspace, EmailID: e.ID, Request: a.Request, Retry: a.Retry + 1, After: run.ID}
+		} else if len(p.agentSchedule) > 0 {
+			run.Error += fmt.Sprintf("; the e-mail was tried %d times on the retry schedule and is not tried again", a.Retry+1)
+		}
 	}
 	hasWorkflow := run.Status == inbox.RunSucceeded && answer.Workflow
 	if hasWorkflow {
@@ -121,6 +138,9 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 			return err
 		}
 		var events []inbox.SystemEvent
+		if next != nil {
+			return p.waitForRetry(ctx, tx, job, e, run, *next)
+		}
 		if hasWorkflow {
 			// The e-mail stays pending until its workflow has run.
 			e.AgentRunID, e.WorkflowRunID = run.ID, run.WorkflowRunID
@@ -153,6 +173,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		return fmt.Errorf("recording agent run %s of e-mail %s: %w", run.ID, e.ID, err)
 	}
 	hit("agent.committed")
+	p.observer().AgentRun(a.Workspace, run)
 	return nil
 }
 
@@ -255,4 +276,33 @@ func result(output json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return doc.Result
+}
+
+// waitForRetry records, in tx, a run that failed for a cause that may
+// pass: the e-mail stays pending, pointing at the run and saying when its
+// agent runs again; a system event says so; the retry's job is scheduled
+// then; and this job completes — all or nothing.
+func (p *Pipeline) waitForRetry(ctx context.Context, tx store.Tx, job *river.Job[queue.AgentArgs], e inbox.Email, run inbox.AgentRun, next queue.AgentArgs) error {
+	repo := p.repo.In(tx)
+	e.AgentRunID, e.WorkflowRunID = run.ID, ""
+	e.Status = inbox.EmailPending
+	e.NextAttemptAt = run.NextAttemptAt
+	e.StatusDetail = fmt.Sprintf("waiting: %s; the agent runs again at %s (attempt %d of %d)",
+		run.Cause, run.NextAttemptAt.Format(time.RFC3339), next.Retry+1, len(p.agentSchedule)+1)
+	if err := repo.Emails.Put(ctx, job.Args.Workspace, e); err != nil {
+		return err
+	}
+	ev, err := inbox.NewEvent(inbox.EventAgentRunRetryScheduled, inbox.ActorSystem, run.ID, map[string]any{
+		"agent_run_id": run.ID, "agent_id": run.AgentID, "email_id": e.ID, "inbox_id": e.InboxID,
+		"cause": run.Cause, "error": run.Error, "retry": next.Retry, "next_attempt_at": run.NextAttemptAt}, p.now())
+	if err != nil {
+		return err
+	}
+	if err := p.record(ctx, tx, job.Args.Workspace, ev); err != nil {
+		return err
+	}
+	if _, err := p.cfg.Queue.InsertTx(ctx, tx, next, &river.InsertOpts{ScheduledAt: run.NextAttemptAt}); err != nil {
+		return err
+	}
+	return queue.CompleteTx(ctx, tx, job)
 }

@@ -41,11 +41,9 @@ func benchLatency(b *testing.B, onPG bool) {
 	defer cancel()
 	recv := newReceiver(b)
 	var (
-		st      store.Store
-		q       *queue.Queue
-		raw     pipeline.RawMessages
-		keep    intake.RawStore
-		spooler intake.Spooler
+		st  store.Store
+		q   *queue.Queue
+		raw mailstore.Store
 	)
 	root := b.TempDir()
 	if onPG {
@@ -63,7 +61,7 @@ func benchLatency(b *testing.B, onPG bool) {
 		if q, err = queue.OpenPostgres(ctx, pst.PgxPool(), queue.Config{}); err != nil {
 			b.Fatal(err)
 		}
-		raw, keep, spooler = pipeline.LargeObjects{Objects: lo}, intake.LargeObjects{Objects: lo}, lo
+		raw = lo
 	} else {
 		lst, err := sqlite.Open(ctx, filepath.Join(root, "kobana.db"), store.Options{})
 		if err != nil {
@@ -78,7 +76,7 @@ func benchLatency(b *testing.B, onPG bool) {
 		if q, err = queue.OpenSQLite(ctx, lst.SQLDB(), queue.Config{}); err != nil {
 			b.Fatal(err)
 		}
-		raw, keep, spooler = pipeline.Files{Dir: dir}, intake.Files{Dir: dir}, dir
+		raw = dir
 	}
 	seedRecords(b, ctx, st, recv)
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
@@ -102,8 +100,8 @@ func benchLatency(b *testing.B, onPG bool) {
 		defer cancel()
 		q.Stop(stop)
 	}()
-	rec := &intake.StoreRecorder{Store: st, Raw: keep, Queue: q}
-	srv := intake.NewServer(intake.Config{Domain: "mx.kobana.test"}, intake.StoreDirectory{Records: st, Workspaces: st, Domain: mailDomain}, rec, spooler, &senderauth.Checker{Resolver: noDNS{}})
+	rec := &intake.StoreRecorder{Store: st, Raw: raw, Queue: q}
+	srv := intake.NewServer(intake.Config{Domain: "mx.kobana.test"}, intake.StoreDirectory{Records: st, Workspaces: st, Domain: mailDomain}, rec, raw, &senderauth.Checker{Resolver: noDNS{}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -6,9 +6,9 @@
 // Entry points:
 //
 //   - New registers the stages' workers and the periodic retention job on a
-//     queue, over a Config: the store, the raw messages (Files or
-//     LargeObjects over the storage the intake keeps them in, WithBlobs for
-//     messages kept in the store's blobs), the AgentRunner (the model client,
+//     queue, over a Config: the store, the raw messages (the
+//     mailstore.Store the intake keeps them in, with mailstore.WithBlobs
+//     for messages kept in the store's blobs), the AgentRunner (the model client,
 //     or a ScriptedAgent, which calls no model: the one place a model plugs
 //     in), the part index the intake stored (Index), and the executor's
 //     options (SSRF guard, network, timeouts), which webhook deliveries go

@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/kobana/workflow/examples"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
@@ -56,6 +54,7 @@ type env struct {
 	st    store.Store
 	dir   *mailstore.Dir          // SQLite only
 	lo    *mailstore.LargeObjects // PostgreSQL only
+	raw   mailstore.Store         // dir or lo
 	q     *queue.Queue
 	p     *pipeline.Pipeline
 	recv  *receiver
@@ -82,7 +81,6 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	t.Cleanup(cancel)
 	root := t.TempDir()
 	e := &env{t: t, ctx: ctx, root: root, agent: agent}
-	var raw pipeline.RawMessages
 	if opt.pg {
 		dsn, _ := pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
 		if opt.poolConns > 0 {
@@ -100,7 +98,7 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 		if e.q, err = queue.OpenPostgres(ctx, st.PgxPool(), queue.Config{PollInterval: 100 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
-		raw = pipeline.LargeObjects{Objects: e.lo}
+		e.raw = e.lo
 	} else {
 		st, err := sqlite.Open(ctx, filepath.Join(root, "kobana.db"), store.Options{})
 		if err != nil {
@@ -114,13 +112,13 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 		if e.q, err = queue.OpenSQLite(ctx, st.SQLDB(), queue.Config{PollInterval: 100 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
-		raw = pipeline.Files{Dir: e.dir}
+		e.raw = e.dir
 	}
 	recv := newReceiver(t)
 	e.recv = recv
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	cfg := pipeline.Config{
-		Store: e.st, Queue: e.q, Raw: raw, Agents: agent,
+		Store: e.st, Queue: e.q, Raw: e.raw, Agents: agent,
 		Index: func(ctx context.Context, ws, id string) (*eml.Index, error) {
 			e.indexed.Add(1)
 			return intake.LoadIndex(ctx, e.st, ws, id)
@@ -270,16 +268,13 @@ func (e *env) receiveIn(ws, ibx, raw string) inbox.Email {
 	if _, err := io.WriteString(sp, raw); err != nil {
 		e.t.Fatal(err)
 	}
-	if e.dir != nil {
-		if err := e.dir.Keep(e.ctx, sp, ws, m.ID); err != nil {
-			e.t.Fatal(err)
-		}
+	in := &mailstore.Incoming{Body: sp}
+	if _, err := e.raw.Prepare(e.ctx, in, ws, m.ID); err != nil {
+		e.t.Fatal(err)
 	}
 	err = e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		if e.lo != nil {
-			if err := e.lo.KeepTx(e.ctx, tx.(interface{ PgxTx() pgx.Tx }).PgxTx(), sp, ws, m.ID); err != nil {
-				return err
-			}
+		if err := e.raw.KeepTx(e.ctx, tx, in, ws, m.ID); err != nil {
+			return err
 		}
 		if err := e.repo().In(tx).Emails.Create(e.ctx, ws, m); err != nil {
 			return err
@@ -362,9 +357,11 @@ type scripted struct {
 	mu     sync.Mutex
 	output json.RawMessage
 	result inbox.AgentResult // when Status is set, answered instead of output
-	errs   int               // errors to return before answering
-	calls  int
-	inputs []inbox.AgentInput
+	// results are answered first, one per call, before result or output.
+	results []inbox.AgentResult
+	errs    int // errors to return before answering
+	calls   int
+	inputs  []inbox.AgentInput
 }
 
 func agentAnswering(doc string) *scripted { return &scripted{output: json.RawMessage(doc)} }
@@ -377,6 +374,11 @@ func (s *scripted) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Age
 	if s.errs > 0 {
 		s.errs--
 		return inbox.AgentResult{}, fmt.Errorf("the model provider is unreachable (scripted failure)")
+	}
+	if len(s.results) > 0 {
+		r := s.results[0]
+		s.results = s.results[1:]
+		return r, nil
 	}
 	if s.result.Status != "" {
 		return s.result, nil
@@ -570,11 +572,6 @@ func (e *env) age(id string, d time.Duration) {
 }
 
 // pipelineRaw is the env's raw-message storage.
-func pipelineRaw(e *env) pipeline.RawMessages {
-	if e.dir != nil {
-		return pipeline.Files{Dir: e.dir}
-	}
-	return pipeline.LargeObjects{Objects: e.lo}
-}
+func pipelineRaw(e *env) mailstore.Store { return e.raw }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -351,8 +351,7 @@ func TestStepsAndWebhooksGoThroughTheNetworkAndTheGuard(t *testing.T) {
 	for _, allowed := range []bool{true, false} {
 		var mu sync.Mutex
 		dials := 0
-		var e *env
-		e = newEnv(t, agentAnswering(invoiceWorkflow), options{cfg: func(c *pipeline.Config) {
+		e := newEnv(t, agentAnswering(invoiceWorkflow), options{cfg: func(c *pipeline.Config) {
 			var d net.Dialer
 			c.Executor.Network = guard.Network{Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				mu.Lock()

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/kobana/workflow/egress"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
@@ -30,8 +33,10 @@ type Config struct {
 	// workers on it and the retention job among its periodic jobs, so call
 	// New before Queue.Start.
 	Queue *queue.Queue
-	// Raw is where the raw messages are kept (Files or LargeObjects).
-	Raw RawMessages
+	// Raw is where the raw messages are kept (mailstore.Dir or
+	// mailstore.LargeObjects, the storage the intake keeps them in; with
+	// mailstore.WithBlobs for messages kept in the store's blobs).
+	Raw mailstore.Store
 	// Agents runs an inbox's agent on an e-mail: the model client, or a
 	// ScriptedAgent. It is the one place the model plugs in.
 	Agents inbox.AgentRunner
@@ -55,6 +60,15 @@ type Config struct {
 	// vary, so that deliveries failing together do not retry together;
 	// zero means DefaultWebhookJitter, a negative value none.
 	WebhookJitter float64
+	// AgentRetrySchedule is the delay before each new run of an e-mail's
+	// agent after a run that failed for a cause that may pass
+	// (inbox.AgentResult.IsTransient: the model unavailable, rate-limited,
+	// not answering in time, failing after the runner's own retries), the
+	// first entry after the first run, each varied like the webhook
+	// schedule by WebhookJitter; nil means DefaultAgentRetrySchedule, an
+	// empty schedule fails such an e-mail at once. Every run is recorded,
+	// and the e-mail stays pending with its next attempt's time.
+	AgentRetrySchedule []time.Duration
 	// RetentionEvery is how often raw messages past their workspace's
 	// retention are purged (default one hour; the first run is at start).
 	RetentionEvery time.Duration
@@ -69,6 +83,9 @@ type Config struct {
 	// Logger receives what an operator should know about (a stage that
 	// failed and will be retried, a run found interrupted); nil discards.
 	Logger *slog.Logger
+	// Observer, when set, hears of each run, delivery attempt and purge
+	// once recorded (logs, metrics).
+	Observer Observer
 }
 
 // Pipeline is the Inbox's processing stages working on a Queue.
@@ -81,6 +98,8 @@ type Pipeline struct {
 	schedule []time.Duration
 	// commits runs the stages' writes in shared transactions.
 	commits *committer
+	// agentSchedule is AgentRetrySchedule with its default.
+	agentSchedule []time.Duration
 }
 
 // New checks cfg and registers the stages' workers and, when the queue
@@ -105,6 +124,11 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("pipeline: Config.WebhookSchedule[%d] is %v; retry delays must be positive", i, d)
 		}
 	}
+	for i, d := range cfg.AgentRetrySchedule {
+		if d <= 0 {
+			return nil, fmt.Errorf("pipeline: Config.AgentRetrySchedule[%d] is %v; retry delays must be positive", i, d)
+		}
+	}
 	p := &Pipeline{cfg: cfg, repo: inbox.NewRepo(cfg.Store), log: cfg.Logger, commits: newCommitter(cfg.Store, cfg.Queue)}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -121,6 +145,10 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if len(p.schedule) > queue.WebhookMaxAttempts-1 {
 		p.schedule = p.schedule[:queue.WebhookMaxAttempts-1]
+	}
+	p.agentSchedule = cfg.AgentRetrySchedule
+	if p.agentSchedule == nil {
+		p.agentSchedule = DefaultAgentRetrySchedule
 	}
 	if p.cfg.WebhookJitter == 0 {
 		p.cfg.WebhookJitter = DefaultWebhookJitter
@@ -188,6 +216,9 @@ func stableID(prefix string, parts ...string) string {
 
 // agentRunID is the id of the agent run an AgentArgs job creates.
 func agentRunID(a queue.AgentArgs) string {
+	if a.Retry > 0 {
+		return stableID("arun", a.Workspace, a.EmailID, a.Request, "retry", strconv.Itoa(a.Retry))
+	}
 	return stableID("arun", a.Workspace, a.EmailID, a.Request)
 }
 
@@ -201,17 +232,15 @@ func resumeRunID(a queue.WorkflowArgs) string {
 	return stableID("wrun", a.Workspace, a.AgentRunID, a.ResumeOf, a.Request)
 }
 
-// userSecrets returns the workspace's secrets a workflow may use: not the
-// platform's own (webhook signing secrets).
-func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]string, error) {
-	secrets, err := p.cfg.Store.RevealSecrets(ctx, ws)
+// userSecrets returns the workspace's secrets a workflow may use — not the
+// platform's own (webhook signing secrets) — and where they may go
+// (inbox.SecretsPolicy: each secret's destinations, a URL secret bound to
+// its host).
+func (p *Pipeline) userSecrets(ctx context.Context, ws string) (map[string]string, *egress.Policy, error) {
+	all, err := p.cfg.Store.RevealSecrets(ctx, ws)
 	if err != nil {
-		return nil, fmt.Errorf("reading the secrets of workspace %s: %w", ws, err)
+		return nil, nil, fmt.Errorf("reading the secrets of workspace %s: %w", ws, err)
 	}
-	for name := range secrets {
-		if !inbox.IsUserSecret(name) {
-			delete(secrets, name)
-		}
-	}
-	return secrets, nil
+	user, policy := inbox.SecretsPolicy(all)
+	return user, policy, nil
 }

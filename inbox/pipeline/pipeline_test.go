@@ -548,7 +548,7 @@ func TestScriptedAgentAnswersWithItsDocumentAndSaysWhatItIs(t *testing.T) {
 
 func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	e := newEnv(t, agentAnswering(`{"result": {}}`), options{})
-	good := pipeline.Config{Store: e.st, Queue: e.q, Raw: pipeline.Files{Dir: e.dir}, Agents: e.agent}
+	good := pipeline.Config{Store: e.st, Queue: e.q, Raw: e.dir, Agents: e.agent}
 	for name, change := range map[string]func(*pipeline.Config){
 		"no store":        func(c *pipeline.Config) { c.Store = nil },
 		"no queue":        func(c *pipeline.Config) { c.Queue = nil },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/queue"
@@ -116,6 +117,7 @@ func (r reprocessor) Reprocess(ctx context.Context, req inbox.ReprocessRequest) 
 			payload["mode"], payload["resume_of"] = inbox.ReprocessResume, resume.ID
 		}
 		e.Status, e.StatusDetail = inbox.EmailPending, ""
+		e.NextAttemptAt = time.Time{} // a scheduled retry gives way to this run
 		if err := repo.Emails.Put(ctx, req.Workspace, e); err != nil {
 			return err
 		}

@@ -112,12 +112,10 @@ func runServer(cfg serverConfig) error {
 		qcfg.Workers = map[string]int{}
 	}
 	var (
-		st      store.Store
-		q       *queue.Queue
-		raw     pipeline.RawMessages
-		keep    intake.RawStore
-		spooler intake.Spooler
-		err     error
+		st  store.Store
+		q   *queue.Queue
+		raw mailstore.Store
+		err error
 	)
 	if cfg.Postgres {
 		if cfg.PoolConns > 0 {
@@ -135,7 +133,7 @@ func runServer(cfg serverConfig) error {
 		if q, err = queue.OpenPostgres(ctx, pst.PgxPool(), qcfg); err != nil {
 			return err
 		}
-		raw, keep, spooler = pipeline.LargeObjects{Objects: lo}, intake.LargeObjects{Objects: lo}, lo
+		raw = lo
 	} else {
 		lst, err := sqlite.Open(ctx, cfg.DB, store.Options{})
 		if err != nil {
@@ -149,7 +147,7 @@ func runServer(cfg serverConfig) error {
 		if q, err = queue.OpenSQLite(ctx, lst.SQLDB(), qcfg); err != nil {
 			return err
 		}
-		raw, keep, spooler = pipeline.Files{Dir: dir}, intake.Files{Dir: dir}, dir
+		raw = dir
 	}
 	defer st.Close()
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
@@ -169,9 +167,9 @@ func runServer(cfg serverConfig) error {
 			return err
 		}
 	}
-	rec := &intake.StoreRecorder{Store: st, Raw: keep, Queue: q, Logger: logger, Events: p.Notify}
+	rec := &intake.StoreRecorder{Store: st, Raw: raw, Queue: q, Logger: logger, Events: p.Notify}
 	dir := intake.StoreDirectory{Records: st, Workspaces: st, Domain: mailDomain}
-	smtp := intake.NewServer(intake.Config{Domain: "mx.kobana.test", Logger: logger}, dir, rec, spooler, &senderauth.Checker{Resolver: noDNS{}})
+	smtp := intake.NewServer(intake.Config{Domain: "mx.kobana.test", Logger: logger}, dir, rec, raw, &senderauth.Checker{Resolver: noDNS{}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -102,13 +102,28 @@ func (p *Pipeline) retryDelay(delivery string, n int) time.Duration {
 	if i < 0 {
 		return time.Minute
 	}
-	d := p.schedule[i]
+	return p.jittered(p.schedule[i], delivery, n)
+}
+
+// jittered is d varied by up to WebhookJitter, by an amount fixed by key
+// and n, so that what failed together is not retried together and the
+// time announced is the time it runs.
+func (p *Pipeline) jittered(d time.Duration, key string, n int) time.Duration {
 	if j := p.cfg.WebhookJitter; j > 0 {
-		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", delivery, n))
+		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", key, n))
 		u := float64(binary.BigEndian.Uint64(h[:8])>>11) / (1 << 53) // [0, 1)
 		d = time.Duration(float64(d) * (1 + j*(2*u-1)))
 	}
 	return d
+}
+
+// DefaultAgentRetrySchedule is the delay before each new run of an
+// e-mail's agent after one that failed for a cause that may pass: eight
+// more runs over about 16 hours (15 h 51 min before jitter), minutes apart
+// for a blip, hours apart for an outage or a quota that resets.
+var DefaultAgentRetrySchedule = []time.Duration{
+	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour,
 }
 
 // maxAttempts is how many attempts a delivery gets.
@@ -158,21 +173,35 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("reading the signing secret of webhook %s: %w", wh.ID, err)
 	}
-	secret, ok := secrets[inbox.WebhookSecretName(wh.ID)]
+	signing, ok := wh.SigningSecrets(secrets, p.now())
 	if !ok {
 		return w.giveUp(ctx, job, d, "the webhook "+wh.ID+" has no signing secret; rotate it (webhooks_rotate_secret), then replay the delivery")
 	}
+	// One attempt at a time: a person's replay of this delivery may be
+	// under way.
+	release, err := inbox.ClaimDelivery(ctx, p.cfg.Store, a.Workspace, d.ID, p.now())
+	if errors.Is(err, inbox.ErrDeliveryBusy) {
+		return river.JobSnooze(inbox.DeliveryTimeout)
+	}
+	if err != nil {
+		return err
+	}
+	defer release(ctx)
+	if d, err = p.repo.Deliveries.Get(ctx, a.Workspace, a.DeliveryID); err != nil {
+		return err // read again under the claim: a replay may have delivered it
+	}
+	if d.Status == inbox.DeliveryDelivered {
+		return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error { return queue.CompleteTx(ctx, tx, job) })
+	}
 	attempt := d
 	attempt.AttemptedAt = p.now()
-	if err := inbox.Send(ctx, p.webhooks, wh.URL, secret, a.Workspace, &attempt); err != nil {
+	attempt.ReplayOf = ""
+	if err := inbox.Send(ctx, p.webhooks, wh.URL, signing, a.Workspace, &attempt); err != nil {
 		return w.giveUp(ctx, job, d, err.Error())
 	}
 	hit("webhook.sent")
-	n := len(d.Attempts) + 1
-	d.Attempts = append(d.Attempts, inbox.DeliveryAttempt{Attempt: n, AttemptedAt: attempt.AttemptedAt, Status: attempt.Status,
-		HTTPStatus: attempt.HTTPStatus, Error: attempt.Error, ResponseBody: attempt.ResponseBody, DurationMS: attempt.DurationMS})
-	d.Status, d.HTTPStatus, d.Error, d.ResponseBody, d.DurationMS, d.AttemptedAt =
-		attempt.Status, attempt.HTTPStatus, attempt.Error, attempt.ResponseBody, attempt.DurationMS, attempt.AttemptedAt
+	d.Record(attempt, "")
+	n := len(d.Attempts)
 	d.NextAttemptAt = time.Time{}
 	var retry *errRetry
 	if d.Status != inbox.DeliveryDelivered && job.Attempt < p.maxAttempts() {
@@ -196,6 +225,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("recording attempt %d of delivery %s: %w", n, d.ID, err)
 	}
+	p.observer().DeliveryAttempt(a.Workspace, d, d.Attempts[len(d.Attempts)-1])
 	if retry != nil {
 		return retry
 	}

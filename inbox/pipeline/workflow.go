@@ -92,7 +92,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	if err != nil {
 		return err
 	}
-	secrets, err := p.userSecrets(ctx, a.Workspace)
+	secrets, policy, err := p.userSecrets(ctx, a.Workspace)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
 	journal.held = func(ctx context.Context, tx store.Tx) error { return queue.HeldTx(ctx, tx, job) }
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
-		Journal: journal, Resume: resume}
+		Journal: journal, Resume: resume, Policy: inbox.RunPolicy(policy, rc.Agent)}
 	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
 	if journal.conflict {
 		// Another worker started this run (a job rescued while its first
@@ -219,25 +219,13 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 			return nil, fmt.Errorf("%w: the raw message of e-mail %s was purged by retention%s, so its attachments can no longer be read", eml.ErrUnreadable, e.ID, when)
 		}
 	}
-	if index != nil {
-		return func() (resolve.Attachments, error) {
-			m, err := eml.NewIndexed(msg, msg.Size(), index)
-			if errors.Is(err, eml.ErrBadIndex) {
-				// The index does not describe the stored bytes: read them.
-				m, err = eml.New(msg, msg.Size())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
-			}
-			return m, nil
-		}
-	}
+	open := resolve.EMLIndexed(msg, msg.Size(), index)
 	return func() (resolve.Attachments, error) {
-		m, err := eml.New(msg, msg.Size())
+		a, err := open()
 		if err != nil {
 			return nil, fmt.Errorf("reading e-mail %s: %w", e.ID, err)
 		}
-		return m, nil
+		return a, nil
 	}
 }
 
@@ -246,7 +234,7 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 // status, the events and their deliveries, and the job's completion.
 func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	p, ws := w.p, job.Args.Workspace
-	return p.commit(ctx, func(tx store.Tx) error {
+	err := p.commit(ctx, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		if err := repo.WorkflowRuns.Put(ctx, ws, wr); err != nil {
 			return err
@@ -299,6 +287,10 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 		}
 		return queue.CompleteTx(ctx, tx, job)
 	})
+	if err == nil {
+		p.observer().WorkflowRun(ws, wr)
+	}
+	return err
 }
 
 // interrupt records a run its earlier attempt left running: the step that

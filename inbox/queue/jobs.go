@@ -33,6 +33,13 @@ type AgentArgs struct {
 	// Request is "" for the run the intake asks for, the reprocess request's
 	// id otherwise.
 	Request string `json:"request,omitempty" river:"unique"`
+	// Retry, from 1, is which retry of the e-mail's agent run this is: its
+	// run before failed for a cause that may pass (the pipeline's retry
+	// schedule); 0 for a first run.
+	Retry int `json:"retry,omitempty" river:"unique"`
+	// After is the agent run whose failure scheduled this retry: the
+	// retry runs only if it is still the e-mail's latest run.
+	After string `json:"after,omitempty"`
 }
 
 // Kind implements river.JobArgs.

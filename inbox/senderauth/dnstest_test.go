@@ -16,12 +16,13 @@ type zone struct {
 	mu   sync.Mutex
 	txt  map[string][]string
 	a    map[string][]net.IP
+	fail map[string]bool // names answered SERVFAIL (ServFail)
 	addr string
 }
 
 func newZone(t *testing.T) *zone {
 	t.Helper()
-	z := &zone{txt: map[string][]string{}, a: map[string][]net.IP{}}
+	z := &zone{txt: map[string][]string{}, a: map[string][]net.IP{}, fail: map[string]bool{}}
 	pc, ln := listenPair(t)
 	z.addr = pc.LocalAddr().String()
 	udp := &dns.Server{PacketConn: pc, Handler: z}
@@ -60,6 +61,13 @@ func (z *zone) TXT(name string, values ...string) {
 	z.txt[dns.Fqdn(strings.ToLower(name))] = append(z.txt[dns.Fqdn(strings.ToLower(name))], values...)
 }
 
+// ServFail makes the server fail every query for name.
+func (z *zone) ServFail(name string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.fail[dns.Fqdn(strings.ToLower(name))] = true
+}
+
 func (z *zone) A(name string, ip string) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -78,7 +86,10 @@ func (z *zone) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true
-	if strings.Contains(name, "servfail.") {
+	z.mu.Lock()
+	failing := z.fail[name]
+	z.mu.Unlock()
+	if failing || strings.Contains(name, "servfail.") {
 		m.Rcode = dns.RcodeServerFailure
 		w.WriteMsg(m)
 		return

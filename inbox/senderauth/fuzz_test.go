@@ -50,5 +50,20 @@ func FuzzCheck(f *testing.F) {
 		if res.SPF.Result == senderauth.Pass {
 			t.Fatalf("SPF pass with no records: %+v", res.SPF)
 		}
+		// The results' header field is one field whatever the message
+		// held: every line but the first is a continuation, no bare CR or
+		// LF, nothing but printable ASCII.
+		field := res.AuthenticationResults("mx.kobana.test", "\r\n")
+		lines := strings.Split(strings.TrimSuffix(field, "\r\n"), "\r\n")
+		for i, l := range lines {
+			if i > 0 && !strings.HasPrefix(l, "\t") {
+				t.Fatalf("line %d of %q is not a continuation", i, field)
+			}
+			for _, c := range []byte(l) {
+				if c != '\t' && (c < 0x20 || c > 0x7e) {
+					t.Fatalf("byte %#x in %q", c, field)
+				}
+			}
+		}
 	})
 }

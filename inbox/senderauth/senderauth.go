@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -59,6 +60,18 @@ type Checker struct {
 	LookupTimeout time.Duration
 	// MaxSignatures caps the DKIM signatures verified per message (default 5).
 	MaxSignatures int
+	// TrustedRelays are the networks of the gateways that hand this server
+	// mail they received themselves (a Postfix in front of it). For mail
+	// from them, SPF is judged for the client the relay's Received field
+	// names (the first hop outside these networks), not for the relay; from
+	// anyone else those fields mean nothing.
+	TrustedRelays []netip.Prefix
+	// TrustedAuthservIDs are the authserv-ids (RFC 8601) whose
+	// Authentication-Results a trusted relay adds: for mail from a trusted
+	// relay, the SPF result in such a field, added above the relay's
+	// Received field, is taken instead of checking SPF again. DKIM is always
+	// verified here, and DMARC evaluated here.
+	TrustedAuthservIDs []string
 }
 
 // Input is one received message and how it arrived.
@@ -80,7 +93,25 @@ type SPFResult struct {
 	// Domain is the domain checked: the MAIL FROM domain, or the HELO name
 	// for a bounce.
 	Domain string `json:"domain,omitempty"`
-	Error  string `json:"error,omitempty"`
+	// Helo says Domain is the HELO name (checked for a bounce).
+	Helo  bool   `json:"helo,omitempty"`
+	Error string `json:"error,omitempty"`
+	// By is the authserv-id of the trusted relay whose
+	// Authentication-Results reported this result; "" when it was checked
+	// here.
+	By string `json:"by,omitempty"`
+}
+
+// Client is the SMTP client the checks judged.
+type Client struct {
+	// IP and Helo are the client's address and HELO name: the connecting
+	// client's, or, when that is a trusted relay, those of the first client
+	// outside the trusted networks its Received fields name.
+	IP   net.IP `json:"ip,omitempty"`
+	Helo string `json:"helo,omitempty"`
+	// Relay is the trusted relay's address when the client came through
+	// one.
+	Relay net.IP `json:"relay,omitempty"`
 }
 
 // DKIMResult is the verification of one DKIM signature.
@@ -117,9 +148,11 @@ type DMARCResult struct {
 
 // Result is everything the checks found about one message.
 type Result struct {
-	SPF   SPFResult    `json:"spf"`
-	DKIM  []DKIMResult `json:"dkim"`
-	DMARC DMARCResult  `json:"dmarc"`
+	// Client is the SMTP client judged (SPF).
+	Client Client       `json:"client"`
+	SPF    SPFResult    `json:"spf"`
+	DKIM   []DKIMResult `json:"dkim"`
+	DMARC  DMARCResult  `json:"dmarc"`
 	// From is the From: address as written ("" when the header is missing,
 	// unreadable or names more than one address).
 	From string `json:"from,omitempty"`
@@ -142,17 +175,41 @@ const (
 	Unknown
 )
 
-// Trust classifies the result.
+// Trust classifies the result. A DNS failure makes it Unknown only where
+// the answer could have authenticated the sender: an SPF check of a domain
+// aligned with the From: domain, a DKIM signature of one (a signature of
+// another domain cannot make DMARC pass, whatever its key), or the DMARC
+// record whose alignment mode decides an aligned pass under relaxed
+// alignment. Anything else is Unauthenticated: a forger cannot make a
+// message wait for DNS.
 func (r Result) Trust() Trust {
 	if r.Authenticated != "" {
 		return Authenticated
 	}
-	if r.SPF.Result == TempError || r.DMARC.Result == TempError {
+	from := ""
+	if at := strings.LastIndexByte(r.From, '@'); at > 0 {
+		from = strings.ToLower(strings.TrimSuffix(r.From[at+1:], "."))
+	}
+	if from == "" {
+		return Unauthenticated
+	}
+	could := func(domain string) bool { return domain == "" || aligned(domain, from, dmarc.AlignmentRelaxed) }
+	if r.SPF.Result == TempError && could(r.SPF.Domain) {
 		return Unknown
 	}
 	for _, d := range r.DKIM {
-		if d.Result == TempError {
+		if d.Result == TempError && could(d.Domain) {
 			return Unknown
+		}
+	}
+	if r.DMARC.Result == TempError {
+		if r.SPF.Result == Pass && aligned(r.SPF.Domain, from, dmarc.AlignmentRelaxed) {
+			return Unknown
+		}
+		for _, d := range r.DKIM {
+			if d.Result == Pass && aligned(d.Domain, from, dmarc.AlignmentRelaxed) {
+				return Unknown
+			}
 		}
 	}
 	return Unauthenticated
@@ -171,12 +228,33 @@ func (c *Checker) Check(ctx context.Context, in Input) (Result, error) {
 	if at := strings.LastIndexByte(res.From, '@'); at > 0 {
 		fromDomain = strings.ToLower(strings.TrimSuffix(res.From[at+1:], "."))
 	}
-	res.SPF = c.spf(ctx, in)
+	res.Client = Client{IP: in.RemoteIP, Helo: in.Helo}
+	var reported *SPFResult
+	if c.trusted(in.RemoteIP) {
+		res.Client, reported = c.throughRelay(hdr, in)
+	}
+	if reported != nil {
+		res.SPF = *reported
+	} else {
+		res.SPF = c.spf(ctx, res.Client.IP, res.Client.Helo, in.MailFrom)
+	}
 	res.DKIM = c.dkim(ctx, in.Message())
 	addSelectors(res.DKIM, hdr)
 	res.DMARC = c.dmarc(ctx, fromDomain, res.SPF, res.DKIM)
 	if fromDomain != "" && (res.DMARC.SPFAligned || res.DMARC.DKIMAligned) {
 		res.Authenticated = res.From
+	}
+	// With a strict alignment mode the DMARC record could not be read under,
+	// a pass of the From: domain itself is aligned all the same.
+	if res.DMARC.Result == TempError && fromDomain != "" {
+		if res.SPF.Result == Pass && strings.EqualFold(res.SPF.Domain, fromDomain) {
+			res.Authenticated = res.From
+		}
+		for _, d := range res.DKIM {
+			if d.Result == Pass && strings.EqualFold(d.Domain, fromDomain) {
+				res.Authenticated = res.From
+			}
+		}
 	}
 	return res, nil
 }
@@ -255,23 +333,24 @@ func (c *Checker) lookupTXT(ctx context.Context) func(string) ([]string, error) 
 	}
 }
 
-func (c *Checker) spf(ctx context.Context, in Input) SPFResult {
+func (c *Checker) spf(ctx context.Context, ip net.IP, helo, mailFrom string) SPFResult {
+	out := SPFResult{}
 	domain := ""
-	if at := strings.LastIndexByte(in.MailFrom, '@'); at >= 0 {
-		domain = in.MailFrom[at+1:]
+	if at := strings.LastIndexByte(mailFrom, '@'); at >= 0 {
+		domain = mailFrom[at+1:]
 	} else {
-		domain = in.Helo
+		domain, out.Helo = helo, true
 	}
-	out := SPFResult{Domain: strings.ToLower(domain)}
-	if in.RemoteIP == nil || domain == "" {
+	out.Domain = strings.ToLower(domain)
+	if ip == nil || domain == "" {
 		out.Result = None
 		return out
 	}
-	sender := in.MailFrom
+	sender := mailFrom
 	if sender == "" {
-		sender = "postmaster@" + in.Helo
+		sender = "postmaster@" + helo
 	}
-	r, err := spf.CheckHostWithSender(in.RemoteIP, in.Helo, sender,
+	r, err := spf.CheckHostWithSender(ip, helo, sender,
 		spf.WithResolver(timeoutResolver{c.resolver(), c.timeout()}), spf.WithContext(ctx))
 	out.Result = string(r)
 	if err != nil && r != spf.Pass && r != spf.Fail && r != spf.SoftFail && r != spf.Neutral {

@@ -183,17 +183,51 @@ func TestDNSTimeoutIsTemperror(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the checks took %v with a 300ms lookup timeout", d)
 	}
-	// A failing DNS server (SERVFAIL) is as temporary as a silent one.
+	// A failing DNS server (SERVFAIL) is as temporary as a silent one; with
+	// no aligned pass to weigh, no answer could authenticate the sender.
 	res = check(t, z, "127.0.0.1", "mx", "", mail("a@servfail.test", "Hello"))
-	if res.DMARC.Result != senderauth.TempError || res.Trust() != senderauth.Unknown {
-		t.Errorf("servfail: dmarc = %+v trust=%v, want temperror, unknown", res.DMARC, res.Trust())
+	if res.DMARC.Result != senderauth.TempError || res.Trust() != senderauth.Unauthenticated {
+		t.Errorf("servfail: dmarc = %+v trust=%v, want temperror, unauthenticated", res.DMARC, res.Trust())
 	}
-	// A DKIM key that cannot be fetched is a DKIM temperror.
+	// With a pass of a subdomain, relaxed alignment (the default) would
+	// authenticate and strict would not: the DMARC record decides.
+	z.ServFail("_dmarc.flaky.test")
+	sub := publish(t, z, "mail.flaky.test", "k1")
+	res = check(t, z, "127.0.0.1", "mx", "", sub.sign(t, mail("a@flaky.test", "Hello")))
+	if res.DMARC.Result != senderauth.TempError || dkimResults(res) != "mail.flaky.test=pass" || res.Trust() != senderauth.Unknown {
+		t.Errorf("DMARC unreadable, a subdomain's pass: dmarc = %+v dkim=%s trust=%v, want temperror, pass, unknown", res.DMARC, dkimResults(res), res.Trust())
+	}
+	// A pass of the From: domain itself is aligned under either mode.
+	same := publish(t, z, "flaky.test", "k1")
+	res = check(t, z, "127.0.0.1", "mx", "", same.sign(t, mail("a@flaky.test", "Hello")))
+	if res.DMARC.Result != senderauth.TempError || res.Trust() != senderauth.Authenticated || res.Authenticated != "a@flaky.test" {
+		t.Errorf("DMARC unreadable, the From domain's own pass: dmarc = %+v trust=%v, want temperror, authenticated", res.DMARC, res.Trust())
+	}
+	// A DKIM key that cannot be fetched is a DKIM temperror; it matters when
+	// the signature is the From: domain's.
 	s := signer{domain: "timeout.test", selector: "k1"}
 	_, s.key, _ = ed25519.GenerateKey(rand.Reader)
-	res = check(t, z, "127.0.0.1", "mx", "", s.sign(t, mail("a@example.com", "Hello")))
+	res = check(t, z, "127.0.0.1", "mx", "", s.sign(t, mail("a@timeout.test", "Hello")))
+	if len(res.DKIM) != 1 || res.DKIM[0].Result != senderauth.TempError || res.Trust() != senderauth.Unknown {
+		t.Errorf("dkim = %+v trust=%v, want one temperror, unknown", res.DKIM, res.Trust())
+	}
+}
+
+// A DNS timeout on the key of a signature that is not aligned with From:
+// cannot change DMARC's outcome: a forgery signed by a domain whose key
+// server does not answer is refused (before: Unknown, answered 451 with
+// nothing recorded, the forger holding the connection for the timeout).
+func TestUnalignedDKIMTimeoutCannotDelayAForgery(t *testing.T) {
+	z := newZone(t)
+	z.TXT("_dmarc.bank.test", "v=DMARC1; p=reject")
+	s := signer{domain: "key.timeout.test", selector: "k1"}
+	_, s.key, _ = ed25519.GenerateKey(rand.Reader)
+	res := check(t, z, "127.0.0.1", "mx.attacker.test", "", s.sign(t, mail("CEO <ceo@bank.test>", "Pay now")))
 	if len(res.DKIM) != 1 || res.DKIM[0].Result != senderauth.TempError {
-		t.Errorf("dkim = %+v, want one temperror", res.DKIM)
+		t.Fatalf("dkim = %+v, want the unaligned signature's temperror", res.DKIM)
+	}
+	if res.DMARC.Result != senderauth.Fail || res.Trust() != senderauth.Unauthenticated {
+		t.Fatalf("dmarc = %+v trust = %v, want fail and unauthenticated", res.DMARC, res.Trust())
 	}
 }
 

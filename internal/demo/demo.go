@@ -5,7 +5,7 @@
 //
 // Entry points: Identity creates the organization once; Tokens mints the
 // demo people's tokens. Each product seeds its own records on top (package
-// inbox's Seed, package billing's SeedDemo).
+// inboxdemo's Seed, package billing's SeedDemo).
 package demo
 
 import (

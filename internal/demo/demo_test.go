@@ -11,6 +11,7 @@ import (
 )
 
 func TestIdentityOnceTokensEachTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.db"), store.Options{})
 	if err != nil {

@@ -35,6 +35,7 @@ func (r *recorder) check(path string, got []byte) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "out.txt")
 	r := &recorder{TB: t}
 	r.check(path, []byte("a\nb\n"))

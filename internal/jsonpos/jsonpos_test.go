@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	docs := []string{
 		`{"a":1,"b":[true,false,null,"x\"y\u00e9\ud83d\ude00"],"c":{"d":-1.5e+3}}`,
 		` [ ] `, `"s"`, `0`, `{"":{}}`, "[\"\\/\\b\\f\\n\\r\\t\"]",
@@ -62,6 +63,7 @@ func toAny(t *testing.T, v *Value) any {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		doc   string
 		code  string
@@ -90,6 +92,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestDuplicateKeysManyMembers(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("{")
 	for i := 0; i < 20; i++ {
@@ -103,6 +106,7 @@ func TestDuplicateKeysManyMembers(t *testing.T) {
 }
 
 func TestSourceOffset(t *testing.T) {
+	t.Parallel()
 	doc := []byte(`{"k": "a\"b\u00e9c\nd\ud83d\ude00e"}`)
 	root, _, _ := Parse(doc)
 	v := root.Get("k")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestAppend(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain":            "plain",
 		"q\"b\\":           `q\"b\\`,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMatches(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		path     string
 		prefixes []string
@@ -33,6 +34,7 @@ func TestMatches(t *testing.T) {
 // TestCheck runs the helper on this package, which links the standard
 // library only.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	Check(t, ".", "leandeps", Rules{Banned: append(Databases, MCP...), Allowed: []string{"internal/leandeps"}})
 }
 
@@ -49,6 +51,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 // TestCheckReports: a banned package and a module package outside Allowed
 // are each reported.
 func TestCheckReports(t *testing.T) {
+	t.Parallel()
 	r := &recorder{TB: t}
 	Check(r, ".", "leandeps", Rules{Banned: []string{"os/exec"}})
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "leandeps depends on os/exec") {

@@ -1,6 +1,7 @@
 // Package sendurl turns the text of a step's URL, after its placeholders are
 // substituted, into the URL that is actually sent, the way browsers do, and
-// into the text the run record shows for it (SPEC Part 1.1, "(audit)").
+// into the text the run record shows for it (docs/language.md, "The URL that
+// is sent", says the same for users).
 //
 // Build is the entry point. It
 //

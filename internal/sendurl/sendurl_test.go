@@ -7,6 +7,7 @@ import (
 )
 
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		pieces   []Piece
@@ -59,6 +60,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildRefuses(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"https://a.example/\tx", "https://a.example/x\x7f", "https://a.example/\x00", "https://a.example/a\nb"} {
 		_, _, err := Build(in, nil)
 		var ce *ControlError
@@ -74,6 +76,7 @@ func TestBuildRefuses(t *testing.T) {
 }
 
 func TestHostSpan(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		host string

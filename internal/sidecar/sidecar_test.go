@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseResponses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in      string
 		indices []int

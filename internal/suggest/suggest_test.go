@@ -3,6 +3,7 @@ package suggest
 import "testing"
 
 func TestClosest(t *testing.T) {
+	t.Parallel()
 	fields := []string{"type", "url", "method", "headers", "body", "form", "expected_status", "label"}
 	for _, tc := range []struct{ word, want string }{
 		{"expected-status", "expected_status"},
@@ -27,6 +28,7 @@ func TestClosest(t *testing.T) {
 }
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want int

@@ -1,6 +1,6 @@
 // Package syncbuf is a buffer that goroutines may write to while another
-// reads what was written: the output or log of a server a test runs and
-// reads meanwhile. Buffer is the entry point.
+// reads what was written: the output or log of a server a test (or `kobana
+// demo`) runs and reads meanwhile. Buffer is the entry point.
 package syncbuf
 
 import (

@@ -9,6 +9,7 @@ import (
 // TestConcurrentWrites: what goroutines write at once is all there, each
 // write whole (run with -race to see the lock at work).
 func TestConcurrentWrites(t *testing.T) {
+	t.Parallel()
 	var b Buffer
 	var wg sync.WaitGroup
 	for range 8 {

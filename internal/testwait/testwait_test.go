@@ -7,6 +7,7 @@ import (
 )
 
 func TestUntilReturnsOnceFSucceeds(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	err := Until(time.Minute, func() error {
 		calls++
@@ -21,6 +22,7 @@ func TestUntilReturnsOnceFSucceeds(t *testing.T) {
 }
 
 func TestUntilReportsTheLastErrorAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	last := errors.New("last")
 	calls := 0
 	err := Until(0, func() error {

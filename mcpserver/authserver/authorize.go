@@ -307,16 +307,22 @@ func (s *Server) scopeLines(requested []string, role store.Role) []scopeLine {
 	return out
 }
 
+// pageMessage is an error whose text the sign-in page shows as written: a
+// sentence for the person, not a message for a log.
+type pageMessage string
+
+func (m pageMessage) Error() string { return string(m) }
+
 // fillPerson puts who is signed in on the page: name, e-mail, workspace
-// and role, and the scopes they can grant.
+// and role, and the scopes they can grant; its error is a pageMessage.
 func (s *Server) fillPerson(ctx context.Context, who signedIn, data *pageData, ar fosite.AuthorizeRequester) error {
 	p, err := s.store.GetPerson(ctx, who.Person)
 	if err != nil {
-		return errors.New("You are no longer known here; sign in again.")
+		return pageMessage("You are no longer known here; sign in again.")
 	}
 	ms, err := s.store.Memberships(ctx, who.Person)
 	if err != nil {
-		return errors.New("Your workspaces cannot be read right now; try again.")
+		return pageMessage("Your workspaces cannot be read right now; try again.")
 	}
 	for _, m := range ms {
 		if m.Workspace == who.Workspace {
@@ -325,7 +331,7 @@ func (s *Server) fillPerson(ctx context.Context, who signedIn, data *pageData, a
 			return nil
 		}
 	}
-	return errors.New("You are no longer a member of that workspace; sign in again.")
+	return pageMessage("You are no longer a member of that workspace; sign in again.")
 }
 
 // allow grants the request: the code goes to the client's redirect URI,

@@ -30,6 +30,7 @@ func promptRef(name string) *mcp.CompleteReference {
 }
 
 func TestCompletions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, era := range eras {
 		cs := e.Connect("viewer", era, nil)
@@ -85,6 +86,7 @@ func TestCompletions(t *testing.T) {
 // The DANFE and XML templates suggest only NF-e whose document exists
 // (authorized or cancelled), and every suggestion reads.
 func TestNFeDocumentCompletionSuggestsOnlyDocuments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	recs, err := e.st.ListRecords(context.Background(), demo.Organization, billing.KindNFe, store.Query{Limit: 1000})
 	if err != nil {

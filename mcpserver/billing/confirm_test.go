@@ -18,6 +18,7 @@ import (
 
 // On 2026-07-28 with form support: a question first, one run on yes.
 func TestConfirmOnModernFormClient(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1006", "reason": "acordo comercial"}
 	r := e.RawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)
@@ -54,6 +55,7 @@ func TestConfirmOnModernFormClient(t *testing.T) {
 }
 
 func TestDeclineAnswersUSER_DECLINED(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1002", "reason": "cliente desistiu"}
 	for _, answer := range []map[string]any{
@@ -75,6 +77,7 @@ func TestDeclineAnswersUSER_DECLINED(t *testing.T) {
 // The confirmation is bound: another invoice, tool or person, an expired
 // or a forged state only asks again.
 func TestConfirmationIsBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1006"}
 	state := e.RawCall("owner", "billing_invoices_cancel", args, formCaps, "", nil)["requestState"].(string)
@@ -122,6 +125,7 @@ func TestConfirmationIsBound(t *testing.T) {
 // Era 2025, or 2026 without form support: Billing runs destructive tools
 // directly (the client confirms on its side).
 func TestLegacyClientsRunDirectly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	asked := 0
 	count := func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) { asked++; return accept(nil) }
@@ -147,6 +151,7 @@ func TestLegacyClientsRunDirectly(t *testing.T) {
 
 // Non-destructive writes never ask, and every destructive tool asks.
 func TestWhatIsConfirmed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.RawCall("owner", "billing_invoices_send_reminder", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
 	if inputRequired(r) || r["isError"] == true {
@@ -170,6 +175,7 @@ func TestWhatIsConfirmed(t *testing.T) {
 
 // One confirmed refund sent twenty times at once refunds once.
 func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	args := map[string]any{"id": "inv_1008", "reason": "licença devolvida"}
 	state := e.RawCall("owner", "billing_invoices_refund", args, formCaps, "", nil)["requestState"].(string)
@@ -184,6 +190,7 @@ func TestConfirmedRefundRunsOnceUnderConcurrency(t *testing.T) {
 
 // Billing works per organization, and its question says so.
 func TestQuestionNamesTheOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.RawCall("owner", "billing_invoices_cancel", map[string]any{"id": "inv_1006"}, formCaps, "", nil)
 	b, _ := json.Marshal(r["inputRequests"])
@@ -196,6 +203,7 @@ func TestQuestionNamesTheOrganization(t *testing.T) {
 // one whose state refuses the action — answers at once: nobody confirms a
 // call only to be told it could never have run.
 func TestRefusalsAreAnsweredBeforeAsking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rejected, err := e.st.ListRecords(context.Background(), demo.Organization, billing.KindNFe, store.Query{Status: billing.NFeRejected, Limit: 1})
 	if err != nil || len(rejected) == 0 {

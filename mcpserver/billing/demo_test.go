@@ -12,6 +12,7 @@ import (
 )
 
 func TestSeedDemo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.db"), store.Options{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestDocumentCheckDigits(t *testing.T) {
+	t.Parallel()
 	// Published examples: CPF 529.982.247-25 and CNPJ 11.222.333/0001-81.
 	for _, c := range []struct {
 		doc  string
@@ -38,6 +39,7 @@ func TestDocumentCheckDigits(t *testing.T) {
 }
 
 func TestAccessKey(t *testing.T) {
+	t.Parallel()
 	// The key of resolve/eml/testdata/files/nfe.xml: 35 2605 12345678000190 55
 	// 001 000000042 1 00000042; weighted sum 476, 476 mod 11 = 3, check digit 8.
 	if !ValidAccessKey("35260512345678000190550010000000421000000428") {
@@ -72,6 +74,7 @@ func TestAccessKey(t *testing.T) {
 }
 
 func TestFormatting(t *testing.T) {
+	t.Parallel()
 	for cents, want := range map[int64]string{0: "R$ 0,00", 5: "R$ 0,05", 4990: "R$ 49,90", 149000: "R$ 1.490,00", 123456789: "R$ 1.234.567,89", -1050: "-R$ 10,50"} {
 		if got := formatBRL(cents); got != want {
 			t.Errorf("formatBRL(%d) = %s, want %s", cents, got, want)
@@ -87,6 +90,7 @@ func TestFormatting(t *testing.T) {
 
 // The sorts each list tool accepts are the fields the catalog marks sortable.
 func TestCatalogSortsMatchTools(t *testing.T) {
+	t.Parallel()
 	keys := func(m map[string]bool) string {
 		var out []string
 		for _, f := range []string{"name", "email", "number", "amount_cents", "start_date", "next_billing_date", "issue_date", "due_date", "days_overdue", "paid_at", "issued_at", "authorized_at", "created_at", "updated_at"} {
@@ -124,6 +128,7 @@ func mapKeys(s sortable) []string {
 }
 
 func TestDocumentSizeCap(t *testing.T) {
+	t.Parallel()
 	p := &Product{max: MaxResourceBytes}
 	if MaxResourceBytes != 10*1024*1024 {
 		t.Fatalf("MaxResourceBytes = %d", MaxResourceBytes)
@@ -143,6 +148,7 @@ func TestDocumentSizeCap(t *testing.T) {
 }
 
 func TestNextBilling(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 8, 7, 0, 0, 0, 0, brt)
 	for _, c := range []struct{ interval, today, want string }{
 		{"monthly", "2026-08-07", "2026-08-07"},

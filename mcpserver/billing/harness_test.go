@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
@@ -54,7 +54,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	seeded, err := inbox.Seed(ctx, st, demoNow)
+	seeded, err := inboxdemo.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,6 @@ var (
 	textOf  = mcptest.TextOf
 	rpcCode = mcptest.RPCCode
 )
-
-type answerFunc = mcptest.Answer
 
 // stored reads a record straight from the store.
 func (e *env) stored(org, kind, id string, v any) bool {

@@ -19,6 +19,7 @@ import (
 // completion, and on the last page of a listing that pages through all of
 // them (Billing used to consider only the 1 000 most recent).
 func TestListingsSeeEveryRecord(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 1 200 invoices")
 	}
@@ -91,6 +92,7 @@ func TestListingsSeeEveryRecord(t *testing.T) {
 // due before today, and an invoice stored before nfe_status existed is
 // still judged by its NF-e.
 func TestInvoiceFiltersInTheStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	var all, overdue, open, without billing.InvoiceList

@@ -16,6 +16,7 @@ import (
 // completes a customer id, runs review_pending_nfes and is asked to confirm
 // billing_invoices_cancel; an era-2025 client cancels directly.
 func TestNewcomerPath(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	var mu sync.Mutex

@@ -51,6 +51,7 @@ func getPrompt(t *testing.T, cs *mcp.ClientSession, name string, args map[string
 // collect_overdue_invoices writes (it relies on the reminder tool): a
 // read-only token neither sees nor runs it; the other three are read-only.
 func TestPromptVisibilityByScope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, era := range eras {
 		if got := strings.Join(promptNames(t, e.Connect("owner", era, nil)), " "); got != "collect_overdue_invoices customer_overview monthly_billing_summary review_pending_nfes" {
@@ -69,6 +70,7 @@ func TestPromptVisibilityByScope(t *testing.T) {
 }
 
 func TestCollectOverdueInvoices(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2026-07-28", nil)
 	r, err := getPrompt(t, cs, "collect_overdue_invoices", nil)
@@ -118,6 +120,7 @@ func TestCollectOverdueInvoices(t *testing.T) {
 }
 
 func TestReviewPendingNFes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2025-11-25", nil)
 	r, err := getPrompt(t, cs, "review_pending_nfes", nil)
@@ -152,6 +155,7 @@ func TestReviewPendingNFes(t *testing.T) {
 }
 
 func TestCustomerOverview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	if _, err := getPrompt(t, cs, "customer_overview", nil); rpcCode(err) != -32602 {
@@ -182,6 +186,7 @@ func TestCustomerOverview(t *testing.T) {
 }
 
 func TestMonthlyBillingSummary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	for _, bad := range []string{"2026-13", "11/2026", "2026-1", "november"} {

@@ -38,6 +38,7 @@ func (s *racingStore) ListPage(ctx context.Context, org, kind string, q store.Qu
 // invoice's next NF-e between this one's check and its write, this one
 // refuses, writes nothing and takes no number.
 func TestEmitLosesTheClaimRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sql, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "race.db"), store.Options{})
 	if err != nil {

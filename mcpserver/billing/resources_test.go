@@ -83,9 +83,10 @@ func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents
 	return res.Contents[0]
 }
 
-// Every resource of SPEC 2.5, read by a read-only token on both eras, over
+// Every Billing resource, read by a read-only token on both eras, over
 // HTTP and stdio.
 func TestEveryResourceBothEras(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	jsonCases := []struct {
 		uri  string
@@ -133,6 +134,7 @@ func TestEveryResourceBothEras(t *testing.T) {
 
 // The sizes the tools report are those of the documents the resources serve.
 func TestToolsDescribeTheFilesResourcesServe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	var inv billing.Invoice
@@ -156,6 +158,7 @@ func TestToolsDescribeTheFilesResourcesServe(t *testing.T) {
 }
 
 func TestNFeXMLHasTheNfeProcShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	var n billing.NFe
@@ -204,6 +207,7 @@ func TestNFeXMLHasTheNfeProcShape(t *testing.T) {
 }
 
 func TestResourceListsAndNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, era := range eras {
@@ -280,6 +284,7 @@ func TestResourceListsAndNotFound(t *testing.T) {
 }
 
 func TestResourceSizeCap(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, envOptions{maxResourceBytes: 1000})
 	for _, era := range eras {
 		cs := e.Connect("viewer", era, nil)

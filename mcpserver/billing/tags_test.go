@@ -10,6 +10,7 @@ import (
 
 // The enums the schemas state are the product's own values.
 func TestSchemaEnumsFollowTheProduct(t *testing.T) {
+	t.Parallel()
 	var resources []string
 	for _, s := range Schemas {
 		resources = append(resources, s.Resource)
@@ -28,6 +29,7 @@ func TestSchemaEnumsFollowTheProduct(t *testing.T) {
 
 // Id and date patterns accept what records hold and nothing around it.
 func TestIDAndDatePatterns(t *testing.T) {
+	t.Parallel()
 	for pattern, ids := range map[string][]string{
 		mcptest.Tag[CustomerIDArg](t, "ID", "pattern"):         {"cus_acme", newID("cus")},
 		mcptest.Tag[SubscriptionIDArg](t, "ID", "pattern"):     {"sub_acme", newID("sub")},

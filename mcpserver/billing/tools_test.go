@@ -58,6 +58,7 @@ func snapshotTools(t *testing.T, role string) *mcptest.Listing {
 // Every era shows each role the tools of its snapshot (read-only tokens of
 // an owner, the viewer's), and the annotations say what the tools do.
 func TestToolSetsAndAnnotations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	viewer, owner := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	readOnlyTools := strings.Join(viewer.ToolNames(), " ")
@@ -81,7 +82,7 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 			if a.ReadOnlyHint != readOnly {
 				t.Errorf("%s readOnlyHint=%v", name, a.ReadOnlyHint)
 			}
-			// Billing's destructive tools delete, cancel or refund (SPEC 2.5).
+			// Billing's destructive tools are the ones that delete, cancel or refund.
 			verb := regexp.MustCompile(`_(delete|cancel|refund)$`).MatchString(name)
 			if destructive != verb {
 				t.Errorf("%s destructiveHint=%v", name, destructive)
@@ -103,6 +104,7 @@ func TestToolSetsAndAnnotations(t *testing.T) {
 }
 
 func TestInvoiceStateRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2025-11-25", nil)
 	// Overdue is an open invoice past its due date, reported, not stored.
@@ -147,6 +149,7 @@ func TestInvoiceStateRules(t *testing.T) {
 }
 
 func TestInvoiceCreateAndReminders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2026-07-28", nil)
 	e.Fails(cs, "billing_invoices_create", map[string]any{"customer_id": "cus_maria", "description": "x", "amount_cents": 100, "due_date": "2026-11-01"}, "invalid_arguments")
@@ -184,6 +187,7 @@ func TestInvoiceCreateAndReminders(t *testing.T) {
 }
 
 func TestNFeLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2025-11-25", nil)
 	// Globex's stored CNPJ has wrong check digits: SEFAZ rejects the NF-e.
@@ -228,6 +232,7 @@ func TestNFeLifecycle(t *testing.T) {
 }
 
 func TestCustomersAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2025-11-25", nil)
 	e.Fails(cs, "billing_customers_create", map[string]any{"name": "X", "document": "529.982.247-24"}, "invalid_arguments")
@@ -263,6 +268,7 @@ func TestCustomersAndSubscriptions(t *testing.T) {
 }
 
 func TestListingFiltersSortAndPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("viewer", "2026-07-28", nil)
 	var l billing.InvoiceList
@@ -330,6 +336,7 @@ func TestListingFiltersSortAndPages(t *testing.T) {
 // A record of another organization is not found — by id, in listings, as
 // a resource or as a completion — and the other way round.
 func TestOtherOrganizationIsInvisible(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, era := range eras {
@@ -391,6 +398,7 @@ func TestOtherOrganizationIsInvisible(t *testing.T) {
 
 // Numbers stay unique when invoices are created at the same time.
 func TestConcurrentInvoiceNumbers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cs := e.Connect("owner", "2026-07-28", nil)
 	seen := createInvoicesConcurrently(t, []*mcp.ClientSession{cs}, 12)
@@ -402,6 +410,7 @@ func TestConcurrentInvoiceNumbers(t *testing.T) {
 // Two replicas (two store handles on one file, each with its own Billing
 // product) creating invoices at the same time never hand out a number twice.
 func TestInvoiceNumbersAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sessions := []*mcp.ClientSession{e.Connect("owner", "2026-07-28", nil), e.replica().Connect("owner", "2026-07-28", nil)}
 	seen := createInvoicesConcurrently(t, sessions, 24)
@@ -415,6 +424,7 @@ func TestInvoiceNumbersAcrossReplicas(t *testing.T) {
 // A counter that an earlier version kept as a record is continued, not
 // restarted at the first number.
 func TestLegacyCounterRecordIsContinued(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := e.st.PutRecord(context.Background(), store.Record{Workspace: otherOrg, Kind: billing.KindCounter, ID: "invoice",
 		Created: demoNow, Data: json.RawMessage(`{"value":1500}`)}); err != nil {
@@ -434,6 +444,7 @@ func TestLegacyCounterRecordIsContinued(t *testing.T) {
 // store, issue one NF-e: the others are told one exists or is being issued,
 // and no number is burnt by the losers.
 func TestOneNFePerInvoiceAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sessions := []*mcp.ClientSession{e.Connect("owner", "2026-07-28", nil), e.replica().Connect("owner", "2026-07-28", nil)}
 	issued, refused := mcptest.CallConcurrently(t, sessions, &mcp.CallToolParams{Name: "billing_nfes_emit", Arguments: map[string]any{"invoice_id": "inv_1011"}}, 20, "nfe_exists")

@@ -25,6 +25,7 @@ func newKit(t *testing.T) *mcptest.Env {
 // checks every answer against the official schema and that each kind was
 // seen), text and blob reads included.
 func TestEveryMessageKindMatchesTheOfficialSchema(t *testing.T) {
+	t.Parallel()
 	k := newKit(t)
 	ctx := context.Background()
 	mcptest.EveryMessageKind(t, k, "owner", mcptest.Decline, func(x *mcptest.Exchange) {

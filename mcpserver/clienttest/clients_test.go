@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/authserver"
 	"github.com/kobana/workflow/mcpserver/billing"
@@ -76,7 +76,7 @@ func demoServer(t *testing.T, oauth bool) (url, token string, st store.Store) {
 	}
 	t.Cleanup(func() { st.Close() })
 	now := time.Now()
-	tokens, err := inbox.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Seed(ctx, st, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 // settings (timeout, repair rounds, file inputs), refuse values out of
 // range naming the setting, and agents_get shows them.
 func TestAgentSettingsTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2025-11-25", nil)
 	r := h.Call(cs, "agents_create", map[string]any{"name": "Reader", "model": "claude-haiku-4-5", "system_message": "Read invoices.",
@@ -42,5 +43,27 @@ func TestAgentSettingsTools(t *testing.T) {
 		if !r.IsError || !strings.Contains(textOf(r), "settings.") {
 			t.Errorf("settings %v: %s", bad, textOf(r))
 		}
+	}
+}
+
+// TestAgentEgressSetting: an agent's egress list is a setting; a list
+// that cannot be read is refused naming the entry.
+func TestAgentEgressSetting(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.Connect("owner", "2025-11-25", nil)
+	r := h.Call(cs, "agents_create", map[string]any{"name": "Reader", "model": "claude-haiku-4-5", "system_message": "Read invoices.",
+		"settings": map[string]any{"egress": []string{"erp.example.com", "*.slack.com"}}})
+	if r.IsError {
+		t.Fatalf("agents_create: %s", textOf(r))
+	}
+	var a inbox.Agent
+	structured(t, r, &a)
+	if d := a.Settings.EgressList(); d == nil || d.String() != "erp.example.com, *.slack.com" {
+		t.Fatalf("egress %v", a.Settings.Egress)
+	}
+	r = h.Call(cs, "agents_update", map[string]any{"id": a.ID, "settings": map[string]any{"egress": []string{"erp.example.com", "https://evil.example/x"}}})
+	if !r.IsError || !strings.Contains(textOf(r), `settings.egress[1]: destination "https://evil.example/x": write the host alone`) {
+		t.Errorf("an unreadable egress entry: %s", textOf(r))
 	}
 }

@@ -28,6 +28,7 @@ func (h *harness) deliveries() int {
 }
 
 func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := h.deliveries()
 	// Era 2025, even with an elicitation handler.
@@ -56,6 +57,7 @@ func TestConfirmationRequiredWithoutModernFormClient(t *testing.T) {
 }
 
 func TestBareElicitationMeansForm(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.RawCall("owner", "webhooks_test", map[string]any{"id": "whk_chat"}, map[string]any{"elicitation": map[string]any{}}, "", nil)
 	if !inputRequired(r) {
@@ -76,6 +78,7 @@ func TestBareElicitationMeansForm(t *testing.T) {
 }
 
 func TestConfirmationAnswers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	ask := func(who string) string {
@@ -170,6 +173,7 @@ func TestConfirmationAnswers(t *testing.T) {
 }
 
 func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_erp"}
 	ask := func() string {
@@ -207,6 +211,7 @@ func TestConfirmationExpiryAndKeyRotation(t *testing.T) {
 }
 
 func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	args := map[string]any{"id": "whk_chat"}
 	before := h.deliveries()
@@ -222,6 +227,7 @@ func TestConfirmedCallRunsOnceAcrossFiftyConcurrentSends(t *testing.T) {
 }
 
 func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -299,6 +305,7 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 // A reprocess that cannot start (the processor refuses it: say, the inbox
 // has no agent) says so before anyone is asked.
 func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.proc.refuse["eml_rcp_00"] = inbox.Errorf(inbox.CodeNoAgent, "inbox ibx_receipts has no agent; attach one with inboxes_update")
 	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_rcp_00"}, formCaps, "", nil)
@@ -315,6 +322,7 @@ func TestReprocessRefusalIsAnsweredBeforeAsking(t *testing.T) {
 // answer is what it returns. A mode other than restart or resume is the
 // caller's mistake, refused before asking.
 func TestReprocessIsHandedToTheProcessorAfterYes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	for _, tc := range []struct {
@@ -349,6 +357,7 @@ func TestReprocessIsHandedToTheProcessorAfterYes(t *testing.T) {
 // Without a processor (a server that runs no pipeline), a reprocess is
 // refused, saying why, before anyone is asked.
 func TestReprocessWithoutAProcessorIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, func(o *inboxmcp.Options) { o.Processor = nil })
 	r := h.RawCall("owner", "emails_reprocess", map[string]any{"id": "eml_inv_00"}, formCaps, "", nil)
 	if inputRequired(r) || !strings.Contains(resultText(r), inboxmcp.CodeReprocessUnavailable) {
@@ -359,6 +368,7 @@ func TestReprocessWithoutAProcessorIsRefused(t *testing.T) {
 // Over stdio, a 2026-07-28 client with form support is asked and its yes
 // runs the tool once; a 2025 client with the same handler is refused.
 func TestConfirmationOverStdio(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	asked := 0
 	cs := h.ConnectStdio("owner", "2026-07-28", func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

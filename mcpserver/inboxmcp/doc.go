@@ -2,8 +2,8 @@
 // resources and templates, the four prompts, the completions and the
 // confirmation policy through which people and agents see and change the
 // Inbox domain (package github.com/kobana/workflow/inbox) with the mcpserver
-// framework. It holds no domain rules of its own: records, filters, runs,
-// webhook signatures and the demo seed are the domain's.
+// framework. It holds no domain rules of its own: records, filters, runs and
+// webhook signatures are the domain's (the demo records, package inboxdemo's).
 //
 // Entry points:
 //   - New(Options) returns the *mcpserver.Product; Options injects the store,

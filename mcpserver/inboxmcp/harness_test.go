@@ -14,6 +14,7 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 	"github.com/kobana/workflow/mcpserver/mcptest"
@@ -97,7 +98,7 @@ func newHarnessWith(t testing.TB, opts func(*inboxmcp.Options)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	seeded, err := inbox.Seed(ctx, st, demoNow)
+	seeded, err := inboxdemo.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +160,6 @@ var (
 	textOf     = mcptest.TextOf
 	rpcCode    = mcptest.RPCCode
 )
-
-type answerFunc = mcptest.Answer
 
 var structured = mcptest.Structured
 

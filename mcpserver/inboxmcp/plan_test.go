@@ -19,6 +19,7 @@ import (
 // without an e-mail its facts are pending too. Each step shows the
 // identity headers a run sends.
 func TestWorkflowsPlan(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	doc := `{"result":{},"workflow":[

@@ -23,6 +23,7 @@ func promptText(r *mcp.GetPromptResult) (string, []string) {
 }
 
 func TestPromptsBothEras(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		name      string
@@ -83,6 +84,7 @@ func TestPromptsBothEras(t *testing.T) {
 }
 
 func TestPromptArgumentValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	bad := []struct {
 		name string
@@ -116,6 +118,7 @@ func TestPromptArgumentValidation(t *testing.T) {
 }
 
 func TestCompletions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	complete := func(cs *mcp.ClientSession, ref *mcp.CompleteReference, arg, value string) []string {
 		t.Helper()

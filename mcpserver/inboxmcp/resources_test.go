@@ -15,9 +15,10 @@ import (
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
 )
 
-// Every resource and template of SPEC 2.1, read on both eras, over HTTP
+// Every Inbox resource and template, read on both eras, over HTTP
 // and over stdio.
 func TestEveryResourceBothEras(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		uri  string
@@ -61,6 +62,7 @@ func TestEveryResourceBothEras(t *testing.T) {
 }
 
 func TestResourceListsAndNoSecretResource(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, era := range eras {
 		cs := h.Connect("owner", era, nil)
@@ -105,6 +107,7 @@ func TestResourceListsAndNoSecretResource(t *testing.T) {
 }
 
 func TestResourceNotFoundNeverHintsOtherWorkspace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	want := map[string]int64{"2025-11-25": -32002, "2026-07-28": -32602}
 	uris := []string{
@@ -141,6 +144,7 @@ func TestResourceNotFoundNeverHintsOtherWorkspace(t *testing.T) {
 }
 
 func TestGuestSeesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, era := range eras {
 		cs := h.Connect("guest", era, nil)
@@ -163,6 +167,7 @@ func TestGuestSeesNothing(t *testing.T) {
 }
 
 func TestSignedEMLDownload(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2026-07-28", nil)
 	res := h.Call(cs, "emails_eml", map[string]any{"id": "eml_inv_01"})

@@ -11,6 +11,7 @@ import (
 // Every structured result validates against the output schema its tool
 // declares in tools/list.
 func TestStructuredOutputMatchesSchema(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	list, err := cs.ListTools(context.Background(), nil)

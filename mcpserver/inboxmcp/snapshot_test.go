@@ -13,5 +13,6 @@ import (
 // tool, resource or prompt: go test ./mcpserver/inboxmcp -run TestSnapshots
 // -update, and review the diff.
 func TestSnapshots(t *testing.T) {
+	t.Parallel()
 	mcptest.Snapshots(t, newKit(t), filepath.Join("testdata", "snapshots"), "owner", "operator", "viewer")
 }

@@ -17,6 +17,7 @@ import (
 // The enums the schemas state are the domain's lists, so a model or an
 // event added to the domain cannot be left out of the schemas.
 func TestSchemaEnumsFollowTheDomain(t *testing.T) {
+	t.Parallel()
 	models := strings.Join(inbox.ModelIDs(), ",")
 	events := strings.Join(inbox.WebhookEvents(), ",")
 	for name, got := range map[string]string{
@@ -34,7 +35,7 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 		}
 	}
 	statuses := map[string][]string{
-		mcptest.Tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected},
+		mcptest.Tag[EmailListArg](t, "Status", "enum"):       {inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected, inbox.EmailDuplicate},
 		mcptest.Tag[AgentRunListArg](t, "Status", "enum"):    {inbox.RunSucceeded, inbox.RunFailed},
 		mcptest.Tag[WebhookListArg](t, "Status", "enum"):     {inbox.WebhookActive, inbox.WebhookFailing, inbox.WebhookDisabled},
 		mcptest.Tag[DeliveryListArg](t, "Status", "enum"):    {inbox.DeliveryPending, inbox.DeliveryDelivered, inbox.DeliveryFailed},
@@ -51,6 +52,7 @@ func TestSchemaEnumsFollowTheDomain(t *testing.T) {
 
 // Id patterns accept the ids records have and nothing around them.
 func TestIDPatterns(t *testing.T) {
+	t.Parallel()
 	for pattern, ids := range map[string][]string{
 		mcptest.Tag[InboxIDArg](t, "ID", "pattern"):        {"ibx_invoices", inbox.NewID("ibx")},
 		mcptest.Tag[EmailIDArg](t, "ID", "pattern"):        {"eml_inv_00", "eml_autoreply", inbox.NewID("eml")},
@@ -80,6 +82,7 @@ func TestIDPatterns(t *testing.T) {
 
 // The agent settings' schema bounds are the domain's.
 func TestAgentSettingsBounds(t *testing.T) {
+	t.Parallel()
 	for field, want := range map[string]string{
 		"TimeoutSeconds":    strconv.Itoa(int(inbox.MaxAgentTimeout / time.Second)),
 		"RepairRounds":      strconv.Itoa(inbox.MaxRepairRounds),

@@ -12,7 +12,7 @@ import (
 type EmailListArg struct {
 	Page
 	InboxID string `json:"inbox_id,omitempty" jsonschema:"only e-mails received by this inbox" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
-	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed or rejected" enum:"pending,processed,failed,rejected"`
+	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed, rejected, or duplicate (another copy of an e-mail the inbox had received, not processed)" enum:"pending,processed,failed,rejected,duplicate"`
 }
 
 // EmailSummary is an e-mail without its body, for listings.
@@ -23,6 +23,7 @@ type EmailSummary struct {
 	Subject     string    `json:"subject"`
 	Attachments int       `json:"attachments"`
 	Status      string    `json:"status"`
+	DuplicateOf string    `json:"duplicate_of,omitempty"`
 	AgentRunID  string    `json:"agent_run_id,omitempty"`
 	ReceivedAt  time.Time `json:"received_at"`
 }
@@ -42,7 +43,7 @@ type EMLLink struct {
 }
 
 func summarize(e inbox.Email) EmailSummary {
-	return EmailSummary{ID: e.ID, InboxID: e.InboxID, From: e.From, Subject: e.Subject, Attachments: len(e.Attachments), Status: e.Status, AgentRunID: e.AgentRunID, ReceivedAt: e.ReceivedAt}
+	return EmailSummary{ID: e.ID, InboxID: e.InboxID, From: e.From, Subject: e.Subject, Attachments: len(e.Attachments), Status: e.Status, DuplicateOf: e.DuplicateOf, AgentRunID: e.AgentRunID, ReceivedAt: e.ReceivedAt}
 }
 
 func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailListArg) (EmailList, error) {
@@ -50,7 +51,7 @@ func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailL
 	if err != nil {
 		return EmailList{}, err
 	}
-	if err := checkEnum("status", in.Status, inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected); err != nil {
+	if err := checkEnum("status", in.Status, inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected, inbox.EmailDuplicate); err != nil {
 		return EmailList{}, err
 	}
 	q.Parent, q.Status = in.InboxID, in.Status

@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
+	"github.com/kobana/workflow/store"
 )
 
 // PlanArg is the input of workflows_plan.
@@ -55,15 +56,12 @@ func (p *Product) workflowsPlan(ctx context.Context, c *mcpserver.Caller, in Pla
 		}
 		pin.Responses = rs
 	}
-	infos, err := p.opts.Store.ListSecrets(ctx, c.Workspace)
+	names, secrets, err := p.workspacePolicy(ctx, c.Workspace, "")
 	if err != nil {
 		return Planned{}, err
 	}
-	for _, s := range infos {
-		if inbox.IsUserSecret(s.Name) {
-			pin.SecretNames = append(pin.SecretNames, s.Name)
-		}
-	}
+	pin.SecretNames = append(pin.SecretNames, names...)
+	pin.Policy = secrets
 	w, err := p.workspace(ctx, c.Workspace)
 	if err != nil {
 		return Planned{}, err
@@ -80,6 +78,14 @@ func (p *Product) workflowsPlan(ctx context.Context, c *mcpserver.Caller, in Pla
 			return Planned{}, err
 		}
 		rc.Agent.ID = rc.Inbox.AgentID
+		if rc.Agent.ID != "" {
+			// The e-mail's agent would run it: with its egress list.
+			if ag, err := p.repo.Agents.Get(ctx, c.Workspace, rc.Agent.ID); err == nil {
+				pin.Policy = inbox.RunPolicy(secrets, ag)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return Planned{}, err
+			}
+		}
 		msg, err := p.opts.Messages.OpenMessage(ctx, c.Workspace, e.ID)
 		switch {
 		case errors.Is(err, inbox.ErrPurged):

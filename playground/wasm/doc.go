@@ -9,7 +9,3 @@
 // Build it with `go generate ./playground` (or playground.Build); built for
 // any other platform it only says so.
 package main
-
-// version is reported to the page and, as the language server's version,
-// to its client; the build may set it with -ldflags "-X main.version=…".
-var version = "dev"

@@ -9,6 +9,10 @@ import (
 	"github.com/kobana/workflow/playground/engine"
 )
 
+// version is reported to the page and, as the language server's version,
+// to its client; the build may set it with -ldflags "-X main.version=…".
+var version = "dev"
+
 func main() {
 	var listener js.Value
 	session := engine.NewSession(func(msg string) {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestInferType(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"nota.pdf":               "application/pdf",
 		"NOTA.PDF":               "application/pdf",
@@ -63,6 +64,7 @@ func TestInferType(t *testing.T) {
 }
 
 func TestParseHeaderValue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in     string
 		value  string
@@ -99,6 +101,7 @@ func TestParseHeaderValue(t *testing.T) {
 }
 
 func TestDecodeWords(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"=?UTF-8?B?Ym9sZXRvIG7CuiA0Mi5wZGY=?=":                        "boleto nº 42.pdf",
 		"=?ISO-8859-1?Q?cota=E7=E3o_mar=E7o.xlsx?=":                   "cotação março.xlsx",
@@ -117,6 +120,7 @@ func TestDecodeWords(t *testing.T) {
 }
 
 func TestSanitizeFilename(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"nota.pdf":                        "nota.pdf",
 		"../../etc/passwd":                "passwd",
@@ -148,6 +152,7 @@ func TestSanitizeFilename(t *testing.T) {
 
 // TestClassify covers which parts count as attachments, message by message.
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		eml  string

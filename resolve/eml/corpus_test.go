@@ -59,6 +59,7 @@ var corpusDifferences = map[string]string{
 // attachments in the same order, the same declared type and filename, and
 // the same bytes (size and SHA-256, streamed and as ReadIndex's digest).
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/corpus/golden.json")
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ func decodeAll(t *testing.T, decoding string, src []byte, piece int) ([]byte, []
 // time. Python returns a part whose data end with one dangling character
 // undecoded; this reader drops the character (a deliberate difference).
 func TestBase64Lenient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		defects  []string
@@ -80,6 +81,7 @@ func TestBase64Lenient(t *testing.T) {
 // TestQuotedPrintableLenient checks quoted-printable against Python's quopri
 // (binascii.a2b_qp).
 func TestQuotedPrintableLenient(t *testing.T) {
+	t.Parallel()
 	bad := []string{DefectQuotedPrintableInvalidEscape}
 	for _, tc := range []struct {
 		in, want string
@@ -112,6 +114,7 @@ func TestQuotedPrintableLenient(t *testing.T) {
 // the bulk paths (counting eight bytes at a time, decoding whole lines)
 // give what the byte-at-a-time reading gives.
 func TestBase64FastPathsAgree(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 300 {
 		data := make([]byte, rng.IntN(400))

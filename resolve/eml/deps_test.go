@@ -11,6 +11,7 @@ import (
 // package (which installs one) may be linked in, and the package stays a
 // leaf of the module.
 func TestNoCharsetConversion(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}

@@ -10,8 +10,8 @@
 //     the message once and returns a *Message over that one snapshot.
 //   - ReadIndex reads a message once, decoding every part to take its
 //     SHA-256, and returns an Index to store beside the message (JSON);
-//     NewIndexed and OpenIndexed then make a Message without reading the
-//     message at all.
+//     NewIndexed then makes a Message without reading the message at all
+//     (resolve.EMLIndexed uses it for a stored message).
 //   - Message.Attachments, Message.Attachment and Message.Len give the
 //     metadata; Message.Check tells, cheaply, whether an attachment can
 //     still be read as described; Message.Open streams one attachment.

@@ -90,7 +90,7 @@ func Open(path string) (*Message, error) {
 		}
 		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
 	}
-	m, err := openFile(f, path, nil)
+	m, err := openFile(f, path)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -98,26 +98,7 @@ func Open(path string) (*Message, error) {
 	return m, nil
 }
 
-// OpenIndexed is Open with an Index stored when the message arrived: the
-// file is not read until an attachment is opened.
-func OpenIndexed(path string, ix *Index) (*Message, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
-	}
-	m, err := openFile(f, path, ix)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return m, nil
-}
-
-func openFile(f *os.File, path string, ix *Index) (*Message, error) {
+func openFile(f *os.File, path string) (*Message, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("eml: %s: %w: %w", path, ErrUnreadable, err)
@@ -125,12 +106,7 @@ func openFile(f *os.File, path string, ix *Index) (*Message, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("eml: %s: %w: not a regular file", path, ErrUnreadable)
 	}
-	var m *Message
-	if ix == nil {
-		m, err = newMessage(f, fi.Size(), path)
-	} else {
-		m, err = newIndexed(f, fi.Size(), ix, path)
-	}
+	m, err := newMessage(f, fi.Size(), path)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +132,12 @@ func New(r io.ReaderAt, size int64) (*Message, error) {
 // opened. The index must describe a message of size bytes (ErrBadIndex
 // otherwise).
 func NewIndexed(r io.ReaderAt, size int64, ix *Index) (*Message, error) {
-	return newIndexed(r, size, ix, "")
+	m := &Message{r: r, size: size, stamp: stampOf(r)}
+	if err := ix.check(size); err != nil {
+		return nil, fmt.Errorf("%s%w", m.prefix(), err)
+	}
+	m.use(ix.clone())
+	return m, nil
 }
 
 func newMessage(r io.ReaderAt, size int64, name string) (*Message, error) {
@@ -166,15 +147,6 @@ func newMessage(r io.ReaderAt, size int64, name string) (*Message, error) {
 		return nil, fmt.Errorf("%s%w", m.prefix(), err)
 	}
 	m.use(ix)
-	return m, nil
-}
-
-func newIndexed(r io.ReaderAt, size int64, ix *Index, name string) (*Message, error) {
-	m := &Message{r: r, size: size, name: name, stamp: stampOf(r)}
-	if err := ix.check(size); err != nil {
-		return nil, fmt.Errorf("%s%w", m.prefix(), err)
-	}
-	m.use(ix.clone())
 	return m, nil
 }
 

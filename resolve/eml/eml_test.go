@@ -73,6 +73,7 @@ func fixtures(t *testing.T) map[string][]want {
 }
 
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	for name, wants := range fixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			m, err := Open(filepath.Join("testdata", name))
@@ -116,6 +117,7 @@ func readAttachment(t *testing.T, m *Message, i int) []byte {
 // TestOpenOrder opens attachments out of order and twice: each Open is an
 // independent pass over the source.
 func TestOpenOrder(t *testing.T) {
+	t.Parallel()
 	m, err := Open("testdata/nested.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +150,7 @@ func TestOpenOrder(t *testing.T) {
 }
 
 func TestAttachmentsIsACopy(t *testing.T) {
+	t.Parallel()
 	m, err := Open("testdata/nested.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +173,7 @@ func TestAttachmentsIsACopy(t *testing.T) {
 }
 
 func TestIndexError(t *testing.T) {
+	t.Parallel()
 	m, err := Open("testdata/forwarded.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +203,7 @@ func TestIndexError(t *testing.T) {
 }
 
 func TestUnreadable(t *testing.T) {
+	t.Parallel()
 	_, err := Open(filepath.Join(t.TempDir(), "purged.eml"))
 	if !errors.Is(err, ErrUnreadable) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Open of a missing file: %v, want ErrUnreadable and ErrNotExist", err)
@@ -247,6 +252,7 @@ func (f *failingAt) ReadAt(p []byte, off int64) (int, error) {
 // TestSnapshotSurvivesRemoval: a file removed after Open (retention purging
 // it while a run is in progress) is still read whole through the open handle.
 func TestSnapshotSurvivesRemoval(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.eml")
 	if err := os.WriteFile(path, mustRead(t, "nested.eml"), 0o600); err != nil {
 		t.Fatal(err)
@@ -284,6 +290,7 @@ func mustOpen(t *testing.T, m *Message, i int) io.ReadCloser {
 // growth and truncation before anything is read, and a stream notices any
 // change to the attachment's bytes, never yielding its last byte then.
 func TestChangedFile(t *testing.T) {
+	t.Parallel()
 	data := mustRead(t, "nested.eml")
 	csv := file(t, "boletos.csv")
 	at := int64(bytes.Index(data, csv[:20]))
@@ -365,6 +372,7 @@ func (s *switchingAt) ReadAt(p []byte, off int64) (int, error) {
 // TestChangedSource covers sources that cannot be stat'ed: the stream checks
 // the attachment's bytes and length.
 func TestChangedSource(t *testing.T) {
+	t.Parallel()
 	orig := mustRead(t, "nested.eml")
 	boletos := "00043;2026-12-15;87.90\r\n"
 	for _, tc := range []struct {
@@ -402,6 +410,7 @@ func TestChangedSource(t *testing.T) {
 }
 
 func TestCloseStopsReading(t *testing.T) {
+	t.Parallel()
 	m, err := Open("testdata/nested.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +431,7 @@ func TestCloseStopsReading(t *testing.T) {
 }
 
 func TestConcurrentOpen(t *testing.T) {
+	t.Parallel()
 	m, err := Open("testdata/encodings.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -453,6 +463,7 @@ func TestConcurrentOpen(t *testing.T) {
 }
 
 func TestErrorNamesFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.eml")
 	if err := os.WriteFile(path, mustRead(t, "nested.eml"), 0o600); err != nil {
 		t.Fatal(err)

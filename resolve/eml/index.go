@@ -102,6 +102,7 @@ func buildIndex(r io.ReaderAt, size int64, digests bool) (*Index, error) {
 	ix := &Index{Version: IndexVersion, Size: size, Digests: digests, Parts: []Part{}}
 	var states []*partState
 	p := &parser{s: &scanner{r: r, size: size}}
+	defer p.s.release()
 	p.visit = func(l *leaf) leafSink {
 		info := classify(l)
 		decoding, unknown := decodingFor(info.encoding)
@@ -127,9 +128,7 @@ func buildIndex(r io.ReaderAt, size int64, digests bool) (*Index, error) {
 		if info.rfc822 && info.filename == "" {
 			s.sniff = &headSniffer{max: subjectSniff}
 		}
-		if s.digest != nil || s.sniff != nil {
-			s.out = make([]byte, 0, 64<<10)
-		}
+		s.decoded = s.digest != nil || s.sniff != nil
 		return s
 	}
 	if err := p.run(); err != nil {
@@ -173,32 +172,44 @@ type indexSink struct {
 	crc    uint32
 	digest hash.Hash
 	sniff  *headSniffer
-	out    []byte
+	// decoded says the decoded bytes are needed (digest or sniff); out is
+	// where they are decoded (not needed for an identity part, whose bytes
+	// are its decoded bytes).
+	decoded bool
+	out     []byte
 }
 
 func (s *indexSink) write(p []byte) {
 	s.crc = crc32.Update(s.crc, castagnoli, p)
-	if s.out == nil {
+	if !s.decoded {
 		s.dec.decode(nil, p)
 		return
 	}
+	if id, ok := s.dec.(*identityDecoder); ok {
+		id.n += int64(len(p))
+		s.consume(p)
+		return
+	}
+	if s.out == nil {
+		s.out = make([]byte, 0, 64<<10)
+	}
 	s.out = s.dec.decode(s.out[:0], p)
-	s.consume()
+	s.consume(s.out)
 }
 
-func (s *indexSink) consume() {
+func (s *indexSink) consume(b []byte) {
 	if s.digest != nil {
-		s.digest.Write(s.out)
+		s.digest.Write(b)
 	}
 	if s.sniff != nil {
-		s.sniff.Write(s.out)
+		s.sniff.Write(b)
 	}
 }
 
 func (s *indexSink) end(l *leaf, bodyEnd int64) {
-	if s.out != nil {
+	if s.decoded {
 		s.out = s.dec.finish(s.out[:0])
-		s.consume()
+		s.consume(s.out)
 	} else {
 		s.dec.finish(nil)
 	}

@@ -16,6 +16,7 @@ import (
 // and a Message made from it lists the same attachments as one that reads
 // the message, streams the same bytes, and reads nothing until then.
 func TestIndexRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"nested.eml", "forwarded.eml", "encodings.eml", "filenames.eml"} {
 		t.Run(name, func(t *testing.T) {
 			data := mustRead(t, name)
@@ -82,6 +83,7 @@ func (c *countingAt) ReadAt(p []byte, off int64) (int, error) {
 
 // TestBadIndex: an index that cannot describe the message is refused.
 func TestBadIndex(t *testing.T) {
+	t.Parallel()
 	data := mustRead(t, "nested.eml")
 	good, err := ReadIndex(bytes.NewReader(data), int64(len(data)))
 	if err != nil {

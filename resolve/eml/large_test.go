@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kobana/workflow/internal/testwait"
 )
 
 // lineWriter breaks what it writes into CRLF-terminated lines of width bytes.
@@ -94,6 +96,7 @@ func writeLargeFile(tb testing.TB, size int64) (string, []byte) {
 }
 
 func TestLargeAttachment(t *testing.T) {
+	t.Parallel()
 	size := int64(48<<20 + 12345)
 	if testing.Short() {
 		size = 3<<20 + 1
@@ -130,6 +133,7 @@ func TestLargeAttachment(t *testing.T) {
 // it is streamed in big reads (decoded straight into the caller's buffer)
 // fails before its last byte.
 func TestLargeAttachmentRewritten(t *testing.T) {
+	t.Parallel()
 	size := int64(3<<20 + 1)
 	path, _ := writeLargeFile(t, size)
 	m, err := Open(path)
@@ -175,11 +179,12 @@ func TestCloseStopsPrefetch(t *testing.T) {
 		}
 		r.Close()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, %d before the streams", runtime.NumGoroutine(), before)
+	if err := testwait.Until(5*time.Second, func() error {
+		if n := runtime.NumGoroutine(); n > before {
+			return fmt.Errorf("%d goroutines, %d before the streams", n, before)
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -59,6 +59,7 @@ func summary(t *testing.T, m *Message) []string {
 // read is read, each repair is a defect, and one bad part never loses the
 // others.
 func TestLenient(t *testing.T) {
+	t.Parallel()
 	nested := mustRead(t, "nested.eml")
 	pdfB64 := "JVBERi0xLjQKMSAwIG9iaiA8PCAvVHlwZSAvQ2F0YWxvZyAvUGFnZXMgMiAwIFIgPj4gZW5kb2Jq"
 	mixed := "------=_Part_1_mixed.1701339238"
@@ -129,6 +130,7 @@ func TestLenient(t *testing.T) {
 
 // TestLimits: a message beyond MaxParts or MaxHeaderBytes is ErrMalformed.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	many := func(n int) []byte {
 		var b strings.Builder
 		b.WriteString("Content-Type: multipart/mixed; boundary=b\r\n\r\n")
@@ -162,6 +164,7 @@ func TestLimits(t *testing.T) {
 
 // TestLimitsAccept checks that messages just inside the limits are read.
 func TestLimitsAccept(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("Content-Type: multipart/mixed; boundary=b0\r\n\r\n")
 	for i := 1; i < MaxDepth; i++ {
@@ -183,6 +186,7 @@ func TestLimitsAccept(t *testing.T) {
 // TestBodyPartsNotDecoded: a broken encoding in the text body does not stop
 // the attachments from being read, since the body is never decoded.
 func TestBodyPartsNotDecoded(t *testing.T) {
+	t.Parallel()
 	eml := "Content-Type: multipart/mixed; boundary=b\r\n\r\n" +
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n!!not base64!!\r\n" +
 		"--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: x-unknown\r\n\r\nbody\r\n" +
@@ -200,6 +204,7 @@ func TestBodyPartsNotDecoded(t *testing.T) {
 // with ErrMalformed or succeeds, and then every attachment yields exactly its
 // Size.
 func TestEveryTruncation(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"nested.eml", "filenames.eml", "forwarded.eml", "encodings.eml"} {
 		data := mustRead(t, name)
 		step := 1

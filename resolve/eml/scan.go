@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Safety limits. A message beyond MaxParts or MaxHeaderBytes is ErrMalformed:
@@ -42,6 +43,21 @@ type scanner struct {
 	n    int   // bytes of buf holding data
 }
 
+// windows are the scanners' windows of windowSize bytes, used again from
+// one message to the next (a window is most of what reading a message
+// allocates).
+var windows = sync.Pool{New: func() any { b := make([]byte, windowSize); return &b }}
+
+// release gives the scanner's window back; the scanner must not be used
+// after.
+func (s *scanner) release() {
+	if cap(s.buf) == windowSize {
+		b := s.buf[:windowSize]
+		windows.Put(&b)
+	}
+	s.buf, s.n = nil, 0
+}
+
 // errShort is wrapped when the source ends before its announced size.
 var errShort = errors.New("the source ends before its size")
 
@@ -62,7 +78,12 @@ func (s *scanner) window(pos int64, atLeast int) ([]byte, error) {
 	need := int(pos-start) + int(want)
 	size := max(min(windowSize, int(s.size-start)), need)
 	if len(s.buf) < size {
-		nb := make([]byte, size)
+		var nb []byte
+		if s.buf == nil && size <= windowSize {
+			nb = (*windows.Get().(*[]byte))[:windowSize]
+		} else {
+			nb = make([]byte, size)
+		}
 		if start >= s.off && start < s.off+int64(s.n) {
 			s.n = copy(nb, s.buf[start-s.off:s.n])
 		} else {

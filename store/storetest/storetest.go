@@ -23,28 +23,10 @@ import (
 // every handle.
 type Open func(t testing.TB, name string, opts store.Options) store.Store
 
-// Option adjusts Run.
-type Option func(*config)
-
-type config struct {
-	skip map[string]string
-}
-
-// Skip skips the named test of the suite (e.g. "RecordsPrefixCase") with the
-// reason given, for a deviation of an implementation that is known and
-// reported. Run fails when the name is not one of its tests.
-func Skip(test, reason string) Option {
-	return func(c *config) { c.skip[test] = reason }
-}
-
 // Run checks every method of the store interfaces against its documented
 // contract, each test on a database of its own. impl is the
 // implementation's name, with which its errors start ("sqlite", "pg").
-func Run(t *testing.T, impl string, open Open, opts ...Option) {
-	cfg := config{skip: map[string]string{}}
-	for _, o := range opts {
-		o(&cfg)
-	}
+func Run(t *testing.T, impl string, open Open) {
 	e := &env{impl: impl, open: open}
 	for _, tc := range []struct {
 		name string
@@ -89,18 +71,11 @@ func Run(t *testing.T, impl string, open Open, opts ...Option) {
 		{"TransactionsConcurrent", testTransactionsConcurrent},
 		{"Repo", testRepo},
 		{"ErrorsNameTheDatabase", testErrorsNameTheDatabase},
+		// An operator's tools: the directory, the secret key.
+		{"Directory", testDirectory},
+		{"SecretKeys", testSecretKeys},
 	} {
-		reason, skip := cfg.skip[tc.name]
-		delete(cfg.skip, tc.name)
-		t.Run(tc.name, func(t *testing.T) {
-			if skip {
-				t.Skip(reason)
-			}
-			tc.run(t, e)
-		})
-	}
-	for name := range cfg.skip {
-		t.Errorf("storetest.Skip(%q): no such test", name)
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
 }
 

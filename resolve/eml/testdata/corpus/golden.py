@@ -9,7 +9,7 @@ It is not run by `go test`, which needs nothing but Go. Each message is
 also read cut short at a third and at two thirds of its length (keys
 "name@length").
 
-"Attachment" is this project's definition (SPEC 1.2, resolve/eml/doc.go),
+"Attachment" is this project's definition (resolve/eml/doc.go),
 applied to the tree Python's parser builds: the leaf parts, depth-first,
 whose disposition is "attachment", or that are an attached message
 (message/rfc822 or message/global below the top), or that have a filename

@@ -1,8 +1,7 @@
 #!/bin/sh
 # Measures `kobana run` uploading a 50 MiB attachment from an .eml to a
 # loopback receiver, side by side with `curl -F` uploading the same file to
-# the same receiver (issue 11, Performance, last item). Run by hand from the
-# repository root:
+# the same receiver. Run by hand from the repository root:
 #
 #	sh resolve/eml/testdata/uploadbench/measure.sh
 #

@@ -1,4 +1,4 @@
-package inbox
+package inboxdemo
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/egress"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
@@ -29,14 +31,14 @@ func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, err
 	if _, err := demo.Identity(ctx, st); err != nil {
 		return nil, err
 	}
-	_, err := NewRepo(st).Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
+	_, err := inbox.NewRepo(st).Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if err := seed(ctx, st, now); err != nil {
-			return nil, fmt.Errorf("seeding the Inbox demo: %w", err)
+			return nil, fmt.Errorf("seeding the inbox.Inbox demo: %w", err)
 		}
 	case err != nil:
-		return nil, fmt.Errorf("looking for the Inbox demo: %w", err)
+		return nil, fmt.Errorf("looking for the inbox.Inbox demo: %w", err)
 	}
 	return demo.Tokens(ctx, st)
 }
@@ -44,7 +46,7 @@ func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, err
 type seeder struct {
 	ctx  context.Context
 	st   store.Store
-	r    Repo
+	r    inbox.Repo
 	now  time.Time
 	err  error
 	ws   string
@@ -52,28 +54,28 @@ type seeder struct {
 }
 
 // put stores one record of the demo.
-func (s *seeder) put(d Document) {
+func (s *seeder) put(d inbox.Document) {
 	if s.err != nil {
 		return
 	}
 	switch v := d.(type) {
-	case Workspace:
+	case inbox.Workspace:
 		s.err = s.r.Workspaces.Put(s.ctx, s.ws, v)
-	case Inbox:
+	case inbox.Inbox:
 		s.err = s.r.Inboxes.Put(s.ctx, s.ws, v)
-	case Email:
+	case inbox.Email:
 		s.err = s.r.Emails.Put(s.ctx, s.ws, v)
-	case Agent:
+	case inbox.Agent:
 		s.err = s.r.Agents.Put(s.ctx, s.ws, v)
-	case AgentRun:
+	case inbox.AgentRun:
 		s.err = s.r.AgentRuns.Put(s.ctx, s.ws, v)
-	case WorkflowRun:
+	case inbox.WorkflowRun:
 		s.err = s.r.WorkflowRuns.Put(s.ctx, s.ws, v)
-	case Webhook:
+	case inbox.Webhook:
 		s.err = s.r.Webhooks.Put(s.ctx, s.ws, v)
-	case Delivery:
+	case inbox.Delivery:
 		s.err = s.r.Deliveries.Put(s.ctx, s.ws, v)
-	case SystemEvent:
+	case inbox.SystemEvent:
 		s.err = s.r.Events.Put(s.ctx, s.ws, v)
 	default:
 		s.err = fmt.Errorf("the demo has no repository for %T", d)
@@ -83,7 +85,7 @@ func (s *seeder) put(d Document) {
 func (s *seeder) event(typ, actor, subject string, at time.Time, payload any) {
 	s.evts++
 	b, _ := json.Marshal(payload)
-	e := SystemEvent{ID: fmt.Sprintf("evt_%04d", s.evts), Type: typ, Actor: actor, Subject: subject, Payload: b, CreatedAt: at}
+	e := inbox.SystemEvent{ID: fmt.Sprintf("evt_%04d", s.evts), Type: typ, Actor: actor, Subject: subject, Payload: b, CreatedAt: at}
 	s.put(e)
 }
 
@@ -92,49 +94,55 @@ func (s *seeder) ago(d time.Duration) time.Time { return s.now.Add(-d) }
 const day = 24 * time.Hour
 
 // financeLimits are the demo Finance workspace's plan limits.
-var financeLimits = Limits{EmailsPerMonth: 5000, Inboxes: 10, Agents: 10, Webhooks: 10, MaxAttachmentBytes: 25 << 20, RetentionDays: 90}
+var financeLimits = inbox.Limits{EmailsPerMonth: 5000, Inboxes: 10, Agents: 10, Webhooks: 10, MaxAttachmentBytes: 25 << 20, RetentionDays: 90}
 
 // demoAuth is what the intake records for a demo sender whose domain
 // publishes SPF, DKIM and DMARC and passes them all.
-func demoAuth(from string) *SenderAuth {
+func demoAuth(from string) *inbox.SenderAuth {
 	_, domain, _ := strings.Cut(from, "@")
-	pass := func(sel string) AuthCheck { return AuthCheck{Result: AuthPass, Domain: domain, Selector: sel} }
-	return &SenderAuth{EnvelopeFrom: from, SPF: pass(""), DKIM: []AuthCheck{pass("mail")}, DMARC: pass(""), AuthenticatedFrom: strings.ToLower(from)}
+	pass := func(sel string) inbox.AuthCheck {
+		return inbox.AuthCheck{Result: inbox.AuthPass, Domain: domain, Selector: sel}
+	}
+	return &inbox.SenderAuth{EnvelopeFrom: from, SPF: pass(""), DKIM: []inbox.AuthCheck{pass("mail")}, DMARC: pass(""), AuthenticatedFrom: strings.ToLower(from)}
 }
 
 func seed(ctx context.Context, st store.Store, now time.Time) error {
 	for _, step := range []func() error{
 		func() error { return st.SetSecret(ctx, demo.Workspace, "ERP_TOKEN", "erp_live_9f8e7d6c5b4a") },
 		func() error {
+			// The ERP token may go to the ERP only (secrets_set destinations).
+			return st.SetSecret(ctx, demo.Workspace, inbox.DestinationsSecretName("ERP_TOKEN"), inbox.EncodeDestinations(egress.MustParseList("erp.example.com")))
+		},
+		func() error {
 			return st.SetSecret(ctx, demo.Workspace, "CHAT_WEBHOOK_URL", "https://chat.example.com/hooks/T024BE7LD/B08Q9XYZ/abc123")
 		},
 		func() error {
-			return st.SetSecret(ctx, demo.Workspace, WebhookSecretName("whk_erp"), "whsec_demo_erp_0123456789abcdef")
+			return st.SetSecret(ctx, demo.Workspace, inbox.WebhookSecretName("whk_erp"), "whsec_demo_erp_0123456789abcdef")
 		},
 		func() error {
-			return st.SetSecret(ctx, demo.Workspace, WebhookSecretName("whk_chat"), "whsec_demo_chat_fedcba9876543210")
+			return st.SetSecret(ctx, demo.Workspace, inbox.WebhookSecretName("whk_chat"), "whsec_demo_chat_fedcba9876543210")
 		},
 	} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	s := &seeder{ctx: ctx, st: st, r: NewRepo(st), now: now, ws: demo.Workspace}
+	s := &seeder{ctx: ctx, st: st, r: inbox.NewRepo(st), now: now, ws: demo.Workspace}
 	// The Finance workspace's record says the seed is complete: it is
 	// written last.
-	finance := Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
+	finance := inbox.Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
 		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: s.ago(60 * day),
 		Limits: financeLimits}
 	s.event("secret.set", "person:"+demo.Owner, "ERP_TOKEN", s.ago(59*day), map[string]string{"name": "ERP_TOKEN"})
 	s.event("secret.set", "person:"+demo.Owner, "CHAT_WEBHOOK_URL", s.ago(59*day), map[string]string{"name": "CHAT_WEBHOOK_URL"})
 
-	invoiceAgent := Agent{ID: "agt_invoices", Name: "Invoice reader", Model: "claude-sonnet-4-5", Status: "active",
+	invoiceAgent := inbox.Agent{ID: "agt_invoices", Name: "Invoice reader", Model: "claude-sonnet-4-5", Status: "active",
 		SystemMessage: "You read supplier invoices sent to the finance inbox. Extract supplier, invoice number, due date and amount, " +
 			"then create a payable in the ERP (POST https://erp.example.com/api/payables with Authorization: Bearer ${{secrets.ERP_TOKEN}}), " +
 			"attach the PDF (form field file = ${{email.attachments.0}}) and notify the chat webhook ${{secrets.CHAT_WEBHOOK_URL}}. " +
 			"Answer {\"result\": {...}, \"workflow\": [...]}; omit workflow when the e-mail is not an invoice.",
 		Skills: []string{"extract_invoice", "read_pdf"}, CreatedAt: s.ago(58 * day), UpdatedAt: s.ago(20 * day)}
-	receiptAgent := Agent{ID: "agt_receipts", Name: "Receipt classifier", Model: "gpt-4.1-mini", Status: "active",
+	receiptAgent := inbox.Agent{ID: "agt_receipts", Name: "Receipt classifier", Model: "gpt-4.1-mini", Status: "active",
 		SystemMessage: "You classify expense receipts by category and cost centre and answer {\"result\": {category, amount, cost_centre}}. Never send requests.",
 		Skills:        []string{"classify_expense"}, CreatedAt: s.ago(40 * day), UpdatedAt: s.ago(40 * day)}
 	s.put(invoiceAgent)
@@ -142,14 +150,14 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	s.event("agent.created", "person:"+demo.Owner, invoiceAgent.ID, invoiceAgent.CreatedAt, map[string]string{"agent_id": invoiceAgent.ID, "model": invoiceAgent.Model})
 	s.event("agent.created", "person:"+demo.Owner, receiptAgent.ID, receiptAgent.CreatedAt, map[string]string{"agent_id": receiptAgent.ID, "model": receiptAgent.Model})
 
-	invoices := Inbox{ID: "ibx_invoices", Name: "Supplier invoices", Address: "invoices@finance.in.kobana.email", AgentID: invoiceAgent.ID,
+	invoices := inbox.Inbox{ID: "ibx_invoices", Name: "Supplier invoices", Address: "invoices@finance.in.kobana.email", AgentID: invoiceAgent.ID,
 		Recipients:      []string{"@acme.example", "@globex.example", "billing@initech.example"},
-		Filters:         Filters{RejectAutoReplies: true},
-		AttachmentRules: AttachmentRules{MaxBytes: 10 << 20, AllowedTypes: []string{"application/pdf", "application/xml", "text/xml"}, Required: true},
+		Filters:         inbox.Filters{RejectAutoReplies: true},
+		AttachmentRules: inbox.AttachmentRules{MaxBytes: 10 << 20, AllowedTypes: []string{"application/pdf", "application/xml", "text/xml"}, Required: true},
 		Status:          "active", CreatedAt: s.ago(57 * day), UpdatedAt: s.ago(15 * day)}
-	receipts := Inbox{ID: "ibx_receipts", Name: "Expense receipts", Address: "receipts@finance.in.kobana.email", AgentID: receiptAgent.ID,
-		Recipients: []string{}, Filters: Filters{SubjectContains: []string{"receipt", "recibo"}},
-		AttachmentRules: AttachmentRules{MaxBytes: 5 << 20, AllowedTypes: []string{"image/jpeg", "image/png", "application/pdf"}},
+	receipts := inbox.Inbox{ID: "ibx_receipts", Name: "Expense receipts", Address: "receipts@finance.in.kobana.email", AgentID: receiptAgent.ID,
+		Recipients: []string{}, Filters: inbox.Filters{SubjectContains: []string{"receipt", "recibo"}},
+		AttachmentRules: inbox.AttachmentRules{MaxBytes: 5 << 20, AllowedTypes: []string{"image/jpeg", "image/png", "application/pdf"}},
 		Status:          "active", CreatedAt: s.ago(39 * day), UpdatedAt: s.ago(39 * day)}
 	s.put(invoices)
 	s.put(receipts)
@@ -203,12 +211,12 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	at := s.ago(3 * day)
 	raw := buildEML("nfe@globex.example", invoices.Address, "Resposta automática: Fatura NF-004107", "Estou fora do escritório até segunda-feira.\n",
 		fmt.Sprintf("<auto.%d@globex.example>", at.Unix()), at, nil)
-	e, err := ParseEmail(raw)
+	e, err := inbox.ParseEmail(raw)
 	if err != nil {
 		return err
 	}
 	e.ID, e.InboxID, e.ReceivedAt, e.Auth = "eml_autoreply", invoices.ID, at, demoAuth(e.From)
-	rej := Screen(invoices, financeLimits, e)
+	rej := inbox.Screen(invoices, financeLimits, e)
 	if rej == nil {
 		return fmt.Errorf("the demo's automatic reply passes the rules of inbox %s", invoices.ID)
 	}
@@ -219,19 +227,19 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	}
 
 	// Webhooks: one healthy, one failing since two days.
-	erp := Webhook{ID: "whk_erp", URL: "https://erp.example.com/hooks/kobana", Description: "ERP integration", Events: []string{"email.processed", "workflow_run.failed"},
+	erp := inbox.Webhook{ID: "whk_erp", URL: "https://erp.example.com/hooks/kobana", Description: "ERP integration", Events: []string{"email.processed", "workflow_run.failed"},
 		Status: "active", SecretHint: "…cdef", CreatedAt: s.ago(50 * day), UpdatedAt: s.ago(50 * day), LastDelivery: s.ago(6 * time.Hour)}
-	chat := Webhook{ID: "whk_chat", URL: "https://chat.example.com/hooks/kobana-alerts", Description: "Alerts channel", Events: []string{"agent_run.failed", "email.failed"},
+	chat := inbox.Webhook{ID: "whk_chat", URL: "https://chat.example.com/hooks/kobana-alerts", Description: "Alerts channel", Events: []string{"agent_run.failed", "email.failed"},
 		Status: "failing", SecretHint: "…3210", FailingSince: s.ago(2*day + 4*time.Hour), CreatedAt: s.ago(45 * day), UpdatedAt: s.ago(45 * day), LastDelivery: s.ago(5 * time.Hour)}
 	s.put(erp)
 	s.put(chat)
 	for i := range 5 {
-		d := Delivery{ID: fmt.Sprintf("dlv_erp_%02d", i), WebhookID: erp.ID, Event: "email.processed", Status: "delivered", HTTPStatus: 200,
+		d := inbox.Delivery{ID: fmt.Sprintf("dlv_erp_%02d", i), WebhookID: erp.ID, Event: "email.processed", Status: "delivered", HTTPStatus: 200,
 			ResponseBody: `{"ok":true}`, DurationMS: int64(120 + i*13), AttemptedAt: s.ago(time.Duration(5-i)*day + 6*time.Hour),
 			Payload: json.RawMessage(fmt.Sprintf(`{"email_id":"eml_inv_%02d","status":"processed"}`, 10+i))}
 		s.put(d)
 	}
-	chatPlan := []Delivery{
+	chatPlan := []inbox.Delivery{
 		{Status: "delivered", HTTPStatus: 200, ResponseBody: "ok", AttemptedAt: s.ago(4 * day)},
 		{Status: "failed", HTTPStatus: 503, ResponseBody: "<html><body>503 Service Unavailable</body></html>", Error: "the receiver answered HTTP 503", AttemptedAt: s.ago(2*day + 4*time.Hour)},
 		{Status: "failed", Error: "Post: context deadline exceeded (Client.Timeout exceeded while awaiting headers)", AttemptedAt: s.ago(1*day + 9*time.Hour)},
@@ -249,9 +257,9 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 	// The sandbox workspace has its own records, invisible from Finance.
 	s.ws = demo.Sandbox
 	sc := s.ago(10 * day)
-	s.put(Workspace{ID: demo.Sandbox, OrganizationID: demo.Organization, Name: "Sandbox", Slug: "sandbox", Plan: "free", Environment: "sandbox",
-		CreatedAt: sc, Limits: Limits{EmailsPerMonth: 100, Inboxes: 1, Agents: 1, Webhooks: 1, MaxAttachmentBytes: 5 << 20, RetentionDays: 7}})
-	s.put(Inbox{ID: "ibx_sandbox_test", Name: "Test inbox", Address: "test@sandbox.in.kobana.email", Recipients: []string{}, Status: "active", CreatedAt: sc, UpdatedAt: sc})
+	s.put(inbox.Workspace{ID: demo.Sandbox, OrganizationID: demo.Organization, Name: "Sandbox", Slug: "sandbox", Plan: "free", Environment: "sandbox",
+		CreatedAt: sc, Limits: inbox.Limits{EmailsPerMonth: 100, Inboxes: 1, Agents: 1, Webhooks: 1, MaxAttachmentBytes: 5 << 20, RetentionDays: 7}})
+	s.put(inbox.Inbox{ID: "ibx_sandbox_test", Name: "Test inbox", Address: "test@sandbox.in.kobana.email", Recipients: []string{}, Status: "active", CreatedAt: sc, UpdatedAt: sc})
 	s.ws = demo.Workspace
 	s.put(finance)
 	return s.err
@@ -259,11 +267,11 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 
 // email stores one received e-mail with its agent run and, when the output
 // carries a workflow, its workflow run.
-func (s *seeder) email(ib Inbox, ag Agent, raw []byte, at time.Time, status, cause, errMsg string, output json.RawMessage, n int) {
+func (s *seeder) email(ib inbox.Inbox, ag inbox.Agent, raw []byte, at time.Time, status, cause, errMsg string, output json.RawMessage, n int) {
 	if s.err != nil {
 		return
 	}
-	e, err := ParseEmail(raw)
+	e, err := inbox.ParseEmail(raw)
 	if err != nil {
 		s.err = err
 		return
@@ -273,24 +281,24 @@ func (s *seeder) email(ib Inbox, ag Agent, raw []byte, at time.Time, status, cau
 		prefix, n = "rcp", n-100
 	}
 	e.ID, e.InboxID, e.ReceivedAt, e.Auth = fmt.Sprintf("eml_%s_%02d", prefix, n), ib.ID, at, demoAuth(e.From)
-	run := AgentRun{ID: fmt.Sprintf("arun_%s_%02d", prefix, n), AgentID: ag.ID, EmailID: e.ID, InboxID: ib.ID, Model: ag.Model,
-		Status: status, Cause: Cause(cause), Error: errMsg, StartedAt: at.Add(4 * time.Second)}
+	run := inbox.AgentRun{ID: fmt.Sprintf("arun_%s_%02d", prefix, n), AgentID: ag.ID, EmailID: e.ID, InboxID: ib.ID, Model: ag.Model,
+		Status: status, Cause: inbox.Cause(cause), Error: errMsg, StartedAt: at.Add(4 * time.Second)}
 	switch cause {
 	case "model_timeout":
-		run.Tokens = Tokens{Input: 5200 + n*31}
+		run.Tokens = inbox.Tokens{Input: 5200 + n*31}
 	case "attachment_unreadable":
-		run.Tokens = Tokens{}
+		run.Tokens = inbox.Tokens{}
 	default:
 		run.Output = output
-		run.Tokens = Tokens{Input: 3100 + n*173%900, Output: 420 + n*41%200}
+		run.Tokens = inbox.Tokens{Input: 3100 + n*173%900, Output: 420 + n*41%200}
 	}
-	run.CostUSD = Cost(ag.Model, run.Tokens)
+	run.CostUSD = inbox.Cost(ag.Model, run.Tokens)
 	run.FinishedAt = run.StartedAt.Add(time.Duration(6+n%9) * time.Second)
 	if cause == "model_timeout" {
 		run.FinishedAt = run.StartedAt.Add(120 * time.Second)
 	}
-	if len(run.Output) > 0 && HasWorkflow(run.Output) {
-		wr := WorkflowRun{ID: fmt.Sprintf("wrun_%s_%02d", prefix, n), AgentRunID: run.ID, EmailID: e.ID, InboxID: ib.ID,
+	if len(run.Output) > 0 && inbox.HasWorkflow(run.Output) {
+		wr := inbox.WorkflowRun{ID: fmt.Sprintf("wrun_%s_%02d", prefix, n), AgentRunID: run.ID, EmailID: e.ID, InboxID: ib.ID,
 			StartedAt: run.FinishedAt, FinishedAt: run.FinishedAt.Add(1900 * time.Millisecond)}
 		wr.Status, wr.Steps = demoSteps(e, run, cause == "workflow_failed", n)
 		run.WorkflowRunID = wr.ID
@@ -335,7 +343,7 @@ func invoiceOutput(supplier, number string, amount float64, due, cause string) j
 
 // demoSteps builds a redacted run record in the executor's shape
 // (executor.StepRecord: JSON bodies as JSON values, reasons, timings).
-func demoSteps(e Email, run AgentRun, fail bool, n int) (runrecord.Status, []runrecord.Step) {
+func demoSteps(e inbox.Email, run inbox.AgentRun, fail bool, n int) (runrecord.Status, []runrecord.Step) {
 	var doc struct {
 		Result map[string]any `json:"result"`
 	}

@@ -1,14 +1,30 @@
-package inbox_test
+package inboxdemo_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
+
+// demoNow anchors the demo's dates in these tests.
+var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), store.Options{Now: func() time.Time { return demoNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
 
 // countEmails counts the demo workspace's e-mails.
 func countEmails(t *testing.T, r inbox.Repo) int {
@@ -25,12 +41,13 @@ func countEmails(t *testing.T, r inbox.Repo) int {
 // demo records from Seed, which looks for its own records rather than for
 // the organization.
 func TestSeedAfterIdentity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	if created, err := demo.Identity(ctx, st); err != nil || !created {
 		t.Fatalf("Identity = %v, %v", created, err)
 	}
-	tokens, err := inbox.Seed(ctx, st, demoNow)
+	tokens, err := inboxdemo.Seed(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +69,10 @@ func TestSeedAfterIdentity(t *testing.T) {
 // TestSeedIsIdempotent: a second Seed, later, keeps the records the first
 // one made (it only mints new tokens).
 func TestSeedIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
-	if _, err := inbox.Seed(ctx, st, demoNow); err != nil {
+	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
 	r := inbox.NewRepo(st)
@@ -63,7 +81,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := countEmails(t, r)
-	tokens, err := inbox.Seed(ctx, st, demoNow.Add(72*time.Hour))
+	tokens, err := inboxdemo.Seed(ctx, st, demoNow.Add(72*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,5 +94,39 @@ func TestSeedIsIdempotent(t *testing.T) {
 	}
 	if n := countEmails(t, r); n != first || !after.ReceivedAt.Equal(before.ReceivedAt) {
 		t.Errorf("the second Seed changed the records: %d e-mails (was %d), eml_inv_00 received %v (was %v)", n, first, after.ReceivedAt, before.ReceivedAt)
+	}
+}
+
+// The demo's e-mails obey their inboxes' rules, and its automatic reply is
+// rejected by the same Screen the intake uses.
+func TestSeedFollowsInboxRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
+		t.Fatal(err)
+	}
+	r := inbox.NewRepo(st)
+	ws, err := r.Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboxes := map[string]inbox.Inbox{}
+	r.Inboxes.Each(ctx, demo.Workspace, store.Query{}, func(ib inbox.Inbox) error { inboxes[ib.ID] = ib; return nil })
+	n := 0
+	err = r.Emails.Each(ctx, demo.Workspace, store.Query{}, func(e inbox.Email) error {
+		n++
+		rej := inbox.Screen(inboxes[e.InboxID], ws.Limits, e)
+		if e.Status == inbox.EmailRejected {
+			if rej == nil || rej.Reason != inbox.RejectAutoReply || e.StatusDetail != rej.Error() {
+				t.Errorf("%s is recorded rejected (%s) but Screen says %v", e.ID, e.StatusDetail, rej)
+			}
+		} else if rej != nil {
+			t.Errorf("%s was accepted but breaks a rule: %v", e.ID, rej)
+		}
+		return nil
+	})
+	if err != nil || n != 25 {
+		t.Fatalf("%d e-mails, %v", n, err)
 	}
 }
