@@ -51,7 +51,8 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		return a.inbox, nil
 	}
 	s := &inboxStorage{}
-	qcfg := a.queueConfig()
+	_, replicas := a.store.(interface{ PgxPool() *pgxpool.Pool })
+	qcfg := a.queueConfig(replicas)
 	var err error
 	switch st := a.store.(type) {
 	case interface{ SQLDB() *sql.DB }:

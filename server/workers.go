@@ -13,7 +13,8 @@ import (
 // many jobs of each stage run at once. Each stage has its own queue and its
 // own workers, so a model that answers slowly holds agent workers only and
 // a receiver that hangs holds workflow (or webhook) workers only. Zero
-// fields take queue.DefaultWorkers.
+// fields take queue.DefaultWorkers with the embedded store,
+// queue.ReplicaWorkers with PostgreSQL.
 type Workers struct {
 	// Agent is how many agent runs run at once (each waits on the model).
 	Agent int
@@ -42,10 +43,15 @@ func (w Workers) check() error {
 	return nil
 }
 
-// perQueue is the queue's Workers map: each stage's count, or its default.
-func (w Workers) perQueue() map[string]int {
+// perQueue is the queue's Workers map: each stage's count, or its default
+// for the store (replicas: PostgreSQL's).
+func (w Workers) perQueue(replicas bool) map[string]int {
+	defaults := queue.DefaultWorkers
+	if replicas {
+		defaults = queue.ReplicaWorkers
+	}
 	out := map[string]int{}
-	for q, n := range queue.DefaultWorkers {
+	for q, n := range defaults {
 		out[q] = n
 	}
 	for q, n := range map[string]int{queue.QueueAgent: w.Agent, queue.QueueWorkflow: w.Workflow, queue.QueueWebhook: w.Webhook} {
@@ -63,7 +69,7 @@ func (w Workers) perQueue() map[string]int {
 // read its message without waiting on the other stage, with the other half
 // for the records they write, the queue and the MCP server.
 func (w Workers) PoolConns() int {
-	q := w.perQueue()
+	q := w.perQueue(true)
 	return max(16, 2*(q[queue.QueueAgent]+q[queue.QueueWorkflow]))
 }
 
@@ -75,18 +81,19 @@ func (a *assembly) checkPool(pool *pgxpool.Pool) {
 	if !a.cfg.Process || have >= need {
 		return
 	}
-	q := a.cfg.Workers.perQueue()
+	q := a.cfg.Workers.perQueue(true)
 	msg := fmt.Sprintf("the PostgreSQL pool has %d connections: %d agent and workflow runs together can have their e-mail open at once, fewer than their %d+%d workers, so a slow model or a hanging receiver can hold up the other stage; give -db pool_max_conns=%d or more",
 		have, max(1, have/2), q[queue.QueueAgent], q[queue.QueueWorkflow], need)
 	fmt.Fprintln(a.notices, "warning: "+msg)
 	a.log.Warn("server: " + msg)
 }
 
-// queueConfig is the queue's configuration for this process.
-func (a *assembly) queueConfig() queue.Config {
+// queueConfig is the queue's configuration for this process, on a store of
+// replicas (PostgreSQL) or not.
+func (a *assembly) queueConfig(replicas bool) queue.Config {
 	soft, _ := stopBudget(a.cfg.StopGrace)
 	qcfg := queue.Config{Logger: slog.New(atLeast{a.log.Handler(), slog.LevelWarn}), SoftStopTimeout: soft,
-		Workers: a.cfg.Workers.perQueue(), Lease: a.cfg.QueueLease, WorkspaceShare: a.cfg.Workers.WorkspaceShare}
+		Workers: a.cfg.Workers.perQueue(replicas), Lease: a.cfg.QueueLease, WorkspaceShare: a.cfg.Workers.WorkspaceShare}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}

@@ -26,6 +26,10 @@ func TestServeWorkerFlags(t *testing.T) {
 	if !strings.Contains(f.db, "pool_max_conns=48") || !strings.Contains(f.db, "sslmode=verify-full") {
 		t.Errorf("-db became %q, want its pool sized for 8+16 workers and its parameters kept", f.db)
 	}
+	f, _, _ = parseServe(c, []string{"-http", "127.0.0.1:0", "-db", "postgres://kobana@db.internal/kobana"})
+	if !strings.HasSuffix(f.db, "pool_max_conns=48") {
+		t.Errorf("-db with the default workers became %q, want a pool of 2 x (8 + 16)", f.db)
+	}
 	f, _, _ = parseServe(c, []string{"-http", "127.0.0.1:0", "-db", "postgres://kobana@db.internal/kobana?pool_max_conns=6"})
 	if !strings.HasSuffix(f.db, "pool_max_conns=6") {
 		t.Errorf("an explicit pool size was changed: %q", f.db)
@@ -34,7 +38,7 @@ func TestServeWorkerFlags(t *testing.T) {
 	if strings.Contains(f.db, "pool_max_conns") {
 		t.Errorf("a process that works no queue had its pool sized: %q", f.db)
 	}
-	for _, args := range [][]string{{"-agent-workers", "0"}, {"-workflow-workers", "-2"}, {"-webhook-workers", "0"}, {"-workspace-share", "1.5"}} {
+	for _, args := range [][]string{{"-agent-workers", "-1"}, {"-workflow-workers", "-2"}, {"-webhook-workers", "-1"}, {"-workspace-share", "1.5"}} {
 		var stderr serveBuffer
 		c := &Command{Stdout: io.Discard, Stderr: &stderr, Context: context.Background()}
 		if code := c.Main(append([]string{"serve", "-http", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "x.db")}, args...)); code != exitUsage ||
@@ -51,7 +55,7 @@ func TestServeWarnsOfAPoolTooSmallForItsWorkers(t *testing.T) {
 	var stderr serveBuffer
 	_, stop := startServe(t, &Command{Stdout: io.Discard, Stderr: &stderr}, &stderr, "-http", "127.0.0.1:0", "-db", dsn)
 	defer stop()
-	if want := "give -db pool_max_conns=16 or more"; !strings.Contains(stderr.String(), want) {
+	if want := "give -db pool_max_conns=48 or more"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("serve with a pool of 4: %q, want a warning ending %q", stderr.String(), want)
 	}
 }

@@ -67,7 +67,7 @@ func (e *env) readyWorkflow(i int) inbox.Email {
 // every one of them can have its e-mail's message open (a snapshot holds a
 // connection, and snapshots take at most half the pool) without waiting on
 // the other stage.
-const stagePool = 2 * 8
+var stagePool = 2 * (queue.ReplicaWorkers[queue.QueueAgent] + queue.ReplicaWorkers[queue.QueueWorkflow])
 
 // Agent runs waiting on a model that does not answer hold every agent
 // worker (those of two workspaces); e-mails whose agent has answered still
@@ -81,15 +81,16 @@ func TestASlowModelDoesNotHoldUpWorkflows(t *testing.T) {
 			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
 			e.restartWith(model)
 			defer close(model.release)
-			// More than the agent workers, from two workspaces (one holds
-			// its share of them at most).
+			// As many as the agent workers from each of two workspaces (one
+			// holds its share of them at most).
 			other := seedWorkspace(e, "ws_other", "other", e.recv.URL(""))
-			for i := range 6 {
+			workers := e.q.Concurrency(queue.QueueAgent)
+			for i := range workers {
 				e.receive(uniqueEmail(i))
 				e.receiveIn("ws_other", other, uniqueEmail(i))
 			}
 			if err := testwait.Until(30*time.Second, func() error {
-				if n := model.runs(); n < queue.DefaultWorkers[queue.QueueAgent] {
+				if n := model.runs(); n < workers {
 					return fmt.Errorf("%d agent runs waiting on the model", n)
 				}
 				return nil
@@ -141,7 +142,7 @@ func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 			}
 			other := seedWorkspace(e, "ws_other", "other", hang.URL)
 			e.start()
-			workers := queue.DefaultWorkers[queue.QueueWorkflow]
+			workers := e.q.Concurrency(queue.QueueWorkflow)
 			for i := range workers {
 				e.receive(uniqueEmail(i))
 				e.receiveIn("ws_other", other, uniqueEmail(i))
@@ -216,7 +217,7 @@ func TestAWorkspaceWhoseReceiversHangHoldsUpOnlyItsOwnMail(t *testing.T) {
 			defer close(release) // before the queue stops
 			slowInbox := seedWorkspace(e, "ws_slow", "slow", hang.URL)
 			e.start()
-			workers := queue.DefaultWorkers[queue.QueueWorkflow]
+			workers := e.q.Concurrency(queue.QueueWorkflow)
 			for i := range 2 * workers {
 				e.receiveIn("ws_slow", slowInbox, uniqueEmail(i))
 			}

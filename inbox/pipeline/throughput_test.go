@@ -147,7 +147,7 @@ func throughputRound(b *testing.B, onPG, process bool, n, conns int) round {
 		defer st.Close()
 		seedRecords(b, ctx, st, recv)
 		// The pool kobana serve gives the workers (server.Workers.PoolConns).
-		w := queue.DefaultWorkers
+		w := queue.ReplicaWorkers
 		cfg.DB, cfg.Postgres, cfg.PoolConns = dsn, true, max(16, 2*(w[queue.QueueAgent]+w[queue.QueueWorkflow]))
 		jobs = &jobTimes{pg: st.PgxPool(), schema: schema}
 	} else {

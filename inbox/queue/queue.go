@@ -22,8 +22,9 @@ import (
 // Config tunes the queue. Zero fields take the defaults.
 type Config struct {
 	// Workers is how many jobs of each queue run at once in this process.
-	// nil means DefaultWorkers; a queue missing from a non-nil map is not
-	// worked here. An empty (non-nil) map makes an insert-only queue.
+	// nil means DefaultWorkers (SQLite) or ReplicaWorkers (PostgreSQL); a
+	// queue missing from a non-nil map is not worked here. An empty
+	// (non-nil) map makes an insert-only queue.
 	Workers map[string]int
 	// JobTimeout bounds one job's run (default 10 minutes: a workflow of 20
 	// steps each allowed 30 seconds fits).
@@ -68,11 +69,24 @@ type Config struct {
 	SoftStopTimeout time.Duration
 }
 
-// DefaultWorkers is the per-queue concurrency of Config.Workers == nil.
+// DefaultWorkers is the per-queue concurrency of Config.Workers == nil on
+// SQLite. Workers mostly wait (on the model, on receivers); more of them
+// make larger shared commits for the one writer, and one workspace holds
+// half of them (Config.WorkspaceShare).
 var DefaultWorkers = map[string]int{
-	QueueAgent:       4,
-	QueueWorkflow:    4,
-	QueueWebhook:     8,
+	QueueAgent:       16,
+	QueueWorkflow:    32,
+	QueueWebhook:     32,
+	QueueMaintenance: 1,
+}
+
+// ReplicaWorkers is the per-queue concurrency of Config.Workers == nil on
+// PostgreSQL: each replica's agent and workflow runs hold pooled
+// connections while their e-mail is open, so fewer per replica.
+var ReplicaWorkers = map[string]int{
+	QueueAgent:       8,
+	QueueWorkflow:    16,
+	QueueWebhook:     16,
 	QueueMaintenance: 1,
 }
 
@@ -91,6 +105,8 @@ type Queue struct {
 	leases *leases
 	// shares limits what one workspace holds of each queue.
 	shares *shares
+	// concurrency is how many jobs of each queue run at once here.
+	concurrency map[string]int
 }
 
 // ErrWrongTx reports a transaction of the other database than the queue's.
@@ -118,7 +134,7 @@ func OpenSQLite(ctx context.Context, db *sql.DB, cfg Config) (*Queue, error) {
 		cfg.PollInterval = 200 * time.Millisecond
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
-	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, nil)
+	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, nil, db)
 	var err error
 	q.lite, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
@@ -138,8 +154,11 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 	if err := migrate(ctx, driver, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
+	if cfg.Workers == nil {
+		cfg.Workers = ReplicaWorkers
+	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
-	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool)
+	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool, nil)
 	if cfg.Lease >= 0 {
 		if cfg.Lease == 0 {
 			cfg.Lease = DefaultLease
@@ -184,6 +203,7 @@ func workersOf(cfg Config) map[string]int {
 
 func (q *Queue) riverConfig(cfg Config) *river.Config {
 	workers := workersOf(cfg)
+	q.concurrency = workers
 	queues := map[string]river.QueueConfig{}
 	for name, n := range workers {
 		if n > 0 {
@@ -408,6 +428,10 @@ func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()
 	}
 	return q.pg.Subscribe(kinds...)
 }
+
+// Concurrency is how many jobs of a queue run at once in this process (0:
+// the queue is not worked here).
+func (q *Queue) Concurrency(queue string) int { return q.concurrency[queue] }
 
 // WorkspaceLimit is how many jobs of one workspace run at once in a queue
 // (Config.WorkspaceShare), 0 for no limit.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -43,14 +44,29 @@ const (
 type shares struct {
 	limits map[string]int // queue → jobs of one workspace at once
 	pool   *pgxpool.Pool  // PostgreSQL; nil counts in the process
+	lite   *sql.DB        // SQLite: where others' waiting jobs are read
 
 	mu      sync.Mutex
 	running map[[2]string][]time.Time   // (queue, workspace) → when each job running here started (SQLite)
 	ended   map[[2]string]chan struct{} // closed when a job of (queue, workspace) ends here
+	// others is, by (queue, workspace), whether other workspaces' jobs
+	// were waiting in the queue when last read.
+	others map[[2]string]othersSeen
 }
 
-func newShares(workers map[string]int, share float64, pool *pgxpool.Pool) *shares {
-	s := &shares{limits: map[string]int{}, pool: pool, running: map[[2]string][]time.Time{}, ended: map[[2]string]chan struct{}{}}
+// othersSeen is whether other workspaces' jobs were waiting, and when that
+// was read.
+type othersSeen struct {
+	at      time.Time
+	waiting bool
+}
+
+// newShares limits the workspaces' jobs in the queues of workers, counted
+// in River's table on pool (PostgreSQL) or in the process (pool nil; lite
+// is then SQLite's handle).
+func newShares(workers map[string]int, share float64, pool *pgxpool.Pool, lite *sql.DB) *shares {
+	s := &shares{limits: map[string]int{}, pool: pool, lite: lite, running: map[[2]string][]time.Time{}, ended: map[[2]string]chan struct{}{},
+		others: map[[2]string]othersSeen{}}
 	if share <= 0 {
 		share = DefaultWorkspaceShare
 	}
@@ -84,10 +100,14 @@ func workspaceOf(job *rivertype.JobRow) string {
 // and every shareRecheck (one may end on another replica): behind jobs that
 // take milliseconds it then runs without going back to the queue, and the
 // workers kept from its workspace do not spin fetching its next jobs only
-// to put them back. Only then is it snoozed.
+// to put them back. Only then, if jobs of other workspaces wait for a
+// worker, is it snoozed; while none do (one workspace's burst), it keeps
+// its worker for up to shareMaxHold — putting it back would only cost a
+// write and a fetch, and the worker has nothing else to do.
 const (
 	shareHold    = 250 * time.Millisecond
 	shareRecheck = 50 * time.Millisecond
+	shareMaxHold = 5 * time.Second
 )
 
 // admit returns, for a job that may run now, what to call when it ends;
@@ -99,7 +119,8 @@ func (s *shares) admit(ctx context.Context, job *rivertype.JobRow) (done func(),
 		return func() {}, 0, nil
 	}
 	key := [2]string{job.Queue, ws}
-	deadline := time.Now().Add(shareHold)
+	start := time.Now()
+	deadline := start.Add(shareHold)
 	for {
 		ended := s.endedOf(key)
 		done, wait, err := s.try(ctx, job, key, limit)
@@ -108,7 +129,15 @@ func (s *shares) admit(ctx context.Context, job *rivertype.JobRow) (done func(),
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, wait, nil
+			if time.Since(start) >= shareMaxHold {
+				return nil, wait, nil
+			}
+			// Reading the queue failed: snooze, as under contention.
+			if waiting, err := s.othersWaiting(ctx, key); err != nil || waiting {
+				return nil, wait, nil
+			}
+			deadline = time.Now().Add(shareHold)
+			continue
 		}
 		t := time.NewTimer(min(left, shareRecheck))
 		select {
@@ -120,6 +149,33 @@ func (s *shares) admit(ctx context.Context, job *rivertype.JobRow) (done func(),
 		}
 		t.Stop()
 	}
+}
+
+// othersWaiting says whether jobs of workspaces other than key's are
+// available in key's queue, read at most once every shareRecheck.
+func (s *shares) othersWaiting(ctx context.Context, key [2]string) (bool, error) {
+	s.mu.Lock()
+	seen, ok := s.others[key]
+	s.mu.Unlock()
+	if ok && time.Since(seen.at) < shareRecheck {
+		return seen.waiting, nil
+	}
+	var err error
+	seen = othersSeen{at: time.Now()}
+	if s.pool != nil {
+		err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+			WHERE state = 'available' AND queue = $1 AND scheduled_at <= now() AND args->>'workspace' <> $2)`, key[0], key[1]).Scan(&seen.waiting)
+	} else {
+		err = s.lite.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+			WHERE state = 'available' AND queue = ? AND scheduled_at <= datetime('now', 'subsec') AND json_extract(args, '$.workspace') <> ?)`, key[0], key[1]).Scan(&seen.waiting)
+	}
+	if err != nil {
+		return false, fmt.Errorf("queue: looking for other workspaces' jobs in %s: %w", key[0], err)
+	}
+	s.mu.Lock()
+	s.others[key] = seen
+	s.mu.Unlock()
+	return seen.waiting, nil
 }
 
 // endedOf returns a channel closed when the next job of key ends here.
