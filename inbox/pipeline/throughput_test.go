@@ -51,7 +51,10 @@ var (
 // run stored, on the processing server), e2e/intake (the goal is at least
 // 0.5), the 250 → workflow-run-stored latency over the burst (p50, p99,
 // max), the processing server's processor use while it drains (cores: CPU
-// seconds per second), and its peak RSS. Each round's figures are logged
+// seconds per second), the CPU time each server spent per e-mail
+// (intake-cpu-ms/msg, e2e-cpu-ms/msg: their quotient bounds e2e/intake once
+// the processing is CPU-bound, whatever else runs on the machine), and its
+// peak RSS. Each round's figures are logged
 // with -v. Run it with rounds interleaved:
 //
 //	go test ./inbox/pipeline -run '^$' -bench Throughput -benchtime 1x -throughput.emails 2000
@@ -69,6 +72,9 @@ type round struct {
 	latencies []time.Duration
 	// cores is the server's CPU time over took, in cores.
 	cores float64
+	// cpu is the server's CPU time from the first message sent to the end
+	// of the round.
+	cpu time.Duration
 	// peakRSS is the server's peak resident memory, in MiB.
 	peakRSS float64
 }
@@ -126,6 +132,15 @@ func benchThroughput(b *testing.B, onPG bool) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "max-ms")
 	b.ReportMetric(cores, "cores")
+	cpuPer := func(rs []round) float64 {
+		var d time.Duration
+		for _, r := range rs {
+			d += r.cpu
+		}
+		return float64(d.Microseconds()) / 1000 / float64(n*len(rs))
+	}
+	b.ReportMetric(cpuPer(intake), "intake-cpu-ms/msg")
+	b.ReportMetric(cpuPer(e2e), "e2e-cpu-ms/msg")
 	b.ReportMetric(rss, "peak-RSS-MiB")
 	b.ReportMetric(0, "ns/op") // a round's time says nothing: the rates do
 }
@@ -201,7 +216,8 @@ func throughputRound(b *testing.B, onPG, process bool, n, conns int) round {
 		}
 		r.took = last.Sub(start)
 	}
-	r.cores = (cpuTime(b, s.cmd.Process.Pid) - cpu0).Seconds() / time.Since(start).Seconds()
+	r.cpu = cpuTime(b, s.cmd.Process.Pid) - cpu0
+	r.cores = r.cpu.Seconds() / time.Since(start).Seconds()
 	r.peakRSS = peakRSS(b, s.cmd.Process.Pid)
 	return r
 }

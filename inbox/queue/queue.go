@@ -34,7 +34,10 @@ type Config struct {
 	// LISTEN/NOTIFY wakes them and polling is only the fallback (default 1 s).
 	PollInterval time.Duration
 	// FetchCooldown is the least time between two fetches of one queue
-	// (River's FetchCooldown; default River's, 100 ms).
+	// (River's FetchCooldown): on PostgreSQL, where inserts notify the
+	// workers, it is how long a job inserted just after a fetch may wait
+	// (default PostgresFetchCooldown); on SQLite River's default, 100 ms
+	// (an insert in this process wakes its workers at once).
 	FetchCooldown time.Duration
 	// RescueAfter is how long a job may stay running before it is taken for
 	// abandoned (its process died) and made available again (default: twice
@@ -79,6 +82,13 @@ var DefaultWorkers = map[string]int{
 	QueueWebhook:     32,
 	QueueMaintenance: 1,
 }
+
+// PostgresFetchCooldown is Config.FetchCooldown's default on PostgreSQL.
+// With River's 100 ms, each stage's job waited for the cooldown of the
+// fetch that had just run: BenchmarkThroughput's 250 → workflow run stored
+// latency fell from 563 ms to 165 ms (p50) and 1.3 s to 0.5 s (p99) at
+// 25 ms, for a few more fetches per second while busy.
+const PostgresFetchCooldown = 25 * time.Millisecond
 
 // ReplicaWorkers is the per-queue concurrency of Config.Workers == nil on
 // PostgreSQL: each replica's agent and workflow runs hold pooled
@@ -156,6 +166,9 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 	}
 	if cfg.Workers == nil {
 		cfg.Workers = ReplicaWorkers
+	}
+	if cfg.FetchCooldown == 0 {
+		cfg.FetchCooldown = PostgresFetchCooldown
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
 	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool, nil)
