@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/server"
@@ -16,12 +17,15 @@ import (
 func TestServeWorkerFlags(t *testing.T) {
 	c := &Command{Stdout: io.Discard, Stderr: io.Discard, Context: context.Background()}
 	f, _, ok := parseServe(c, []string{"-http", "127.0.0.1:0", "-agent-workers", "8", "-workflow-workers", "16", "-webhook-workers", "3",
-		"-db", "postgres://kobana@db.internal/kobana?sslmode=verify-full"})
+		"-workspace-share", "0.25", "-queue-lease", "45s", "-db", "postgres://kobana@db.internal/kobana?sslmode=verify-full"})
 	if !ok {
 		t.Fatal("flags refused")
 	}
-	if want := (server.Workers{Agent: 8, Workflow: 16, Webhook: 3, WorkspaceShare: 0.5}); f.cfg.Workers != want {
+	if want := (server.Workers{Agent: 8, Workflow: 16, Webhook: 3, WorkspaceShare: 0.25}); f.cfg.Workers != want {
 		t.Errorf("workers %+v, want %+v", f.cfg.Workers, want)
+	}
+	if f.cfg.QueueLease != 45*time.Second {
+		t.Errorf("-queue-lease 45s gave %v", f.cfg.QueueLease)
 	}
 	if !strings.Contains(f.db, "pool_max_conns=48") || !strings.Contains(f.db, "sslmode=verify-full") {
 		t.Errorf("-db became %q, want its pool sized for 8+16 workers and its parameters kept", f.db)
