@@ -198,35 +198,7 @@ func testCrash(t *testing.T, point string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	repo := inbox.NewRepo(st)
-	var emails []inbox.Email
-	err = testwait.Until(60*time.Second, func() error {
-		emails, err = repo.Emails.All(ctx, testWS, store.Query{})
-		if err != nil {
-			return err
-		}
-		if len(emails) != n {
-			return fmt.Errorf("%d e-mails recorded, want %d", len(emails), n)
-		}
-		for _, e := range emails {
-			if e.Status == inbox.EmailPending {
-				return fmt.Errorf("e-mail %s is still pending", e.ID)
-			}
-		}
-		ds, err := repo.Deliveries.All(ctx, testWS, store.Query{})
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if d.Status != inbox.DeliveryDelivered {
-				return fmt.Errorf("delivery %s of %s is %s", d.ID, d.Event, d.Status)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v; the server's output:\n%s", err, s.output)
-	}
+	emails := waitProcessed(t, st, n, s)
 	s.stop()
 
 	interrupted := checkOnce(t, st, recv, emails)
@@ -241,7 +213,7 @@ func testCrash(t *testing.T, point string) {
 	// least once — a stop after an attempt was sent and before it was
 	// recorded (at this point, or while another job was at it) sends it
 	// again, with the same delivery id for the receiver to deduplicate.
-	ds, _ := repo.Deliveries.All(ctx, testWS, store.Query{})
+	ds, _ := inbox.NewRepo(st).Deliveries.All(ctx, testWS, store.Query{})
 	for _, d := range ds {
 		got := 0
 		for _, h := range recv.requests("/hooks") {

@@ -181,6 +181,14 @@ func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string
 		e.t.Fatal(err)
 	}
 	m.AgentRunID, m.WorkflowRunID = run.ID, "wrun_"+id
+	e.withWorkflowJob(run, m)
+	e.agent.errs = 1 << 20
+}
+
+// withWorkflowJob stores an agent run and its e-mail and queues the run's
+// workflow, as the agent stage does.
+func (e *env) withWorkflowJob(run inbox.AgentRun, m inbox.Email) {
+	e.t.Helper()
 	e.put(run, m)
 	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
 		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
@@ -188,7 +196,6 @@ func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string
 	}); err != nil {
 		e.t.Fatal(err)
 	}
-	e.agent.errs = 1 << 20
 }
 
 func (e *env) put(docs ...inbox.Document) {

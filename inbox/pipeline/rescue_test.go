@@ -28,15 +28,7 @@ func TestAKilledReplicasJobsAreRescuedWithinTheLease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	ctx := t.Context()
-	dsn, _ := pgtest.SchemaDSN(t, "rescue", "pipeline-rescue")
-	recv := newReceiver(t)
-	st, err := pg.Open(ctx, dsn, pg.Options{PurgeInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	seedRecords(t, ctx, st, recv)
+	dsn, _, st, recv := rescueDB(t, "rescue")
 
 	// A takes the mail and works its queue only once released; B works
 	// it at once and is killed at its first step being sent.
@@ -70,15 +62,8 @@ func TestAStalledFetchIsRescuedWithinTheLease(t *testing.T) {
 		t.Skip("starts server processes")
 	}
 	ctx := t.Context()
-	dsn, schema := pgtest.SchemaDSN(t, "stall", "pipeline-stall")
+	dsn, schema, st, recv := rescueDB(t, "stall")
 	proxy := pgtest.StartProxy(t)
-	recv := newReceiver(t)
-	st, err := pg.Open(ctx, dsn, pg.Options{PurgeInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	seedRecords(t, ctx, st, recv)
 
 	a := startServer(t, serverConfig{DB: dsn, Postgres: true, Data: t.TempDir(), Replica: "replica-a", Hold: true, Lease: rescueLease})
 	b := startServer(t, serverConfig{DB: proxy.DSN(schema, "pipeline-stall-b"), Postgres: true, Data: t.TempDir(), Replica: "replica-b", Hold: true, Lease: rescueLease})
@@ -117,6 +102,21 @@ func TestAStalledFetchIsRescuedWithinTheLease(t *testing.T) {
 	if out := a.output.String() + b.output.String(); !strings.Contains(out, "rescued a job no live replica held") {
 		t.Errorf("no replica logged the rescue; their output:\n%s", out)
 	}
+}
+
+// rescueDB is a fresh schema of the test database with the test records,
+// its store (closed at the end of the test) and the records' receiver.
+func rescueDB(t *testing.T, name string) (dsn, schema string, st *pg.Store, recv *receiver) {
+	t.Helper()
+	dsn, schema = pgtest.SchemaDSN(t, name, "pipeline-"+name)
+	recv = newReceiver(t)
+	st, err := pg.Open(t.Context(), dsn, pg.Options{PurgeInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	seedRecords(t, t.Context(), st, recv)
+	return dsn, schema, st, recv
 }
 
 // waitProcessed waits (a minute at most: far less than River's own rescue)

@@ -52,13 +52,7 @@ func (e *env) readyWorkflow(i int) inbox.Email {
 	run := inbox.AgentRun{ID: fmt.Sprintf("arun_ready_%d", i), AgentID: testAgent, EmailID: m.ID, InboxID: testInbox, Status: inbox.RunSucceeded,
 		Output: json.RawMessage(invoiceWorkflow), WorkflowRunID: fmt.Sprintf("wrun_ready_%d", i), StartedAt: time.Now().UTC()}
 	m.AgentRunID, m.WorkflowRunID = run.ID, run.WorkflowRunID
-	e.put(run, m)
-	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
-		return err
-	}); err != nil {
-		e.t.Fatal(err)
-	}
+	e.withWorkflowJob(run, m)
 	return m
 }
 
@@ -124,19 +118,26 @@ func hangingReceiver(t *testing.T) (*httptest.Server, chan struct{}) {
 	return srv, release
 }
 
+// hangingEnv is an environment whose steps wait on a receiver longer than
+// the tests wait, and a receiver that hangs until the test ends (released
+// before the queue stops).
+func hangingEnv(t *testing.T, opt options) (*env, *httptest.Server) {
+	opt.cfg = func(c *pipeline.Config) {
+		c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute
+	}
+	e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
+	hang, release := hangingReceiver(t)
+	t.Cleanup(func() { close(release) })
+	return e, hang
+}
+
 // Workflows whose receivers hang hold every workflow worker (those of two
 // workspaces, each holding its share); new e-mails still get their agent
 // runs (recorded, their workflows queued).
 func TestHangingReceiversDoNotHoldUpAgents(t *testing.T) {
 	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
 		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
-			// Steps wait on the receiver longer than this test waits.
-			opt.cfg = func(c *pipeline.Config) {
-				c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute
-			}
-			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
-			hang, release := hangingReceiver(t)
-			defer close(release) // before the queue stops
+			e, hang := hangingEnv(t, opt)
 			if err := e.st.SetSecret(e.ctx, testWS, "ERP_URL", hang.URL); err != nil {
 				t.Fatal(err)
 			}
@@ -209,12 +210,7 @@ func seedWorkspace(e *env, ws, slug, erp string) (inboxID string) {
 func TestAWorkspaceWhoseReceiversHangHoldsUpOnlyItsOwnMail(t *testing.T) {
 	for _, opt := range []options{{}, {pg: true, poolConns: stagePool}} {
 		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[opt.pg], func(t *testing.T) {
-			opt.cfg = func(c *pipeline.Config) {
-				c.Executor.StepTimeout, c.Executor.RunTimeout = 5*time.Minute, 10*time.Minute
-			}
-			e := newEnv(t, agentAnswering(invoiceWorkflow), opt)
-			hang, release := hangingReceiver(t)
-			defer close(release) // before the queue stops
+			e, hang := hangingEnv(t, opt)
 			slowInbox := seedWorkspace(e, "ws_slow", "slow", hang.URL)
 			e.start()
 			workers := e.q.Concurrency(queue.QueueWorkflow)
