@@ -19,12 +19,17 @@ import (
 type slowJobs struct {
 	river.WorkerDefaults[queue.AgentArgs]
 	took time.Duration
+	// slow, when set, are the only jobs (by e-mail id) that take took; the
+	// others end at once.
+	slow map[string]bool
 	db   db
 
 	mu      sync.Mutex
 	running map[string]int
 	most    map[string]int
 	done    int
+	// ended is the order the jobs ended in, by e-mail id.
+	ended []string
 }
 
 func (w *slowJobs) Work(ctx context.Context, job *river.Job[queue.AgentArgs]) error {
@@ -38,15 +43,18 @@ func (w *slowJobs) Work(ctx context.Context, job *river.Job[queue.AgentArgs]) er
 		w.running[ws]--
 		w.mu.Unlock()
 	}()
-	select {
-	case <-time.After(w.took):
-	case <-ctx.Done():
-		return ctx.Err()
+	if w.slow == nil || w.slow[job.Args.EmailID] {
+		select {
+		case <-time.After(w.took):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	err := w.db.tx(ctx, func(tx any) error { return queue.CompleteTx(ctx, tx, job) })
 	if err == nil {
 		w.mu.Lock()
 		w.done++
+		w.ended = append(w.ended, job.Args.EmailID)
 		w.mu.Unlock()
 	}
 	return err
@@ -109,6 +117,81 @@ func TestAWorkspaceAloneKeepsItsJobsInsteadOfSnoozingThem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job at its workspace's limit gives its worker up for another
+// workspace's job that waits: with two workers, one of a workspace's two
+// long jobs running and the other at the limit, the other workspace's job
+// runs and ends first.
+func TestAJobAtItsLimitMakesWayForAnotherWorkspace(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			d, q := b.open(t, queue.Config{Workers: map[string]int{queue.QueueAgent: 2}, PollInterval: 100 * time.Millisecond})
+			w := &slowJobs{took: 3 * time.Second, slow: map[string]bool{"eml_a1": true, "eml_a2": true}, db: d, running: map[string]int{}, most: map[string]int{}}
+			river.AddWorker(q.Workers(), w)
+			insert := func(ws, id string) {
+				t.Helper()
+				if err := d.tx(ctx, func(tx any) error {
+					_, err := q.InsertTx(ctx, tx, queue.AgentArgs{Workspace: ws, EmailID: id}, nil)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			insert("ws_a", "eml_a1")
+			insert("ws_a", "eml_a2")
+			if err := q.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer q.Stop(ctx)
+			// Both of A's jobs have a worker: one runs, one waits at the
+			// limit. Then B's job comes.
+			if err := testwait.Until(10*time.Second, func() error {
+				if n := running(t, d); n < 2 {
+					return fmt.Errorf("%d jobs running", n)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			insert("ws_b", "eml_b1")
+			if err := testwait.Until(30*time.Second, func() error {
+				if done, _ := w.finished(); done < 3 {
+					return fmt.Errorf("%d of 3 jobs done", done)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			w.mu.Lock()
+			ended := w.ended
+			w.mu.Unlock()
+			if ended[0] != "eml_b1" {
+				t.Errorf("the jobs ended in the order %v; want B's first, while A's long job ran", ended)
+			}
+			if _, most := w.finished(); most["ws_a"] != 1 {
+				t.Errorf("workspace A ran %d jobs at once, want its limit, 1", most["ws_a"])
+			}
+		})
+	}
+}
+
+// running counts the jobs River has running.
+func running(t *testing.T, d db) int {
+	t.Helper()
+	var n int
+	var err error
+	switch d := d.(type) {
+	case liteDB:
+		err = d.QueryRow(`SELECT count(*) FROM river_job WHERE state = 'running'`).Scan(&n)
+	case pgDB:
+		err = d.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE state = 'running'`).Scan(&n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // snoozed counts the jobs River snoozed at least once.
