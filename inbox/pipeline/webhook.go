@@ -186,7 +186,12 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return err
 	}
-	defer release(ctx)
+	released := false // with the attempt's record
+	defer func() {
+		if !released {
+			release(ctx)
+		}
+	}()
 	if d, err = p.repo.Deliveries.Get(ctx, a.Workspace, a.DeliveryID); err != nil {
 		return err // read again under the claim: a replay may have delivered it
 	}
@@ -217,6 +222,11 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 		if err := w.observe(ctx, tx, a.Workspace, d, attempt); err != nil {
 			return err
 		}
+		// The claim ends with the attempt's record: one write fewer than
+		// dropping it after.
+		if err := inbox.ReleaseDelivery(ctx, tx, a.Workspace, d.ID); err != nil {
+			return err
+		}
 		if retry != nil {
 			return nil
 		}
@@ -225,6 +235,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("recording attempt %d of delivery %s: %w", n, d.ID, err)
 	}
+	released = true
 	p.observer().DeliveryAttempt(a.Workspace, d, d.Attempts[len(d.Attempts)-1])
 	if retry != nil {
 		return retry
