@@ -75,7 +75,7 @@ type WorkflowRunFailed struct {
 }
 
 // webhookEvents are the events a webhook can subscribe to.
-var webhookEvents = []string{EventEmailReceived, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}
+var webhookEvents = []string{EventEmailReceived, EventEmailRejected, EventEmailProcessed, EventEmailFailed, EventAgentRunFailed, EventWorkflowRunFailed}
 
 // WebhookEvents returns the events a webhook can subscribe to.
 func WebhookEvents() []string { return slices.Clone(webhookEvents) }

@@ -103,15 +103,19 @@ type Limits struct {
 // Workspace is the Inbox's view of a workspace: its plan, environment and
 // limits.
 type Workspace struct {
-	ID             string    `json:"id"`
-	OrganizationID string    `json:"organization_id"`
-	Name           string    `json:"name"`
-	Slug           string    `json:"slug,omitempty"`
-	ExternalID     string    `json:"external_id,omitempty"`
-	Plan           string    `json:"plan"`
-	Environment    string    `json:"environment"`
-	Limits         Limits    `json:"limits"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string `json:"id"`
+	OrganizationID string `json:"organization_id"`
+	Name           string `json:"name"`
+	Slug           string `json:"slug,omitempty"`
+	ExternalID     string `json:"external_id,omitempty"`
+	Plan           string `json:"plan"`
+	Environment    string `json:"environment"`
+	Limits         Limits `json:"limits"`
+	// MailDomain, when set, is the workspace's own mail domain: its inboxes
+	// receive at LOCAL@MAILDOMAIN (see ClaimMailDomain) instead of under
+	// the server's.
+	MailDomain string    `json:"mail_domain,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Key implements Document.
@@ -538,16 +542,21 @@ func (r WorkflowRun) Key() Key {
 
 // Webhook is an outbound notification endpoint.
 type Webhook struct {
-	ID           string    `json:"id"`
-	URL          string    `json:"url"`
-	Description  string    `json:"description,omitempty"`
-	Events       []string  `json:"events"`
-	Status       string    `json:"status"`
-	SecretHint   string    `json:"secret_hint"`
-	FailingSince time.Time `json:"failing_since,omitzero"`
-	LastDelivery time.Time `json:"last_delivery_at,omitzero"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	Events      []string `json:"events"`
+	Status      string   `json:"status"`
+	SecretHint  string   `json:"secret_hint"`
+	// PreviousSecretUntil is, after a rotation with an overlap, until when
+	// the previous signing secret signs deliveries too (a second v1 in
+	// HeaderSignature), so that receivers can move to the new one without
+	// refusing a delivery.
+	PreviousSecretUntil time.Time `json:"previous_secret_until,omitzero"`
+	FailingSince        time.Time `json:"failing_since,omitzero"`
+	LastDelivery        time.Time `json:"last_delivery_at,omitzero"`
+	CreatedAt           time.Time `json:"created_at"`
+	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 // Key implements Document.
@@ -593,6 +602,10 @@ type DeliveryAttempt struct {
 	Error        string    `json:"error,omitempty"`
 	ResponseBody string    `json:"response_body,omitempty"`
 	DurationMS   int64     `json:"duration_ms"`
+	// Replay says a person asked for this attempt (webhooks_deliveries_replay);
+	// RequestedBy is who.
+	Replay      bool   `json:"replay,omitempty"`
+	RequestedBy string `json:"requested_by,omitempty"`
 }
 
 // Key implements Document: deliveries are listed by webhook and status, in

@@ -20,14 +20,18 @@ import (
 
 // Headers of a webhook delivery.
 const (
-	// HeaderSignature carries Sign's value: t=<unix seconds>,v1=<hex HMAC>.
+	// HeaderSignature carries Sign's value: t=<unix seconds>,v1=<hex HMAC>;
+	// during a signing secret's rotation overlap, one v1 per secret.
 	HeaderSignature = "X-Kobana-Signature"
 	// HeaderEvent names the event (e.g. email.processed).
 	HeaderEvent = "X-Kobana-Event"
 	// HeaderDelivery is the delivery id, the same on every retry of one
 	// delivery: receivers deduplicate on it.
 	HeaderDelivery = "X-Kobana-Delivery"
-	// HeaderReplayOf names the delivery a replay sends again.
+	// HeaderReplayOf marks an attempt a person asked for
+	// (webhooks_deliveries_replay): it names the delivery, whose id the
+	// body and HeaderDelivery keep, so a receiver that already has it
+	// deduplicates it like any retry.
 	HeaderReplayOf = "X-Kobana-Replay-Of"
 )
 
@@ -49,10 +53,16 @@ type DeliveryBody struct {
 }
 
 // Sign returns the HeaderSignature value for a delivery body sent at t:
-// "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>".
-func Sign(secret string, t time.Time, body []byte) string {
+// "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>", with one
+// v1 per secret (the current one first, then the previous one during a
+// rotation's overlap).
+func Sign(secret string, t time.Time, body []byte, more ...string) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
+	v := "t=" + ts
+	for _, s := range append([]string{secret}, more...) {
+		v += ",v1=" + hex.EncodeToString(mac(s, ts, body))
+	}
+	return v
 }
 
 func mac(secret, ts string, body []byte) []byte {
@@ -70,23 +80,32 @@ var ErrBadSignature = errors.New("webhook signature does not verify")
 // receiver should: the HMAC must match (in constant time) and the timestamp
 // must be within tolerance of now, so a captured delivery cannot be
 // replayed later. Errors match ErrBadSignature.
+//
+// The header may carry several v1 values (while a signing secret is
+// rotated, one per secret): one matching is enough.
 func VerifySignature(secret, header string, body []byte, now time.Time, tolerance time.Duration) error {
-	var ts, sig string
+	var ts string
+	var sigs []string
 	for _, f := range strings.Split(header, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
 		switch k {
 		case "t":
 			ts = v
 		case "v1":
-			sig = v
+			sigs = append(sigs, v)
 		}
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" {
+	if err != nil || len(sigs) == 0 {
 		return fmt.Errorf("%w: want t=<unix seconds>,v1=<hex>, got %q", ErrBadSignature, header)
 	}
-	got, err := hex.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, mac(secret, ts, body)) {
+	want := mac(secret, ts, body)
+	matched := false
+	for _, sig := range sigs {
+		got, err := hex.DecodeString(sig)
+		matched = matched || err == nil && hmac.Equal(got, want)
+	}
+	if !matched {
 		return fmt.Errorf("%w: the HMAC does not match the body", ErrBadSignature)
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > tolerance || d < -tolerance {
@@ -99,6 +118,27 @@ func VerifySignature(secret, header string, body []byte, now time.Time, toleranc
 // kept among the workspace's secrets. It holds a ':', which user secret
 // names never do (IsUserSecret), so workflows cannot reach it.
 func WebhookSecretName(webhookID string) string { return "kobana:webhook:" + webhookID }
+
+// WebhookPreviousSecretName is where a webhook's previous signing secret
+// is kept during a rotation's overlap (Webhook.PreviousSecretUntil).
+func WebhookPreviousSecretName(webhookID string) string {
+	return "kobana:webhook-previous:" + webhookID
+}
+
+// SigningSecrets are the secrets a webhook's deliveries are signed with at
+// now, from the workspace's secrets: its own, and its previous one while
+// the rotation's overlap lasts. ok is false when it has none.
+func (w Webhook) SigningSecrets(secrets map[string]string, now time.Time) (all []string, ok bool) {
+	current, ok := secrets[WebhookSecretName(w.ID)]
+	if !ok {
+		return nil, false
+	}
+	all = []string{current}
+	if prev, has := secrets[WebhookPreviousSecretName(w.ID)]; has && now.Before(w.PreviousSecretUntil) {
+		all = append(all, prev)
+	}
+	return all, true
+}
 
 // IsUserSecret reports whether a secret name belongs to the user (and is
 // reachable as ${{secrets.NAME}}) rather than to the platform.
@@ -120,13 +160,19 @@ func SecretHint(secret string) string {
 }
 
 // Send makes one delivery attempt: it POSTs d's event and payload to url,
-// signed with secret, through client (which must be the SSRF-guarded one),
+// signed with secrets (Webhook.SigningSecrets), through client (which must be the SSRF-guarded one),
 // and fills d's outcome: Status, HTTPStatus, Error, ResponseBody (an
 // excerpt) and DurationMS. d.ID, WebhookID, Event, Payload, ReplayOf and
 // AttemptedAt must be set; nothing is stored. A non-2xx answer or a
 // transport error is a failed delivery, not an error; the error result is
 // for a delivery that could not be built.
-func Send(ctx context.Context, client *http.Client, url, secret, workspace string, d *Delivery) error {
+func Send(ctx context.Context, client *http.Client, url string, secrets []string, workspace string, d *Delivery) error {
+	if len(secrets) == 0 {
+		return fmt.Errorf("delivery %s: no signing secret", d.ID)
+	}
+	// The outcome is this attempt's alone: an earlier one's error does not
+	// stay on a success.
+	d.Status, d.HTTPStatus, d.Error, d.ResponseBody, d.DurationMS = "", 0, "", "", 0
 	body, err := json.Marshal(DeliveryBody{ID: d.ID, Event: d.Event, CreatedAt: d.AttemptedAt.UTC(), WorkspaceID: workspace, Data: d.Payload})
 	if err != nil {
 		return fmt.Errorf("encoding delivery %s: %w", d.ID, err)
@@ -142,7 +188,7 @@ func Send(ctx context.Context, client *http.Client, url, secret, workspace strin
 	req.Header.Set("User-Agent", "Kobana-Webhooks/1.0")
 	req.Header.Set(HeaderEvent, d.Event)
 	req.Header.Set(HeaderDelivery, d.ID)
-	req.Header.Set(HeaderSignature, Sign(secret, d.AttemptedAt, body))
+	req.Header.Set(HeaderSignature, Sign(secrets[0], d.AttemptedAt, body, secrets[1:]...))
 	if d.ReplayOf != "" {
 		req.Header.Set(HeaderReplayOf, d.ReplayOf)
 	}

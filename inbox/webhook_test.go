@@ -29,7 +29,7 @@ func TestSendSignsAndRecords(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := inbox.Delivery{ID: "dlv_1", WebhookID: "whk_1", Event: inbox.EventEmailProcessed, Payload: json.RawMessage(`{"email_id":"eml_1"}`), AttemptedAt: demoNow}
-	if err := inbox.Send(context.Background(), srv.Client(), srv.URL+"/hook", "whsec_abc", "ws1", &d); err != nil {
+	if err := inbox.Send(context.Background(), srv.Client(), srv.URL+"/hook", []string{"whsec_abc"}, "ws1", &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status != inbox.DeliveryDelivered || d.HTTPStatus != 200 || len(d.ResponseBody) != 2048 {
@@ -63,13 +63,13 @@ func TestSendSignsAndRecords(t *testing.T) {
 	// whose error never shows the URL (it may carry a token).
 	status = http.StatusServiceUnavailable
 	d.ReplayOf = "dlv_0"
-	inbox.Send(context.Background(), srv.Client(), srv.URL, "whsec_abc", "ws1", &d)
+	inbox.Send(context.Background(), srv.Client(), srv.URL, []string{"whsec_abc"}, "ws1", &d)
 	if d.Status != inbox.DeliveryFailed || d.HTTPStatus != 503 || !strings.Contains(d.Error, "503") || got.header.Get(inbox.HeaderReplayOf) != "dlv_0" {
 		t.Fatalf("503 delivery %+v", d)
 	}
 	d = inbox.Delivery{ID: "dlv_2", AttemptedAt: demoNow}
 	srv.Close()
-	inbox.Send(context.Background(), http.DefaultClient, srv.URL+"/h?token=s3cr3t", "k", "ws1", &d)
+	inbox.Send(context.Background(), http.DefaultClient, srv.URL+"/h?token=s3cr3t", []string{"k"}, "ws1", &d)
 	if d.Status != inbox.DeliveryFailed || d.Error == "" || strings.Contains(d.Error, "s3cr3t") {
 		t.Fatalf("unreachable delivery %+v", d)
 	}

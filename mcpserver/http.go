@@ -40,6 +40,11 @@ type HTTPOptions struct {
 	// SessionTimeout closes 2025-era sessions idle for this long; zero
 	// means 30 minutes. (2026-07-28 requests hold no session.)
 	SessionTimeout time.Duration
+	// MaxSessionsPerToken caps the 2025-era sessions one token (or OAuth
+	// grant) has open: a new one closes its oldest. MaxSessions caps them
+	// in all: beyond, initialize is answered 503 until some end. Zero means
+	// DefaultMaxSessionsPerToken and DefaultMaxSessions.
+	MaxSessionsPerToken, MaxSessions int
 	// Auth, when set, makes /mcp an OAuth protected resource (see
 	// ResourceAuth); without it only static tokens are accepted.
 	Auth *ResourceAuth
@@ -63,13 +68,21 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	}
 	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, SessionTimeout: idle})
+	limits := newSessionLimits(s.mcp, o.MaxSessionsPerToken, o.MaxSessions)
+	s.sessions.Store(limits)
 	router := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolModern {
 			stateless.ServeHTTP(w, r)
 			return
 		}
-		if !sessionOrInitialize(w, r) {
+		ok, initialize := sessionOrInitialize(w, r)
+		if !ok {
 			return
+		}
+		if initialize {
+			if w = limits.admit(w, r); w == nil {
+				return
+			}
 		}
 		stateful.ServeHTTP(w, r)
 	})
@@ -146,15 +159,17 @@ const maxPeek = 1 << 20
 // belongs to no session. The transport specification wants HTTP 400; the
 // body is a JSON-RPC error (-32600, Invalid Request) saying what to do. The
 // go-sdk would open a session for it and answer HTTP 200 with error code 0.
-func sessionOrInitialize(w http.ResponseWriter, r *http.Request) bool {
+//
+// initialize says the request opens a session (initialize).
+func sessionOrInitialize(w http.ResponseWriter, r *http.Request) (ok, initialize bool) {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
-		return true
+		return true, false
 	}
 	orig := r.Body
 	body, err := io.ReadAll(io.LimitReader(orig, maxPeek))
 	if err != nil {
 		http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
-		return false
+		return false, false
 	}
 	// The handler reads the whole body again: what was peeked, then the rest.
 	r.Body = struct {
@@ -168,19 +183,22 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) bool {
 	var msgs []message
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &msgs) != nil {
-			return true // not JSON-RPC (or too long to tell): the SDK answers
+			return true, false // not JSON-RPC (or too long to tell): the SDK answers
 		}
 	} else {
 		var one message
 		if json.Unmarshal(trimmed, &one) != nil {
-			return true
+			return true, false
 		}
 		msgs = append(msgs, one)
 	}
 	var id json.RawMessage
 	for _, m := range msgs {
-		if m.Method == "initialize" || m.Method == "server/discover" {
-			return true
+		if m.Method == "initialize" {
+			return true, true
+		}
+		if m.Method == "server/discover" {
+			return true, false
 		}
 		if id == nil && len(m.ID) > 0 && string(m.ID) != "null" {
 			id = m.ID
@@ -201,7 +219,7 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	w.Write(b)
-	return false
+	return false, false
 }
 
 // errTokenCheck is what a client is told when its token could not be
@@ -228,8 +246,11 @@ func (s *Server) verifyToken(ctx context.Context, a *ResourceAuth, token string,
 	}
 	if err != nil {
 		if authFailure(err) == http.StatusUnauthorized || errors.Is(err, auth.ErrInvalidToken) {
+			// Logged without the token, or any part of it.
 			if oauth {
 				s.log.InfoContext(ctx, "oauth token refused", "remote", remoteOf(r), "reason", err)
+			} else {
+				s.log.InfoContext(ctx, "token refused", "remote", remoteOf(r), "reason", "unknown, expired or revoked")
 			}
 			return nil, auth.ErrInvalidToken
 		}
@@ -339,10 +360,9 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser,
 	}
 	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
 	f := newInflight(ctx)
-	r := &drainingReader{ReadCloser: in, f: f}
-	r.lines.fn = f.read
-	w := &countingWriter{WriteCloser: out}
-	w.lines.fn = f.wrote
+	w := &stdioOutput{WriteCloser: out}
+	w.lines.fn = func(line []byte) { f.wrote(line); w.noteVersion(line) }
+	r := &stdioInput{in: in, f: f, out: w}
 	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
 	if errors.Is(err, io.EOF) {
 		return nil

@@ -161,64 +161,6 @@ func NewTool[In, Out any](spec ToolSpec, h func(ctx context.Context, c *Caller, 
 	return t
 }
 
-// validate checks raw arguments against the input schema.
-// The error names the argument in the caller's terms (tags[].name), not
-// the schema's (/properties/tags/items/properties/name).
-func (t *Tool) validate(args json.RawMessage) error {
-	var v any = map[string]any{}
-	if len(args) > 0 && string(args) != "null" {
-		if err := json.Unmarshal(args, &v); err != nil {
-			return err
-		}
-	}
-	if err := t.input.Validate(v); err != nil {
-		return errors.New(argumentProblem(err.Error()))
-	}
-	return nil
-}
-
-// argumentProblem rewrites a jsonschema-go validation message
-// ("validating root: validating /properties/id: pattern: …") to name the
-// argument ("argument id: pattern: …").
-func argumentProblem(msg string) string {
-	const prefix = "validating "
-	i := strings.LastIndex(msg, prefix)
-	if i < 0 {
-		return msg
-	}
-	where, reason, ok := strings.Cut(msg[i+len(prefix):], ": ")
-	if !ok {
-		return msg
-	}
-	if where == "root" {
-		if names, ok := strings.CutPrefix(reason, "required: missing properties: "); ok {
-			return "missing required argument(s) " + names
-		}
-		if names, ok := strings.CutPrefix(reason, "unexpected additional properties "); ok {
-			return "unknown argument(s) " + names + "; the tool's input schema lists the arguments it takes"
-		}
-		return reason
-	}
-	var path strings.Builder
-	for _, seg := range strings.Split(strings.TrimPrefix(where, "/"), "/") {
-		switch seg {
-		case "properties":
-			if path.Len() > 0 {
-				path.WriteByte('.')
-			}
-			continue
-		case "items":
-			path.WriteString("[]")
-			continue
-		case "additionalProperties":
-			path.WriteString("{}")
-			continue
-		}
-		path.WriteString(seg)
-	}
-	return "argument " + strings.TrimPrefix(path.String(), ".") + ": " + reason
-}
-
 // ToolError is a failure reported to the model as an isError tool result
 // with a stable code, e.g. not_found, invalid_arguments, user_declined.
 type ToolError struct {

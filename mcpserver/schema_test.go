@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -257,8 +258,11 @@ func TestArgumentProblemsNameTheArgument(t *testing.T) {
 		ID    string  `json:"id" pattern:"^inv_[0-9]+$"`
 		Model string  `json:"model,omitempty" enum:"a,b"`
 		Tags  []inner `json:"tags,omitempty"`
+		Note  string  `json:"note,omitempty" maxLength:"10"`
+		N     int     `json:"n,omitempty" maximum:"5"`
 	}
 	tool := NewTool(ToolSpec{Name: "x"}, func(context.Context, *Caller, in) (struct{}, error) { return struct{}{}, nil })
+	huge := strings.Repeat("X", 3<<20)
 	for args, want := range map[string]string{
 		`{}`:                                    `missing required argument(s) ["id"]`,
 		`{"id":"x"}`:                            `argument id: pattern: "x" does not match regular expression "^inv_[0-9]+$"`,
@@ -266,13 +270,25 @@ func TestArgumentProblemsNameTheArgument(t *testing.T) {
 		`{"id":"inv_1","tags":[{"tag":"A"}]}`:   `argument tags[].tag: pattern: "A" does not match regular expression "^[a-z]+$"`,
 		`{"id":"inv_1","extra":1}`:              `unknown argument(s) ["extra"]; the tool's input schema lists the arguments it takes`,
 		`{"id":"inv_1","tags":[{"tag":"abc"}]}`: ``,
+		// A value of megabytes is named by its size, never sent back; the
+		// argument and the rule stay.
+		`{"id":"inv_1","note":"` + huge + `"}`: `argument note: maxLength: "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX…" (3145728 bytes) contains 3145728 Unicode code points, more than 10`,
+		`{"id":"inv_1","` + huge + `":1}`:      `unknown argument(s) ["XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX…" (3145728 bytes)]; the tool's input schema lists the arguments it takes`,
+		`{"id":"inv_1","n":99}`:                `argument n: maximum: 99 is greater than 5`,
 	} {
 		err := tool.validate(json.RawMessage(args))
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", args, err)
 		case want != "" && (err == nil || err.Error() != want):
-			t.Errorf("%s: got %v, want %s", args, err, want)
+			t.Errorf("%.80s: got %.700v, want %.700s", args, err, want)
 		}
+	}
+	// An enum's value is not quoted: both ends of the message stay, the
+	// middle is left out.
+	err := tool.validate(json.RawMessage(`{"id":"inv_1","model":"` + huge + `"}`))
+	if msg := fmt.Sprint(err); len(msg) > 700 || !strings.HasPrefix(msg, "argument model: enum: XXX") ||
+		!strings.HasSuffix(msg, "X does not equal any of: [a b]") || !strings.Contains(msg, " bytes left out) …") {
+		t.Errorf("a huge enum value: %.800s", msg)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,6 +41,20 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Observe, when set, is told of every request the server answered, on
+	// any transport (metrics).
+	Observe func(RequestObserved)
+}
+
+// RequestObserved is one answered request, as Options.Observe hears of it.
+type RequestObserved struct {
+	// Method is the JSON-RPC method; Tool the tool of a tools/call
+	// ("unknown" for a name the server has no tool of).
+	Method, Tool string
+	// Result is "ok", "tool_error" (a tool's isError result),
+	// "input_required" (a confirmation asked) or "error" (a JSON-RPC error).
+	Result   string
+	Duration time.Duration
 }
 
 // Server is the framework's MCP server: one *mcp.Server shared by every
@@ -55,6 +70,18 @@ type Server struct {
 	log       *slog.Logger
 	// confirmWait is ConfirmationWait (tests shorten it).
 	confirmWait time.Duration
+	// sessions counts the 2025-era HTTP sessions, once HTTPHandler is
+	// built.
+	sessions atomic.Pointer[sessionLimits]
+}
+
+// OpenSessions is the number of 2025-era sessions open over HTTP (0
+// before HTTPHandler is built). Stateless 2026-07-28 requests hold none.
+func (s *Server) OpenSessions() int {
+	if l := s.sessions.Load(); l != nil {
+		return l.count()
+	}
+	return 0
 }
 
 type toolEntry struct {
@@ -127,6 +154,9 @@ func New(opts Options) (*Server, error) {
 		s.addProduct(p)
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	if opts.Observe != nil {
+		s.mcp.AddReceivingMiddleware(s.observe(opts.Observe)) // outermost: it sees every answer
+	}
 	return s, nil
 }
 
@@ -236,6 +266,38 @@ func validID(s string) bool {
 }
 
 // ---- per-request middleware ----
+
+// observe tells fn of each request answered. A tool the server does not
+// have is named "unknown", so that what a client sends cannot make up
+// names.
+func (s *Server) observe(fn func(RequestObserved)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			o := RequestObserved{Method: method, Result: "ok", Duration: time.Since(start)}
+			if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil {
+				o.Tool = "unknown"
+				if s.tools[ct.Params.Name] != nil {
+					o.Tool = ct.Params.Name
+				}
+			}
+			switch r := res.(type) {
+			case inputRequired:
+				o.Result = "input_required"
+			case *mcp.CallToolResult:
+				if r.IsError {
+					o.Result = "tool_error"
+				}
+			}
+			if err != nil {
+				o.Result = "error"
+			}
+			fn(o)
+			return res, err
+		}
+	}
+}
 
 // errUnauthenticated is returned when a request carries no usable identity.
 var errUnauthenticated = &jsonrpc.Error{Code: -32001, Message: "unauthenticated: no valid token for this request"}

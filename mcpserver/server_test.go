@@ -104,7 +104,7 @@ type env struct {
 	tokens map[string]string
 }
 
-func newEnv(t *testing.T, policy mcpserver.Policy) *env {
+func newEnv(t testing.TB, policy mcpserver.Policy) *env {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -153,4 +154,80 @@ func answered(t *testing.T, lines []string) map[string]bool {
 		}
 	}
 	return ids
+}
+
+// A line that is not JSON-RPC gets a JSON-RPC error with id null — -32700
+// when it is not JSON, -32600 when it is JSON but not a message (or a batch
+// where the protocol has none, or a line too long) — and the server keeps
+// serving the lines after it (before, the session ended on it: kobana serve
+// -stdio exited 1 and later requests were lost). The error never echoes the
+// line.
+func TestStdioAnswersGarbageAndKeepsServing(t *testing.T) {
+	e := newEnv(t, mcpserver.Policy{DeclineCode: "user_declined"})
+	garbage := []string{
+		`this is not JSON {{{ secret-looking-text`,
+		`{"id":7,"method":"tools/list"}`,
+		`[]`,
+		`42`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 17<<20) + `"}}`,
+		``,
+	}
+	wantCodes := []int{-32700, -32600, -32600, -32600, -32600}
+	for _, tc := range []struct {
+		era           string
+		before, after []string
+		codes         []int
+		last          string
+	}{
+		{mcptest.Legacy, []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`, // no batches on 2025-06-18 and later
+		}, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}, append([]int{-32600}, wantCodes...), "2"},
+		{mcptest.Modern, nil, []string{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta(mcptest.Modern) + `}}`}, wantCodes, "3"},
+	} {
+		input := append(append(append([]string{}, tc.before...), garbage...), tc.after...)
+		in := strings.NewReader(strings.Join(input, "\n") + "\n")
+		out := &bufferCloser{}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := e.srv.ServeStdio(ctx, e.tokens["owner"], io.NopCloser(in), out)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: ServeStdio: %v (it ended on the garbage)", tc.era, err)
+		}
+		check := mcptest.NewChecker(tc.era)
+		var codes []int
+		var answers []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s: an answer that is not a JSON object: %.200s", tc.era, l)
+			}
+			if m.Error != nil && string(m.ID) == "null" {
+				// JSON-RPC 2.0 wants id null when the id cannot be told;
+				// the MCP schema knows no such answer, so it is not checked.
+				codes = append(codes, m.Error.Code)
+				if strings.Contains(m.Error.Message, "secret-looking-text") || strings.Contains(m.Error.Message, "xxxx") || len(m.Error.Message) > 500 {
+					t.Errorf("%s: the error echoes the line: %.300s", tc.era, m.Error.Message)
+				}
+				continue
+			}
+			if err := check.Received([]byte(l)); err != nil {
+				t.Error(err)
+			}
+			answers = append(answers, l)
+		}
+		if fmt.Sprint(codes) != fmt.Sprint(tc.codes) {
+			t.Errorf("%s: errors with id null %v, want %v; output:\n%.2000s", tc.era, codes, tc.codes, out.String())
+		}
+		if !answered(t, answers)[tc.last] {
+			t.Errorf("%s: the request after the garbage was not answered; output:\n%.2000s", tc.era, out.String())
+		}
+	}
 }

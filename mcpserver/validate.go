@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -8,7 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kobana/workflow/store"
 )
@@ -303,4 +306,117 @@ func checkRoles(roles map[store.Role]Access) (map[store.Role]Access, error) {
 		}
 	}
 	return out, nil
+}
+
+// ---- The arguments of a call ----
+
+// validate checks raw arguments against the input schema.
+// The error names the argument in the caller's terms (tags[].name), not
+// the schema's (/properties/tags/items/properties/name).
+func (t *Tool) validate(args json.RawMessage) error {
+	var v any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return err
+		}
+	}
+	if err := t.input.Validate(v); err != nil {
+		return errors.New(clipValues(argumentProblem(err.Error())))
+	}
+	return nil
+}
+
+// argumentProblem rewrites a jsonschema-go validation message
+// ("validating root: validating /properties/id: pattern: …") to name the
+// argument ("argument id: pattern: …").
+func argumentProblem(msg string) string {
+	const prefix = "validating "
+	i := strings.LastIndex(msg, prefix)
+	if i < 0 {
+		return msg
+	}
+	where, reason, ok := strings.Cut(msg[i+len(prefix):], ": ")
+	if !ok {
+		return msg
+	}
+	if where == "root" {
+		if names, ok := strings.CutPrefix(reason, "required: missing properties: "); ok {
+			return "missing required argument(s) " + names
+		}
+		if names, ok := strings.CutPrefix(reason, "unexpected additional properties "); ok {
+			return "unknown argument(s) " + names + "; the tool's input schema lists the arguments it takes"
+		}
+		return reason
+	}
+	var path strings.Builder
+	for _, seg := range strings.Split(strings.TrimPrefix(where, "/"), "/") {
+		switch seg {
+		case "properties":
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			continue
+		case "items":
+			path.WriteString("[]")
+			continue
+		case "additionalProperties":
+			path.WriteString("{}")
+			continue
+		}
+		path.WriteString(seg)
+	}
+	return "argument " + strings.TrimPrefix(path.String(), ".") + ": " + reason
+}
+
+// quoted is a Go-quoted string in a validation message: how jsonschema-go
+// shows the value it judged (and an unknown argument's name).
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// rationals are the numbers jsonschema-go writes as fractions or with six
+// decimals ("99/1 is greater than 5.000000").
+var (
+	wholeFraction = regexp.MustCompile(`\b(-?\d+)/1\b`)
+	wholeDecimal  = regexp.MustCompile(`\b(-?\d+)\.000000\b`)
+)
+
+// Bounds of what a validation message shows of the values it names.
+const (
+	maxShownValue   = 32  // bytes of a long string value
+	maxProblemBytes = 600 // bytes of the whole message
+)
+
+// clipValues shortens the values a validation message quotes, so that an
+// argument of several megabytes is named by its rule and its size, never
+// sent back whole: "argument id: maxLength: "XXXX…" (3145728 bytes)
+// contains 3145728 Unicode code points, more than 10".
+func clipValues(msg string) string {
+	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		if len(q) <= maxShownValue+16 {
+			return q
+		}
+		s, err := strconv.Unquote(q)
+		if err != nil {
+			s = q[1 : len(q)-1]
+		}
+		cut := maxShownValue
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]+"…") + fmt.Sprintf(" (%d bytes)", len(s))
+	})
+	msg = wholeDecimal.ReplaceAllString(wholeFraction.ReplaceAllString(msg, "$1"), "$1")
+	if len(msg) > maxProblemBytes {
+		// An unquoted value (enum's): keep the argument and the rule, at
+		// both ends, and say how much was left out between them.
+		head, tail := maxProblemBytes/6, maxProblemBytes/3
+		for head > 0 && !utf8.RuneStart(msg[head]) {
+			head--
+		}
+		from := len(msg) - tail
+		for from < len(msg) && !utf8.RuneStart(msg[from]) {
+			from++
+		}
+		msg = fmt.Sprintf("%s… (%d bytes left out) …%s", msg[:head], from-head, msg[from:])
+	}
+	return msg
 }

@@ -47,6 +47,10 @@ type OAuth struct {
 type TLS struct {
 	// CertFile and KeyFile are a PEM certificate chain and its key.
 	CertFile, KeyFile string
+	// Certificate, when set, gives the certificate of CertFile and KeyFile
+	// instead of reading them once (kobana serve reads them again on
+	// SIGHUP, so a renewed certificate is served without a restart).
+	Certificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// ACMEDomains are the host names to get certificates for with ACME's
 	// TLS-ALPN-01 challenge (the listener must be reachable on port 443
 	// under those names).
@@ -70,6 +74,9 @@ func (t *TLS) tlsConfig(storePath string) (*tls.Config, error) {
 	case t.CertFile != "" || t.KeyFile != "":
 		if t.CertFile == "" || t.KeyFile == "" || len(t.ACMEDomains) > 0 {
 			return nil, &ConfigError{errors.New("a TLS certificate needs both its certificate and its key file, and no ACME domain")}
+		}
+		if t.Certificate != nil {
+			return &tls.Config{GetCertificate: t.Certificate, MinVersion: tls.VersionTLS12}, nil
 		}
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {

@@ -54,6 +54,12 @@ type Config struct {
 	// AgentRunner, when set, runs the Inbox's agents instead of the runner
 	// Agents configures.
 	AgentRunner inbox.AgentRunner
+	// MailDomain is the domain inboxes receive under,
+	// LOCAL@WORKSPACE.DOMAIN, where WORKSPACE is the workspace's slug (or
+	// id): the addresses inboxes_create gives and the intake accepts
+	// (default inbox.DefaultMailDomain). A workspace with a mail domain of
+	// its own (inbox.ClaimMailDomain) receives at LOCAL@ITS_DOMAIN as well.
+	MailDomain string
 	// AgentRetrySchedule is the delay before each new run of an e-mail's
 	// agent after a run that failed for a cause that may pass (the model
 	// unavailable, rate-limited, not answering in time): nil means
@@ -71,10 +77,21 @@ type Config struct {
 	Stdio *Stdio
 	// Intake receives the inboxes' mail (nil: no mail is received here).
 	Intake *Intake
+	// Monitor serves /metrics, /healthz and /readyz on a listener of its
+	// own (nil: none; /healthz and /readyz are on the HTTP listener
+	// anyway).
+	Monitor *Monitor
 	// Process says this process works the Inbox's queue: agent runs,
 	// workflows, webhook deliveries, retention. Without it the process only
 	// inserts jobs, for others to work.
 	Process bool
+	// StopGrace is how long, once Run's context ends, the work in flight
+	// may take to finish: the jobs being worked, the requests and mail
+	// transactions being answered (default DefaultStopGrace). Work still
+	// running near its end is cut and recorded as a crash would leave it (a
+	// workflow run interrupted, the step being sent unknown; a cut job runs
+	// again at the next start), so that Run returns within StopGrace.
+	StopGrace time.Duration
 
 	// Logger receives the server's activity (nil: discarded).
 	Logger *slog.Logger
@@ -87,6 +104,17 @@ type Config struct {
 	// Ready, when set, is called once every service takes work, with the
 	// address of each network listener by service name ("http", "smtp").
 	Ready func(addrs map[string]net.Addr)
+}
+
+// DefaultStopGrace is Config.StopGrace's default.
+const DefaultStopGrace = 30 * time.Second
+
+// stopBudget splits g, the time a stop may take, into the time the jobs
+// being worked get to finish (River's soft stop) and the reserve in which
+// the jobs cut then record what they were doing: a fifth of g, at most 5 s.
+func stopBudget(g time.Duration) (soft, reserve time.Duration) {
+	reserve = min(g/5, 5*time.Second)
+	return g - reserve, reserve
 }
 
 // HTTP is the Streamable HTTP listener: MCP at /mcp, with the products'
@@ -107,7 +135,25 @@ type HTTP struct {
 	// OAuth says how /mcp accepts OAuth tokens (nil: the embedded
 	// authorization server, when the public URL is https or loopback).
 	OAuth *OAuth
+	// ReadTimeout bounds the time a client takes to send a request, its
+	// body included (default DefaultHTTPReadTimeout); once it is read the
+	// answer may take as long as it needs (net/http lifts the deadline: an
+	// event stream or a slow tool call is not cut). IdleTimeout closes a connection that finished its
+	// requests and sends no other (default DefaultHTTPIdleTimeout).
+	// Request headers must arrive within 10 seconds.
+	ReadTimeout, IdleTimeout time.Duration
+	// MaxSessionsPerToken and MaxSessions cap the 2025-era sessions (see
+	// mcpserver.HTTPOptions; zero means its defaults).
+	MaxSessionsPerToken, MaxSessions int
 }
+
+// Defaults of HTTP.ReadTimeout and HTTP.IdleTimeout. A message of the
+// intake's largest default size arrives within the read timeout at about
+// 1.5 Mbit/s.
+const (
+	DefaultHTTPReadTimeout = 5 * time.Minute
+	DefaultHTTPIdleTimeout = 2 * time.Minute
+)
 
 // Stdio serves MCP on In and Out (standard input and output) for one
 // token.
@@ -128,9 +174,6 @@ type Intake struct {
 	// HTTP receives raw messages over the HTTP listener (needs
 	// Config.HTTP).
 	HTTP bool
-	// Domain is the mail domain inboxes receive under,
-	// LOCAL@WORKSPACE.DOMAIN (default intake.DefaultMailDomain).
-	Domain string
 	// Hostname is the name the SMTP server greets with (default: this
 	// host's name).
 	Hostname string
@@ -172,10 +215,14 @@ func (c *Config) check() error {
 		return &ConfigError{errors.New("nothing to serve: no HTTP, stdio or SMTP listener")}
 	case c.Intake != nil && c.Intake.HTTP && c.HTTP == nil:
 		return &ConfigError{errors.New("the HTTP intake needs the HTTP listener")}
+	case c.StopGrace < 0:
+		return &ConfigError{fmt.Errorf("the stop's grace period must be positive, got %v", c.StopGrace)}
 	case c.Intake != nil && c.Intake.MaxMessageBytes < 0:
 		return &ConfigError{fmt.Errorf("the largest message must be positive, got %d bytes", c.Intake.MaxMessageBytes)}
-	case c.Intake != nil && c.Intake.Domain != "" && strings.Trim(c.Intake.Domain, ".") == "":
-		return &ConfigError{fmt.Errorf("the mail domain %q names no domain", c.Intake.Domain)}
+	case c.MailDomain != "":
+		if _, err := inbox.NormalizeMailDomain(c.MailDomain); err != nil {
+			return &ConfigError{err}
+		}
 	}
 	_, err := c.products()
 	return err
@@ -212,10 +259,13 @@ func (c *Config) services() []service {
 		out = append(out, &stdioServer{cfg: *c.Stdio})
 	}
 	if c.Intake != nil && (c.Intake.SMTPAddr != "" || c.Intake.HTTP) {
-		out = append(out, newIntakeService(*c.Intake))
+		out = append(out, newIntakeService(*c.Intake, c.MailDomain))
 	}
 	if c.Process {
 		out = append(out, &pipelineService{})
+	}
+	if c.Monitor != nil {
+		out = append(out, &monitorServer{cfg: *c.Monitor})
 	}
 	return out
 }

@@ -23,20 +23,25 @@ import (
 // (docs/pipeline.md).
 type intakeService struct {
 	cfg        Intake
+	domain     string
 	ln         net.Listener
 	smtp       *intake.Server
 	queue      *queue.Queue
 	sweepAfter time.Duration
+	state      state
 }
 
-func newIntakeService(cfg Intake) *intakeService {
-	if cfg.Domain == "" {
-		cfg.Domain = intake.DefaultMailDomain
-	}
+// ready is the intake's readiness: SMTP listening.
+func (s *intakeService) ready() string { return s.state.get() }
+
+func newIntakeService(cfg Intake, domain string) *intakeService {
 	if cfg.MaxMessageBytes == 0 {
 		cfg.MaxMessageBytes = intake.DefaultMaxMessageBytes
 	}
-	return &intakeService{cfg: cfg, sweepAfter: time.Hour}
+	if domain == "" {
+		domain = intake.DefaultMailDomain
+	}
+	return &intakeService{cfg: cfg, domain: domain, sweepAfter: time.Hour}
 }
 
 func (s *intakeService) name() string { return "smtp" }
@@ -63,7 +68,7 @@ func (s *intakeService) listen(a *assembly) error {
 	// The same sender's records are asked for at every message.
 	checker := &senderauth.Checker{Resolver: senderauth.NewCachingResolver(resolver, time.Minute),
 		TrustedRelays: s.cfg.TrustedRelays, TrustedAuthservIDs: s.cfg.TrustedAuthservIDs}
-	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.cfg.Domain}
+	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
 	rec := &intake.StoreRecorder{Store: a.store, Raw: st.raw, Queue: s.queue, Logger: a.log, Events: a.notify, DedupWindow: s.cfg.DedupWindow}
 	if !st.embedded {
 		// PostgreSQL commits concurrent transactions in parallel (the
@@ -71,13 +76,13 @@ func (s *intakeService) listen(a *assembly) error {
 		rec.Batches = 2
 	}
 	if s.cfg.HTTP {
-		h := intake.NewHandler(intake.HTTPConfig{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.raw, checker)
+		h := intake.NewHandler(intake.HTTPConfig{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, Logger: a.log, Observe: a.intakeObserver("http")}, intake.IdentityTokens{Identity: a.store}, dir, rec, st.raw, checker)
 		a.handlers["/intake/"] = http.StripPrefix("/intake", h)
 	}
 	if s.cfg.SMTPAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log}, dir, rec, st.raw, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp")}, dir, rec, st.raw, checker)
 	if s.ln, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
 		return err
 	}
@@ -98,7 +103,7 @@ func (s *intakeService) announce(w io.Writer) {
 		if s.cfg.TLS != nil {
 			tls = " (STARTTLS offered)"
 		}
-		fmt.Fprintf(w, "receiving mail for *.%s over SMTP on %s%s\n", s.cfg.Domain, s.ln.Addr(), tls)
+		fmt.Fprintf(w, "receiving mail for *.%s over SMTP on %s%s\n", s.domain, s.ln.Addr(), tls)
 	}
 	if s.cfg.HTTP {
 		fmt.Fprintln(w, "receiving raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener")
@@ -106,9 +111,11 @@ func (s *intakeService) announce(w io.Writer) {
 }
 
 func (s *intakeService) serve(ctx context.Context, a *assembly) error {
+	s.state.set("ok")
+	defer s.state.set("stopped")
 	if s.smtp == nil {
 		<-ctx.Done()
 		return nil
 	}
-	return serveUntilDone(ctx, s.smtp, s.ln, 10*time.Second, smtp.ErrServerClosed)
+	return serveUntilDone(ctx, s.smtp, s.ln, min(10*time.Second, a.cfg.StopGrace), smtp.ErrServerClosed)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve/eml"
+	"github.com/kobana/workflow/server/metrics"
 	"github.com/kobana/workflow/store"
 )
 
@@ -49,7 +51,8 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		return a.inbox, nil
 	}
 	s := &inboxStorage{}
-	qcfg := queue.Config{Logger: a.log}
+	soft, _ := stopBudget(a.cfg.StopGrace)
+	qcfg := queue.Config{Logger: slog.New(atLeast{a.log.Handler(), slog.LevelWarn}), SoftStopTimeout: soft}
 	if !a.cfg.Process {
 		qcfg.Workers = map[string]int{}
 	}
@@ -86,6 +89,26 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 	return s, nil
 }
 
+// atLeast passes on the records of next from level up: River's own
+// information (every few seconds, its job counts) stays out of the
+// server's log; its warnings and errors do not.
+type atLeast struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(attrs), h.level}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.level}
+}
+
 // newPipeline builds the Inbox's processing stages on the shared storage,
 // with agents running the agents: the one place the model plugs in.
 func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, error) {
@@ -105,6 +128,7 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 		AgentRetrySchedule: a.cfg.AgentRetrySchedule,
 		AppURL:             a.publicURL,
 		Logger:             a.log,
+		Observer:           pipelineObserver{a},
 	})
 	if err != nil {
 		return nil, err
@@ -130,6 +154,9 @@ func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev
 // holding the lock file beside the database. Another serve on the same file
 // serves and receives, and takes the queue over when the holder stops.
 type pipelineService struct {
+	// state is its readiness: standby while another process works the
+	// embedded store's queue, ok once this one works it.
+	state state
 	// lockPath is the embedded store's lock file; lock is it, once held.
 	lockPath string
 	lock     *os.File
@@ -182,6 +209,9 @@ func (s *pipelineService) waiting() bool { return s.lockPath != "" && s.lock == 
 
 func (s *pipelineService) addr() net.Addr { return nil }
 
+// ready is the pipeline's readiness.
+func (s *pipelineService) ready() string { return s.state.get() }
+
 func (s *pipelineService) announce(w io.Writer) {
 	if s.waiting() {
 		fmt.Fprintf(w, "another kobana serve works the Inbox's queue of %s: this one serves and receives, and takes the queue over if that one stops\n", s.db)
@@ -191,15 +221,22 @@ func (s *pipelineService) announce(w io.Writer) {
 }
 
 // serve waits for the embedded store's queue when another process holds
-// it, resumes what a stopped process left (embedded store), works the queue
-// until ctx ends, then lets running jobs finish (at most 30 s, after which
-// their runs are recorded as stopped).
+// it, resumes what a stopped process left (embedded store), and works the
+// queue until ctx ends. Then it stops taking jobs and lets the running ones
+// finish within Config.StopGrace (River's soft stop): those still running
+// near its end are cancelled and record what they were doing, as after a
+// crash; a job that has not returned by then is left to the next start's
+// restart scan. The queue runs on a context of its own, so the end of ctx
+// (a signal) does not cancel the jobs at once.
 func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
+	defer s.state.set("stopped")
 	if a.pipeline == nil {
+		s.state.set("ok")
 		<-ctx.Done() // the Inbox is not served here
 		return nil
 	}
 	if s.waiting() {
+		s.state.set("standby")
 		t := time.NewTicker(lockRetry)
 		defer t.Stop()
 		for s.lock == nil {
@@ -223,16 +260,29 @@ func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 			return err
 		}
 	}
-	if err := q.Start(ctx); err != nil {
+	events, unsubscribe := q.Subscribe(metrics.JobKinds...)
+	defer unsubscribe()
+	go func() {
+		for ev := range events {
+			a.metrics.Job(ev)
+		}
+	}()
+	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("starting the queue: %w", err)
 	}
+	s.state.set("ok")
 	<-ctx.Done()
-	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	s.state.set("stopping")
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.StopGrace)
 	defer cancel()
-	if err := q.Stop(stop); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := q.Stop(stop); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.log.Warn("pipeline: jobs still running at the end of the stop's grace period are left to the next start", "grace", a.cfg.StopGrace)
+			return nil
+		}
 		return err
 	}
 	return nil

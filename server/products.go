@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/store"
 )
 
 // A product is an MCP product the server can serve (Config.Products).
@@ -60,6 +62,19 @@ func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
 	return inboxdemo.Seed(a.ctx, a.store, a.now())
 }
 
+// demoSeeded says the demo organization and its Inbox records are in the
+// store (a seed cut short is not: the next start completes it).
+func demoSeeded(a *assembly) (bool, error) {
+	_, err := inbox.NewRepo(a.store).Workspaces.Get(a.ctx, demo.Workspace, demo.Workspace)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("looking for the demo organization: %w", err)
+}
+
 // buildInbox builds the Inbox product over the pipeline's stages: they run
 // on the queue (this process works it with Config.Process);
 // emails_reprocess enqueues them.
@@ -81,6 +96,7 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 		Processor:  pl.Processor(),
 		HTTPClient: a.guard.ClientVia(a.cfg.Outbound),
 		PublicURL:  a.publicURL,
+		MailDomain: a.cfg.MailDomain,
 		Messages:   a.inbox.raw,
 	})
 	if err != nil {

@@ -8,13 +8,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/version"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/server/metrics"
 	"github.com/kobana/workflow/store"
 )
 
@@ -36,13 +41,29 @@ var ErrStdioToken = errors.New("serving on stdio needs a token")
 // client closing its input is a normal end): it seeds the demo when asked,
 // binds every listener, builds the products and the MCP server over them,
 // calls cfg.Ready, serves, and on the way out stops every service and
-// waits for it. The store stays the caller's to close.
+// waits for it. A store whose sealed secrets its key does not open is
+// refused (an error matching store.ErrNoSecretKey). The store stays the
+// caller's to close.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	if keys, ok := cfg.Store.(store.SecretKeys); ok {
+		// A store restored without its key would start and fail every job
+		// that opens a secret later: refuse now.
+		if err := keys.CheckSecretKey(ctx); err != nil {
+			return err
+		}
+	}
 	a := newAssembly(ctx, cfg)
 	defer a.close()
+	if cfg.StorePath != "" {
+		release, err := InUse(cfg.StorePath)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if err := a.assemble(); err != nil {
 		return err
 	}
@@ -81,6 +102,11 @@ type assembly struct {
 	// product is built.
 	inbox    *inboxStorage
 	pipeline *pipeline.Pipeline
+	// metrics are the server's metrics; mcp the MCP server once built
+	// (for the metrics' gauges); stopping says Run's context ended.
+	metrics  *metrics.Metrics
+	mcp      atomic.Pointer[mcpserver.Server]
+	stopping atomic.Bool
 }
 
 func newAssembly(ctx context.Context, cfg Config) *assembly {
@@ -101,7 +127,11 @@ func newAssembly(ctx context.Context, cfg Config) *assembly {
 	if cfg.Stdio != nil {
 		a.info = a.notices
 	}
+	if a.cfg.StopGrace == 0 {
+		a.cfg.StopGrace = DefaultStopGrace
+	}
 	a.services = cfg.services()
+	a.metrics = a.newMetrics()
 	return a
 }
 
@@ -136,19 +166,30 @@ func (a *assembly) assemble() error {
 		Store:        a.store,
 		Products:     served,
 		Name:         "kobana",
+		Version:      version.Read().Short(),
 		Instructions: strings.Join(append(instructions, "Destructive tools ask the user to confirm."), " "),
 		Logger:       a.log,
+		Observe:      a.metrics.MCP,
 	})
 	if err != nil {
 		return err
 	}
 	a.server = srv
+	a.mcp.Store(srv)
 	return nil
 }
 
 // seedDemo seeds the demo organization and each product's demo records,
-// and prints the demo tokens.
+// and prints the demo tokens, unless the demo is seeded already.
 func (a *assembly) seedDemo(products []product) error {
+	if seeded, err := demoSeeded(a); err != nil {
+		return err
+	} else if seeded {
+		// The tokens were printed when the demo was seeded; minting two
+		// more on every start would leave a trail of live tokens.
+		fmt.Fprintf(a.info, "demo: the demo organization is already seeded; its tokens were printed then (kobana token create -person %s -workspace %s -scopes read,write mints another)\n", demo.Owner, demo.Workspace)
+		return nil
+	}
 	tokens, err := seedDemoOrganization(a)
 	if err != nil {
 		return err
@@ -191,11 +232,19 @@ func (a *assembly) serve() error {
 		a.cfg.Ready(addrs)
 	}
 	var errs []error
-	for range a.services {
-		s := <-done
-		cancel() // the first to stop stops the others
-		if s.err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
+	asked := a.ctx.Done()
+	for left := len(a.services); left > 0; {
+		select {
+		case <-asked:
+			a.stopping.Store(true)
+			fmt.Fprintf(a.notices, "stopping: taking no new work; the work in flight has %v to finish\n", a.cfg.StopGrace)
+			asked = nil
+		case s := <-done:
+			left--
+			cancel() // the first to stop stops the others
+			if s.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -206,4 +255,39 @@ func (a *assembly) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
+}
+
+// InUse marks the embedded store at path as served by this process, until
+// release: a shared lock on PATH.serve-lock, which every server holds while
+// it runs, so that a tool that must have the store to itself (kobana move)
+// can tell (StoreServed).
+func InUse(path string) (release func(), err error) {
+	f, err := os.OpenFile(path+".serve-lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("marking %s in use: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("marking %s in use: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// StoreServed says a server runs on the embedded store at path (InUse).
+func StoreServed(path string) (bool, error) {
+	f, err := os.OpenFile(path+".serve-lock", os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
 }

@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/internal/syncbuf"
+	"github.com/kobana/workflow/internal/version"
+	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/server"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
 
 // openStore opens a fresh embedded store; its file is returned beside it.
-func openStore(t *testing.T) (store.Store, string) {
+func openStore(t testing.TB) (store.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kobana.db")
 	st, err := sqlite.Open(t.Context(), path, store.Options{})
@@ -32,7 +34,7 @@ func openStore(t *testing.T) (store.Store, string) {
 // start runs cfg in the background and returns once it serves, with the
 // addresses it reported and a function that stops it and returns Run's
 // error.
-func start(t *testing.T, cfg server.Config) (map[string]net.Addr, func() error) {
+func start(t testing.TB, cfg server.Config) (map[string]net.Addr, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan map[string]net.Addr, 1)
@@ -46,8 +48,10 @@ func start(t *testing.T, cfg server.Config) (map[string]net.Addr, func() error) 
 		cancel()
 		t.Fatalf("Run ended before serving: %v", err)
 	case <-time.After(30 * time.Second):
+		cancel()
 		t.Fatal("Run did not serve within 30s")
 	}
+	cancel()
 	return nil, nil
 }
 
@@ -100,4 +104,30 @@ func TestRunRefusesWhatCannotBeServed(t *testing.T) {
 			t.Errorf("%s: %v, want a *ConfigError saying %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// The MCP serverInfo names kobana and its version (kobana version).
+func TestServerInfoCarriesTheVersion(t *testing.T) {
+	st, path := openStore(t)
+	var out syncbuf.Buffer
+	addrs, stop := start(t, server.Config{Store: st, StorePath: path, Demo: true, HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Output: &out})
+	defer stop()
+	token := demoToken(t, out.String())
+	cs := mcptest.Connect(t, mcptest.HTTP("http://"+addrs["http"].String()+"/mcp", token), "2025-11-25", nil)
+	info := cs.InitializeResult().ServerInfo
+	if info.Name != "kobana" || info.Version != version.Read().Short() || info.Version == "" {
+		t.Errorf("serverInfo %+v, want kobana %s", info, version.Read().Short())
+	}
+}
+
+// demoToken is the first demo token among the lines the server printed.
+func demoToken(t testing.TB, out string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.LastIndex(l, ": kbn_"); i >= 0 && strings.HasPrefix(l, "token for ") {
+			return l[i+2:]
+		}
+	}
+	t.Fatalf("no demo token in %q", out)
+	return ""
 }

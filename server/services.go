@@ -92,17 +92,28 @@ func (h *httpServer) announce(w io.Writer) {
 }
 
 func (h *httpServer) serve(ctx context.Context, a *assembly) error {
-	hs := &http.Server{
-		Handler: a.server.HTTPHandler(mcpserver.HTTPOptions{
-			AllowedHosts:   h.cfg.AllowedHosts,
-			AllowedOrigins: h.cfg.AllowedOrigins,
-			Extra:          a.handlers,
-			Auth:           h.auth,
-			OpenRoutes:     h.open,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
+	read, idle := h.cfg.ReadTimeout, h.cfg.IdleTimeout
+	if read <= 0 {
+		read = DefaultHTTPReadTimeout
 	}
-	return serveUntilDone(ctx, hs, h.ln, 5*time.Second, http.ErrServerClosed)
+	if idle <= 0 {
+		idle = DefaultHTTPIdleTimeout
+	}
+	hs := &http.Server{
+		Handler: a.withHealth(a.server.HTTPHandler(mcpserver.HTTPOptions{
+			AllowedHosts:        h.cfg.AllowedHosts,
+			AllowedOrigins:      h.cfg.AllowedOrigins,
+			Extra:               a.handlers,
+			Auth:                h.auth,
+			OpenRoutes:          h.open,
+			MaxSessionsPerToken: h.cfg.MaxSessionsPerToken,
+			MaxSessions:         h.cfg.MaxSessions,
+		})),
+		ReadHeaderTimeout: min(10*time.Second, read),
+		ReadTimeout:       read,
+		IdleTimeout:       idle,
+	}
+	return serveUntilDone(ctx, hs, h.ln, min(5*time.Second, a.cfg.StopGrace), http.ErrServerClosed)
 }
 
 // listenerServer is a server of the connections a listener accepts:

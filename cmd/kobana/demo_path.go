@@ -270,7 +270,7 @@ func startDemoServer(ctx context.Context, db, dnsAddr string, rv *demoReceiver, 
 	ready := make(chan map[string]net.Addr, 1)
 	c := &Command{Stdout: s.output, Stderr: s.output, Context: ctx, Getenv: func(string) string { return "" },
 		Ready: func(addrs map[string]net.Addr) { ready <- addrs }}
-	args := []string{"-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", dnsAddr, "-allow", "127.0.0.1/32", "-products", "inbox"}
+	args := []string{"-db", db, "-http", "127.0.0.1:0", "-smtp", "127.0.0.1:0", "-dns", dnsAddr, "-allow", "127.0.0.1/32", "-products", "inbox", "-log-level", "error"}
 	go func() {
 		s.done <- serveWith(c, args, func(cfg *server.Config) {
 			cfg.AgentRunner = agents

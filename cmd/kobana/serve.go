@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,8 +13,10 @@ import (
 
 	"github.com/kobana/workflow/agent"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/server"
+	"github.com/kobana/workflow/store"
 )
 
 func init() {
@@ -29,7 +30,13 @@ Streamable HTTP at http://ADDR/mcp (Authorization: Bearer <token>) and/or
 stdio (token from KOBANA_TOKEN). -smtp receives the inboxes' mail (and
 -intake-http raw messages posted over HTTP) into the store, see
 docs/pipeline.md. -demo seeds a demo organization on first
-use and prints a read-write and a read-only token. KOBANA_SECRET_KEY (64 hex
+use and prints a read-write and a read-only token.
+
+SIGTERM or SIGINT stops serve: it takes no new work, lets the work in
+flight finish for up to -grace, and records what is cut then as a crash
+would leave it. SIGHUP does not stop it: it reads its TLS certificates
+again (a renewed -smtp-tls-cert or -http-tls-cert is used without a
+restart). KOBANA_SECRET_KEY (64 hex
 digits) is the key that encrypts workspace secrets at rest; without it the
 store generates one and keeps it in its own file.
 
@@ -42,6 +49,9 @@ flags:
 type serveFlags struct {
 	db  string
 	cfg server.Config
+	// certs are the TLS certificates read from files, read again on
+	// SIGHUP.
+	certs []*certFile
 }
 
 // parseServe parses serve's flags into a server.Config. With ok false,
@@ -54,7 +64,10 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.BoolVar(&f.cfg.Demo, "demo", false, "seed the demo organization if missing and print demo tokens")
 	var allow allowFlag
 	fs.Var(&allow, "allow", allowHelp)
-	verbose := fs.Bool("v", false, "log server activity to standard error")
+	verbose := fs.Bool("v", false, "log at debug level (the same as -log-level debug)")
+	logFormat := fs.String("log-format", "text", "the log's format on standard error: text (key=value) or json (one object a line)")
+	logLevel := fs.String("log-level", "info", "the least severe log lines written: debug, info, warn or error")
+	monitor := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz, on this address (e.g. 127.0.0.1:9464); bind it where only the monitoring reaches")
 	names := server.ProductNames()
 	selected := fs.String("products", strings.Join(names, ","), "comma-separated products to serve: "+strings.Join(names, ", "))
 	var models agent.Flags
@@ -71,11 +84,11 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	var authf authFlags
 	authf.register(fs)
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
-	in := server.Intake{Domain: intake.DefaultMailDomain, MaxMessageBytes: intake.DefaultMaxMessageBytes}
+	in := server.Intake{MaxMessageBytes: intake.DefaultMaxMessageBytes}
 	var certFile, keyFile string
 	fs.StringVar(&in.SMTPAddr, "smtp", "", "receive the inboxes' mail over SMTP on this address, e.g. 0.0.0.0:25")
 	fs.BoolVar(&in.HTTP, "intake-http", false, "receive raw messages at POST /intake/inboxes/{id}/messages on the HTTP listener (needs -http)")
-	fs.StringVar(&in.Domain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN")
+	fs.StringVar(&f.cfg.MailDomain, "mail-domain", intake.DefaultMailDomain, "the domain inboxes receive under: LOCAL@WORKSPACE.DOMAIN (point its wildcard MX record, *.DOMAIN, at this server; a workspace may also receive under a domain of its own, kobana admin workspace set -mail-domain)")
 	fs.StringVar(&in.Hostname, "smtp-hostname", "", "the name the SMTP server greets with (default: this host's name)")
 	fs.StringVar(&certFile, "smtp-tls-cert", "", "PEM certificate offered with STARTTLS (with -smtp-tls-key)")
 	fs.StringVar(&keyFile, "smtp-tls-key", "", "PEM private key of -smtp-tls-cert")
@@ -86,7 +99,8 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.Var(&relays, "smtp-trusted-relay", "a network (CIDR) of gateways that hand this server mail they received, e.g. a Postfix in front: for their mail, SPF is judged for the client their Received field names (repeatable; nobody else's Received or Authentication-Results fields count)")
 	fs.Var(&authservIDs, "smtp-trusted-authserv-id", "the authserv-id of a trusted relay's Authentication-Results: its SPF result is taken instead of checking SPF again (repeatable; needs -smtp-trusted-relay; DKIM is always verified here)")
 	fs.DurationVar(&in.DedupWindow, "dedup-window", intake.DefaultDedupWindow, "how long an inbox takes a message with a Message-ID it received (or, without one, the same bytes) for another copy, recorded as a duplicate and not processed (0: never)")
-	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (false: a process that only serves and receives, beside others that process)")
+	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (default: true with -http or -smtp, false for -stdio alone; false: a process that only serves and receives, beside others that process)")
+	fs.DurationVar(&f.cfg.StopGrace, "grace", server.DefaultStopGrace, "on SIGTERM or SIGINT, how long the work in flight (jobs, requests, mail being received) may take to finish before serve exits; what is still running then is recorded as a crash would leave it, and resumes at the next start")
 
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
 		return nil, code, false
@@ -109,8 +123,24 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	}
 	f.cfg.Guard = &guard.Guard{Allow: allow}
 	f.cfg.AgentRetrySchedule = retries.schedule()
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail("-log-level %q: debug, info, warn or error", *logLevel)
+	}
 	if *verbose {
-		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, nil))
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch *logFormat {
+	case "text":
+		f.cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, opts))
+	case "json":
+		f.cfg.Logger = slog.New(slog.NewJSONHandler(c.Stderr, opts))
+	default:
+		return fail("-log-format %q: text or json", *logFormat)
+	}
+	if *monitor != "" {
+		f.cfg.Monitor = &server.Monitor{Addr: *monitor}
 	}
 
 	if h.Addr != "" {
@@ -122,6 +152,15 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	if err := authf.apply(f.cfg.HTTP); err != nil {
 		return fail("%v", err)
 	}
+	if t := f.cfg.HTTP; t != nil && t.TLS != nil && t.TLS.CertFile != "" {
+		// Read now (a bad pair is a usage error) and again on SIGHUP.
+		cert, err := loadCertFile("-http-tls-cert/-http-tls-key", t.TLS.CertFile, t.TLS.KeyFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		t.TLS.Certificate = cert.get
+		f.certs = append(f.certs, cert)
+	}
 	if *stdio {
 		f.cfg.Stdio = &server.Stdio{Token: c.getenv("KOBANA_TOKEN"), In: c.Stdin, Out: c.Stdout}
 	}
@@ -130,17 +169,15 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 			return fail("-smtp-tls-cert and -smtp-tls-key go together")
 		}
 		if certFile != "" {
-			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			cert, err := loadCertFile("-smtp-tls-cert/-smtp-tls-key", certFile, keyFile)
 			if err != nil {
-				return fail("-smtp-tls-cert/-smtp-tls-key: %v", err)
+				return fail("%v", err)
 			}
-			in.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			in.TLS = cert.config()
+			f.certs = append(f.certs, cert)
 		}
 		if in.MaxMessageBytes <= 0 {
 			return fail("-max-message-bytes must be positive, got %d", in.MaxMessageBytes)
-		}
-		if strings.Trim(in.Domain, ".") == "" {
-			return fail("-mail-domain must name a domain")
 		}
 		if len(authservIDs) > 0 && len(relays) == 0 {
 			return fail("-smtp-trusted-authserv-id needs -smtp-trusted-relay: only a trusted relay's fields are read")
@@ -156,13 +193,34 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	} else if certFile != "" || keyFile != "" {
 		return fail("-smtp-tls-cert and -smtp-tls-key need -smtp ADDR")
 	}
+	if strings.Trim(f.cfg.MailDomain, ".") == "" {
+		return fail("-mail-domain must name a domain")
+	}
+	if f.cfg.MailDomain, err = inbox.NormalizeMailDomain(f.cfg.MailDomain); err != nil {
+		return fail("-mail-domain: %v", err)
+	}
 	if f.cfg.HTTP == nil && f.cfg.Stdio == nil && f.cfg.Intake == nil {
 		return fail("nothing to serve: pass -http ADDR, -stdio, -smtp ADDR (or several)")
+	}
+	if !flagSet(fs, "process") {
+		// A long-running server works the queue; a process an MCP client
+		// starts for itself on stdio does not, unless asked.
+		f.cfg.Process = f.cfg.HTTP != nil || f.cfg.Intake != nil
+	}
+	if f.cfg.StopGrace <= 0 {
+		return fail("-grace must be positive, got %v", f.cfg.StopGrace)
 	}
 	if in.HTTP && f.cfg.HTTP == nil {
 		return fail("-intake-http needs -http ADDR")
 	}
 	return f, exitOK, true
+}
+
+// flagSet says the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // selectProducts reads -products: names from the registry, comma-separated,
@@ -196,6 +254,7 @@ func serveWith(c *Command, args []string, configure func(*server.Config)) int {
 	}
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	onHangup(ctx, c.Stderr, f.certs)
 	st, code := c.openStore(ctx, "kobana serve", f.db)
 	if st == nil {
 		return code
@@ -217,6 +276,9 @@ func serveWith(c *Command, args []string, configure func(*server.Config)) int {
 	case errors.Is(err, server.ErrStdioToken):
 		fmt.Fprintln(c.Stderr, "kobana serve: -stdio needs a token in KOBANA_TOKEN (see kobana token create)")
 		return exitUsage
+	case errors.Is(err, store.ErrNoSecretKey):
+		fmt.Fprintf(c.Stderr, "kobana serve: %v\n%s\n", err, secretKeyHelp(c))
+		return exitFailure
 	}
 	fmt.Fprintf(c.Stderr, "kobana serve: %v\n", err)
 	if errors.As(err, new(*server.ConfigError)) {

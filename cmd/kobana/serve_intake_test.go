@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,35 +10,18 @@ import (
 	"testing"
 
 	"github.com/emersion/go-smtp"
-	"github.com/miekg/dns"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/dnstest"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
 
-// spfZone is a DNS server on loopback publishing one SPF record: acme.example
-// sends from 127.0.0.1.
+// spfZone is a DNS server on loopback publishing one SPF record:
+// acme.example sends from 127.0.0.1.
 func spfZone(t *testing.T) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		q := req.Question[0]
-		if strings.EqualFold(q.Name, "acme.example.") && q.Qtype == dns.TypeTXT {
-			m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{"v=spf1 ip4:127.0.0.1 -all"}})
-		} else {
-			m.Rcode = dns.RcodeNameError
-		}
-		w.WriteMsg(m)
-	})}
-	go srv.ActivateAndServe()
-	t.Cleanup(func() { srv.Shutdown() })
-	return pc.LocalAddr().String()
+	return dnstest.Serve(t, map[string]string{"acme.example": "v=spf1 ip4:127.0.0.1 -all"})
 }
 
 const demoInvoice = "From: Billing <billing@acme.example>\r\nTo: invoices@finance.in.kobana.email\r\nSubject: Invoice 2026-118\r\n" +

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/kobana/workflow/internal/demo"
+	"io"
 	"net/smtp"
 	"path/filepath"
 	"strings"
@@ -35,23 +37,7 @@ func TestServeProcessesReceivedMail(t *testing.T) {
 	}
 	defer st.Close()
 	repo := inbox.NewRepo(st)
-	var got inbox.Email
-	err = testwait.Until(30*time.Second, func() error {
-		list, err := repo.Emails.All(t.Context(), "ws_finance", store.Query{Parent: "ibx_invoices"})
-		if err != nil {
-			return err
-		}
-		for _, e := range list {
-			if e.Subject == "Invoice 2026-118" && e.Status != inbox.EmailPending {
-				got = e
-				return nil
-			}
-		}
-		return fmt.Errorf("the received e-mail is not processed yet")
-	})
-	if err != nil {
-		t.Fatalf("%v: %s", err, stderr.String())
-	}
+	got := awaitProcessedInvoice(t, st, 30*time.Second, stderr.String)
 	run, err := repo.AgentRuns.Get(t.Context(), "ws_finance", got.AgentRunID)
 	if err != nil {
 		t.Fatal(err)
@@ -100,4 +86,51 @@ func TestServeOneProcessWorksTheEmbeddedQueue(t *testing.T) {
 	if code := stop2(); code != exitOK {
 		t.Errorf("the second serve: exit %d: %s", code, stderr2.String())
 	}
+}
+
+// A serve an MCP client starts on stdio (Claude Desktop's way) does not
+// work the queue unless asked with -process: it neither takes the embedded
+// store's queue from the server that should work it nor competes for jobs
+// with no model configured. Before, it took the queue's lock, and the
+// server started next only served.
+func TestServeStdioDoesNotWorkTheQueue(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "kobana.db")
+	seedDemo(t, db)
+	var tokOut serveBuffer
+	if code := (&Command{Stdout: &tokOut, Stderr: io.Discard, Context: t.Context()}).Main([]string{"token", "create", "-person", demo.Viewer, "-workspace", demo.Workspace, "-db", db}); code != exitOK {
+		t.Fatalf("token create = %d", code)
+	}
+	env := func(k string) string {
+		if k == "KOBANA_TOKEN" {
+			return strings.TrimSpace(tokOut.String())
+		}
+		return ""
+	}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var stdio serveBuffer
+	_, stopStdio := startServe(t, &Command{Stdin: inR, Stdout: io.Discard, Stderr: &stdio, Getenv: env}, &stdio, "-stdio", "-db", db)
+	if strings.Contains(stdio.String(), "Inbox's queue") {
+		t.Errorf("serve -stdio speaks of the queue: %s", stdio.String())
+	}
+	var srv serveBuffer
+	_, stopSrv := startServe(t, &Command{Stdout: io.Discard, Stderr: &srv}, &srv, "-http", "127.0.0.1:0", "-db", db)
+	if !strings.Contains(srv.String(), "processing the Inbox's queue") {
+		t.Errorf("the server started beside serve -stdio does not work the queue: %s", srv.String())
+	}
+	if code := stopSrv(); code != exitOK {
+		t.Errorf("serve -http: exit %d: %s", code, srv.String())
+	}
+	if code := stopStdio(); code != exitOK {
+		t.Errorf("serve -stdio: exit %d: %s", code, stdio.String())
+	}
+	// Asked, it does.
+	in2R, in2W := io.Pipe()
+	defer in2W.Close()
+	var asked serveBuffer
+	_, stop := startServe(t, &Command{Stdin: in2R, Stdout: io.Discard, Stderr: &asked, Getenv: env}, &asked, "-stdio", "-process", "-db", db)
+	if !strings.Contains(asked.String(), "processing the Inbox's queue") {
+		t.Errorf("serve -stdio -process does not work the queue: %s", asked.String())
+	}
+	stop()
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/sqlite"
 )
 
 // serveBuffer is a goroutine-safe output for a running serve.
@@ -95,7 +97,7 @@ func TestServeUsageErrors(t *testing.T) {
 // are absent.
 func TestServeProducts(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
-	seedDemo(t, db)
+	seeded := seedDemo(t, db)
 	for _, tc := range []struct {
 		products string
 		want     []string // products whose tools are listed
@@ -106,9 +108,9 @@ func TestServeProducts(t *testing.T) {
 	} {
 		var stdout, stderr serveBuffer
 		addrs, stop := startServe(t, &Command{Stdout: &stdout, Stderr: &stderr}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", db, "-products", tc.products)
-		m := tokenLine.FindStringSubmatch(strings.SplitN(stdout.String(), "\n", 2)[0])
+		m := tokenLine.FindStringSubmatch(strings.SplitN(seeded, "\n", 2)[0])
 		if m == nil {
-			t.Fatalf("-products %s: no token line in %q", tc.products, stdout.String())
+			t.Fatalf("no token line in %q", seeded)
 		}
 		client := mcp.NewClient(&mcp.Implementation{Name: "products", Version: "1"}, nil)
 		cs, err := client.Connect(t.Context(), mcptest.HTTP(mcpURL(t, addrs), m[6]), nil)
@@ -169,10 +171,23 @@ func TestServeReady(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr.String())
 	}
 
+	// The second start mints no token: stdio speaks for one minted then.
+	var owner string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if m := tokenLine.FindStringSubmatch(l); m != nil && m[3] == "owner" {
+			owner = m[6]
+		}
+	}
 	var errOnly serveBuffer
 	in2R, in2W := io.Pipe()
 	defer in2W.Close()
-	addrs, stop = startServe(t, &Command{Stdin: in2R, Stdout: io.Discard, Stderr: &errOnly}, &errOnly, "-demo", "-stdio", "-db", db)
+	env := func(k string) string {
+		if k == "KOBANA_TOKEN" {
+			return owner
+		}
+		return ""
+	}
+	addrs, stop = startServe(t, &Command{Stdin: in2R, Stdout: io.Discard, Stderr: &errOnly, Getenv: env}, &errOnly, "-demo", "-stdio", "-db", db)
 	if len(addrs) != 0 {
 		t.Errorf("stdio alone reported %v", addrs)
 	}
@@ -258,11 +273,23 @@ func TestServeDemoOverHTTP(t *testing.T) {
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d: %s", code, stderr.String())
 	}
-	// A second start on the same file keeps the data and mints new tokens.
+	// A second start on the same file keeps the data and mints no token
+	// (before, every start minted two more, all of them live): the tokens
+	// printed at the first stay the ones there are.
 	out2 := seedDemo(t, db)
-	if strings.Contains(out2, rw[6]) || strings.Count(out2, "token for") != 2 {
+	if strings.Contains(out2, "token for") || !strings.Contains(out2, "demo: the demo organization is already seeded") {
 		t.Errorf("second start: %q", out2)
 	}
+	st, err := sqlite.Open(ctx, db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int
+	if err := st.SQLDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM tokens").Scan(&n); err != nil || n != 2 {
+		t.Errorf("%d tokens in the store after two starts (%v), want the first start's 2", n, err)
+	}
+
 }
 
 func TestServeStdioUsesKobanaToken(t *testing.T) {
@@ -389,5 +416,47 @@ func TestServeStoreSelection(t *testing.T) {
 	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &errOut}, &errOut, "-demo", "-http", "127.0.0.1:0", "-db", dsn)
 	if code := stop(); code != exitOK || strings.Count(out.String(), "token for") != 2 {
 		t.Errorf("serve -demo on PostgreSQL: %d %q %s", code, out.String(), errOut.String())
+	}
+}
+
+// A store whose sealed secrets the key does not open (restored without its
+// KOBANA_SECRET_KEY, or given another) is refused at start, saying which
+// key and how to give it; before, serve started and every job that opened
+// a secret failed later with "sealed secret cannot be opened".
+func TestServeRefusesAStoreItsKeyDoesNotOpen(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.db")
+	key := strings.Repeat("ab", 32)
+	withKey := func(k string) func(string) string {
+		return func(name string) string {
+			if name == "KOBANA_SECRET_KEY" {
+				return k
+			}
+			return ""
+		}
+	}
+	var out, stderr serveBuffer
+	_, stop := startServe(t, &Command{Stdout: &out, Stderr: &stderr, Getenv: withKey(key)}, &stderr, "-demo", "-http", "127.0.0.1:0", "-db", db)
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve -demo with a key: %d %s", code, stderr.String())
+	}
+	for _, tc := range []struct{ key, want string }{
+		{"", "KOBANA_SECRET_KEY is not set"},
+		{strings.Repeat("cd", 32), "KOBANA_SECRET_KEY is set but is not the key"},
+	} {
+		var errOut serveBuffer
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a serve that starts ends there
+		defer cancel()
+		c := &Command{Stdout: io.Discard, Stderr: &errOut, Context: ctx, Getenv: withKey(tc.key)}
+		if code := c.Main([]string{"serve", "-http", "127.0.0.1:0", "-db", db}); code != exitFailure ||
+			!strings.Contains(errOut.String(), "the secret key does not open this store's sealed secrets") || !strings.Contains(errOut.String(), tc.want) ||
+			strings.Contains(errOut.String(), "serving MCP") || strings.Contains(errOut.String(), tc.key+"\n") && tc.key != "" {
+			t.Errorf("key %q: exit %d, stderr:\n%s", tc.key, code, errOut.String())
+		}
+	}
+	// With its key it starts.
+	var errOut serveBuffer
+	_, stop = startServe(t, &Command{Stdout: io.Discard, Stderr: &errOut, Getenv: withKey(key)}, &errOut, "-http", "127.0.0.1:0", "-db", db)
+	if code := stop(); code != exitOK {
+		t.Errorf("with its key: %d %s", code, errOut.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/kobana/workflow/store"
@@ -44,4 +45,22 @@ func (c *Command) openStore(ctx context.Context, who, db string) (store.Store, i
 // postgresql:// URL) rather than the embedded store's file.
 func isPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// secretKeyHelp says how to give a command the key a store's secrets are
+// sealed with, after that key failed to open them.
+func secretKeyHelp(c *Command) string {
+	if c.getenv("KOBANA_SECRET_KEY") == "" {
+		return "KOBANA_SECRET_KEY is not set, so the key the store keeps itself was tried: set KOBANA_SECRET_KEY to the 64 hex digits the store's secrets were sealed with (kobana backup records the key's fingerprint in its manifest to tell which)"
+	}
+	return "KOBANA_SECRET_KEY is set but is not the key the store's secrets were sealed with: set it to that key's 64 hex digits (kobana backup records the key's fingerprint in its manifest to tell which)"
+}
+
+// redactURL is a database URL without its password, for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the PostgreSQL URL"
+	}
+	return u.Redacted()
 }

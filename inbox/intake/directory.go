@@ -14,7 +14,7 @@ import (
 
 // DefaultMailDomain is the domain under which inboxes receive:
 // LOCAL@WORKSPACE.in.kobana.email.
-const DefaultMailDomain = "in.kobana.email"
+const DefaultMailDomain = inbox.DefaultMailDomain
 
 // Workspaces finds a workspace by the label its inboxes' addresses carry:
 // its slug, or its id when it has none.
@@ -31,8 +31,9 @@ type WorkspacesBySlug interface {
 
 // StoreDirectory finds inboxes in the store. An inbox's address is
 // LOCAL@LABEL.DOMAIN (as inboxes_create makes it), LABEL being its
-// workspace's slug or id; the inbox is the one of that workspace whose
-// address is the whole address.
+// workspace's slug or id, or LOCAL@MAILDOMAIN for a workspace that receives
+// under its own mail domain (inbox.ClaimMailDomain); the inbox is the one
+// of that workspace whose address is the whole address.
 type StoreDirectory struct {
 	Records    store.Records
 	Workspaces Workspaces
@@ -48,13 +49,28 @@ func (d StoreDirectory) ByAddress(ctx context.Context, address string) (Recipien
 	if domain == "" {
 		domain = DefaultMailDomain
 	}
-	label, ok2 := strings.CutSuffix(host, "."+strings.ToLower(domain))
-	if !ok || !ok2 || label == "" || strings.Contains(label, ".") {
+	if !ok || host == "" {
 		return Recipient{}, ErrUnknownAddress
 	}
-	ws, err := d.workspace(ctx, label)
-	if err != nil {
-		return Recipient{}, err
+	var ws string
+	label, under := strings.CutSuffix(host, "."+strings.ToLower(domain))
+	switch {
+	case under && label != "" && !strings.Contains(label, "."):
+		w, err := d.workspace(ctx, label)
+		if err != nil {
+			return Recipient{}, err
+		}
+		ws = w
+	default:
+		// A workspace receiving under its own mail domain.
+		w, err := inbox.WorkspaceOfMailDomain(ctx, d.Records, host)
+		if errors.Is(err, store.ErrNotFound) {
+			return Recipient{}, ErrUnknownAddress
+		}
+		if err != nil {
+			return Recipient{}, fmt.Errorf("intake: finding the workspace of mail domain %s: %w", host, err)
+		}
+		ws = w
 	}
 	list, err := inbox.NewRepo(d.Records).Inboxes.All(ctx, ws, store.Query{})
 	if err != nil {

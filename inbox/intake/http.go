@@ -50,6 +50,9 @@ type HTTPConfig struct {
 	WriteRoles []string
 	// Logger receives internal failures (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told how each message posted ended, as an
+	// SMTP transaction's (Config.Observe): stored, too_large, try_later.
+	Observe func(Transaction)
 }
 
 // Handler is the HTTP intake: POST /inboxes/{inbox_id}/messages.
@@ -144,8 +147,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sp.Remove()
+	start := time.Now()
 	if _, err := sp.ReadFrom(r.Body); err != nil {
 		if errors.Is(err, mailstore.ErrTooLarge) {
+			h.observe(r, start, sp.Size(), nil, err)
 			writeError(w, http.StatusRequestEntityTooLarge, "message_too_large", tooLarge(h.cfg.MaxMessageBytes))
 			return
 		}
@@ -172,6 +177,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &Delivery{Recipients: []Recipient{rcpt}, Envelope: env, Host: h.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: h.now().UTC()}
 	receipts, err := h.rec.Record(ctx, d)
+	h.observe(r, start, sp.Size(), receipts, err)
 	if errors.Is(err, ErrTryLater) {
 		w.Header().Set("Retry-After", "60")
 		writeError(w, http.StatusServiceUnavailable, "try_later", "the sender could not be verified now (DNS failure); nothing was recorded: retry later")
@@ -197,6 +203,27 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
+// observe tells HTTPConfig.Observe how a post ended.
+func (h *Handler) observe(r *http.Request, start time.Time, size int64, receipts []Receipt, err error) {
+	if h.cfg.Observe == nil {
+		return
+	}
+	t := Transaction{Remote: r.RemoteAddr, TLS: r.TLS != nil, Size: size, Duration: time.Since(start), Receipts: receipts, Code: http.StatusAccepted, Result: "stored"}
+	switch {
+	case errors.Is(err, mailstore.ErrTooLarge):
+		t.Code, t.Result = http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, ErrTryLater):
+		t.Code, t.Result = http.StatusServiceUnavailable, "try_later"
+	case err != nil:
+		t.Code, t.Result = http.StatusInternalServerError, "error"
+	}
+	for _, rc := range receipts {
+		t.RcptTo = append(t.RcptTo, rc.Recipient.Address)
+		t.EmailIDs = append(t.EmailIDs, rc.EmailID)
+	}
+	h.cfg.Observe(t)
+}
+
 // authorize checks the bearer token: 401 without a valid one, 403 when it
 // may not write.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) (Principal, bool) {
@@ -209,6 +236,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) (Principal, 
 	}
 	p, err := h.tokens.Authenticate(r.Context(), token)
 	if errors.Is(err, ErrUnknownToken) {
+		h.cfg.Logger.Info("http intake: token refused", "remote", r.RemoteAddr, "reason", "unknown, expired or revoked") // never the token
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kobana-intake", error="invalid_token"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "the token is unknown, revoked or expired")
 		return Principal{}, false

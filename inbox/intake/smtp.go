@@ -54,6 +54,75 @@ type Config struct {
 	TLS *tls.Config
 	// Logger receives one line per connection problem (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told how each transaction ended — a message
+	// answered after DATA, or a recipient refused at RCPT — once its
+	// reply is decided (logs, metrics). It must not block.
+	Observe func(Transaction)
+}
+
+// Transaction is what one SMTP transaction came to, as Config.Observe
+// hears of it: what a mail log's line shows of it.
+type Transaction struct {
+	// Remote is the client's address; Helo the name it greeted with; TLS
+	// says the session was encrypted.
+	Remote, Helo string
+	TLS          bool
+	// MailFrom and RcptTo are the envelope (the recipients accepted, or
+	// the one refused).
+	MailFrom string
+	RcptTo   []string
+	// Size is the bytes of the message read (0 when refused at RCPT).
+	Size int64
+	// Code is the reply's code (250, 550, 552, 451…); Result says it in a
+	// word: "stored", "refused" (the sender was refused by every inbox's
+	// rules, or the recipient is unknown), "too_large", "try_later",
+	// "timeout" or "error"; Reason is the refusal's reason, when one.
+	Code           int
+	Result, Reason string
+	// EmailIDs are the e-mails stored, one per inbox; Receipts say how
+	// each was recorded (accepted, or rejected by its inbox's rules with
+	// the reason).
+	EmailIDs []string
+	Receipts []Receipt
+	// Duration is how long DATA took, from its command to the reply.
+	Duration time.Duration
+}
+
+// observe tells Config.Observe of a transaction (t's envelope and outcome
+// set by the caller).
+func (se *session) observe(t Transaction) {
+	if se.s.cfg.Observe == nil {
+		return
+	}
+	t.Remote, t.Helo = se.conn.Conn().RemoteAddr().String(), se.conn.Hostname()
+	t.TLS = se.wire != nil && se.wire.tls()
+	se.s.cfg.Observe(t)
+}
+
+// observeData tells Config.Observe how a DATA ended, from its reply err.
+func (se *session) observeData(start time.Time, t Transaction, err error) {
+	t.Duration, t.Code, t.Result = time.Since(start), 451, "error"
+	var reply *smtp.SMTPError
+	if errors.As(err, &reply) {
+		t.Code = reply.Code
+	}
+	switch {
+	case t.Code == 250:
+		t.Result = "stored"
+		if _, ids, ok := strings.Cut(reply.Message, "stored as "); ok {
+			t.EmailIDs = strings.Fields(ids)
+		}
+	case errors.Is(err, smtp.ErrDataTooLarge) || t.Code == 552:
+		t.Result, t.Code = "too_large", 552
+	case err == errTryLater:
+		t.Result = "try_later"
+	case err == errDataTimeout:
+		t.Result = "timeout"
+	case t.Code == 550:
+		t.Result = "refused"
+		t.Reason = strings.TrimPrefix(reply.Message, "Message refused: ")
+	}
+	se.observe(t)
 }
 
 func (c Config) withDefaults() Config {
@@ -231,6 +300,10 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	r, err := se.s.dir.ByAddress(ctx, addr)
 	if errors.Is(err, ErrUnknownAddress) {
 		// Never relay: only the inboxes' own addresses are accepted.
+		se.mu.Lock()
+		from := se.from
+		se.mu.Unlock()
+		se.observe(Transaction{MailFrom: from, RcptTo: []string{addr}, Code: 550, Result: "refused", Reason: "unknown_recipient"})
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such mailbox here: " + addr}
 	}
 	if err != nil {
@@ -252,11 +325,14 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 // Data receives one message. It reads the transaction's state once, when
 // it starts (go-smtp resets the state itself once the message is
 // answered), so a reset meanwhile cannot reach the message being stored.
-func (se *session) Data(r io.Reader) error {
+func (se *session) Data(r io.Reader) (err error) {
 	s := se.s
 	se.mu.Lock()
 	from, rcpts, rcptTo := se.from, slices.Clone(se.rcpts), slices.Clone(se.rcptTo)
 	se.mu.Unlock()
+	start := time.Now()
+	t := Transaction{MailFrom: from, RcptTo: rcptTo}
+	defer func() { se.observeData(start, t, err) }()
 	if len(rcpts) == 0 {
 		io.Copy(io.Discard, r)
 		return errNoRecipients
@@ -277,7 +353,9 @@ func (se *session) Data(r io.Reader) error {
 			r = body
 		}
 	}
-	if err := se.receive(sp, r); err != nil {
+	err = se.receive(sp, r)
+	t.Size = sp.Size()
+	if err != nil {
 		return err
 	}
 	if chunked && se.wire != nil && se.wire.chunkCut() {
@@ -291,7 +369,8 @@ func (se *session) Data(r io.Reader) error {
 	if se.wire != nil {
 		env.Protocol = se.wire.protocol()
 	}
-	return s.deliver(context.Background(), sp, env, rcpts)
+	t.Receipts, err = s.deliver(context.Background(), sp, env, rcpts)
+	return err
 }
 
 // receive copies DATA into the spool with the idle and total timeouts.
@@ -326,7 +405,7 @@ func (se *session) receive(sp *mailstore.Spool, r io.Reader) error {
 }
 
 // deliver checks the sender and records the message; its error is the reply.
-func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) error {
+func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope, rcpts []Recipient) ([]Receipt, error) {
 	auth, err := s.checker.Check(ctx, senderauth.Input{RemoteIP: env.RemoteIP, Helo: env.Helo, MailFrom: env.MailFrom,
 		Message: func() io.Reader { return io.NewSectionReader(sp, 0, sp.Size()) }})
 	if err != nil {
@@ -337,16 +416,16 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	d := &Delivery{Recipients: rcpts, Envelope: env, Host: s.cfg.Domain, Message: sp, Auth: auth, ReceivedAt: s.now().UTC()}
 	receipts, err := s.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
-		return errTryLater
+		return nil, errTryLater
 	}
 	if err != nil {
 		s.cfg.Logger.Error("smtp: recording a message", "err", err)
-		return errInternal
+		return nil, errInternal
 	}
 	if len(receipts) == 0 {
 		// Never 250 for a message nothing recorded.
 		s.cfg.Logger.Error("smtp: a message was recorded for no recipient")
-		return errInternal
+		return nil, errInternal
 	}
 	refused := 0
 	reason := ""
@@ -357,7 +436,7 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 		}
 	}
 	if refused > 0 && refused == len(receipts) {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
+		return receipts, &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused: " + oneLine(reason)}
 	}
 	ids := make([]string, 0, len(receipts))
 	for _, r := range receipts {
@@ -369,7 +448,7 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	}
 	// go-smtp replies with the code of the error Data returns: a 250 "error"
 	// is how the reply names the stored e-mails.
-	return &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
+	return receipts, &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
 }
 
 // oneLine keeps a reply text on one line.

@@ -173,6 +173,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 		return fmt.Errorf("recording agent run %s of e-mail %s: %w", run.ID, e.ID, err)
 	}
 	hit("agent.committed")
+	p.observer().AgentRun(a.Workspace, run)
 	return nil
 }
 

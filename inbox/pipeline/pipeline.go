@@ -83,6 +83,9 @@ type Config struct {
 	// Logger receives what an operator should know about (a stage that
 	// failed and will be retried, a run found interrupted); nil discards.
 	Logger *slog.Logger
+	// Observer, when set, hears of each run, delivery attempt and purge
+	// once recorded (logs, metrics).
+	Observer Observer
 }
 
 // Pipeline is the Inbox's processing stages working on a Queue.

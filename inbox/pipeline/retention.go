@@ -99,6 +99,7 @@ func (w *retentionWorker) purge(ctx context.Context, s mailstore.Stored, days in
 		return fmt.Errorf("purging the raw message of e-mail %s/%s: %w", s.Workspace, s.ID, err)
 	}
 	hit("retention.marked")
+	p.observer().Purged(s.Workspace, s.ID)
 	if after != nil {
 		if err := after(ctx); err != nil {
 			return fmt.Errorf("purging the raw message of e-mail %s/%s: %w", s.Workspace, s.ID, err)

@@ -173,21 +173,35 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("reading the signing secret of webhook %s: %w", wh.ID, err)
 	}
-	secret, ok := secrets[inbox.WebhookSecretName(wh.ID)]
+	signing, ok := wh.SigningSecrets(secrets, p.now())
 	if !ok {
 		return w.giveUp(ctx, job, d, "the webhook "+wh.ID+" has no signing secret; rotate it (webhooks_rotate_secret), then replay the delivery")
 	}
+	// One attempt at a time: a person's replay of this delivery may be
+	// under way.
+	release, err := inbox.ClaimDelivery(ctx, p.cfg.Store, a.Workspace, d.ID, p.now())
+	if errors.Is(err, inbox.ErrDeliveryBusy) {
+		return river.JobSnooze(inbox.DeliveryTimeout)
+	}
+	if err != nil {
+		return err
+	}
+	defer release(ctx)
+	if d, err = p.repo.Deliveries.Get(ctx, a.Workspace, a.DeliveryID); err != nil {
+		return err // read again under the claim: a replay may have delivered it
+	}
+	if d.Status == inbox.DeliveryDelivered {
+		return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error { return queue.CompleteTx(ctx, tx, job) })
+	}
 	attempt := d
 	attempt.AttemptedAt = p.now()
-	if err := inbox.Send(ctx, p.webhooks, wh.URL, secret, a.Workspace, &attempt); err != nil {
+	attempt.ReplayOf = ""
+	if err := inbox.Send(ctx, p.webhooks, wh.URL, signing, a.Workspace, &attempt); err != nil {
 		return w.giveUp(ctx, job, d, err.Error())
 	}
 	hit("webhook.sent")
-	n := len(d.Attempts) + 1
-	d.Attempts = append(d.Attempts, inbox.DeliveryAttempt{Attempt: n, AttemptedAt: attempt.AttemptedAt, Status: attempt.Status,
-		HTTPStatus: attempt.HTTPStatus, Error: attempt.Error, ResponseBody: attempt.ResponseBody, DurationMS: attempt.DurationMS})
-	d.Status, d.HTTPStatus, d.Error, d.ResponseBody, d.DurationMS, d.AttemptedAt =
-		attempt.Status, attempt.HTTPStatus, attempt.Error, attempt.ResponseBody, attempt.DurationMS, attempt.AttemptedAt
+	d.Record(attempt, "")
+	n := len(d.Attempts)
 	d.NextAttemptAt = time.Time{}
 	var retry *errRetry
 	if d.Status != inbox.DeliveryDelivered && job.Attempt < p.maxAttempts() {
@@ -208,6 +222,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("recording attempt %d of delivery %s: %w", n, d.ID, err)
 	}
+	p.observer().DeliveryAttempt(a.Workspace, d, d.Attempts[len(d.Attempts)-1])
 	if retry != nil {
 		return retry
 	}

@@ -233,7 +233,7 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 // status, the events and their deliveries, and the job's completion.
 func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	p, ws := w.p, job.Args.Workspace
-	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	err := p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		if err := repo.WorkflowRuns.Put(ctx, ws, wr); err != nil {
 			return err
@@ -286,6 +286,10 @@ func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.Workfl
 		}
 		return queue.CompleteTx(ctx, tx, job)
 	})
+	if err == nil {
+		p.observer().WorkflowRun(ws, wr)
+	}
+	return err
 }
 
 // interrupt records a run its earlier attempt left running: the step that

@@ -43,6 +43,12 @@ type Config struct {
 	// Periodic are periodic jobs (e.g. retention) this process schedules;
 	// River's leader election makes one replica run them.
 	Periodic []*river.PeriodicJob
+	// SoftStopTimeout is how long Stop lets running jobs finish before their
+	// contexts are cancelled (River's soft stop; 0 waits for them as long as
+	// Stop's own context allows). A job cut this way sees its context end
+	// with context.Canceled, a job past JobTimeout with
+	// context.DeadlineExceeded.
+	SoftStopTimeout time.Duration
 }
 
 // DefaultWorkers is the per-queue concurrency of Config.Workers == nil.
@@ -162,6 +168,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 		FetchPollInterval:    cfg.PollInterval,
 		Logger:               quiet(cfg.Logger),
 		PeriodicJobs:         cfg.Periodic,
+		SoftStopTimeout:      cfg.SoftStopTimeout,
 		Workers:              q.workers,
 		// The intake inserts the agent stage's job whether or not this
 		// process works that queue; a replica that works a queue registers
@@ -180,7 +187,9 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 func (q *Queue) Workers() *river.Workers { return q.workers }
 
 // Start begins working the configured queues. It needs a worker registered
-// for every job kind it may fetch.
+// for every job kind it may fetch. Cancelling ctx stops the queue as Stop
+// does (softly, with Config.SoftStopTimeout), so pass a context that ends
+// only when the queue should stop, and prefer Stop.
 func (q *Queue) Start(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Start(ctx)
@@ -188,8 +197,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	return q.pg.Start(ctx)
 }
 
-// Stop stops fetching and waits for the running jobs to finish (or ctx to
-// end, after which their contexts are cancelled).
+// Stop stops fetching and waits for the running jobs to finish: for
+// Config.SoftStopTimeout, after which their contexts are cancelled and it
+// waits for them to return, or until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
 	if q.lite != nil {
 		return q.lite.Stop(ctx)
@@ -357,4 +367,91 @@ func (q *Queue) RescueAbandoned(ctx context.Context) (int, error) {
 		}
 		n += len(stuck)
 	}
+}
+
+// Depth is the jobs of one queue waiting and being worked.
+type Depth struct {
+	Available, Running int64
+}
+
+// Queues are the pipeline's queue names, one per stage.
+var Queues = []string{QueueAgent, QueueWorkflow, QueueWebhook, QueueMaintenance}
+
+// Depths returns how many jobs each of the pipeline's queues has
+// available (waiting to be worked now) and running, in every process
+// working the database (metrics, readiness). It reads the database.
+func (q *Queue) Depths(ctx context.Context) (map[string]Depth, error) {
+	rows, err := q.exec.JobCountByQueueAndState(ctx, &riverdriver.JobCountByQueueAndStateParams{QueueNames: Queues})
+	if err != nil {
+		return nil, fmt.Errorf("queue: counting jobs: %w", err)
+	}
+	out := make(map[string]Depth, len(Queues))
+	for _, r := range rows {
+		out[r.Queue] = Depth{Available: r.CountAvailable, Running: r.CountRunning}
+	}
+	return out, nil
+}
+
+// Pending returns every job not finished — available, scheduled, pending,
+// retryable, or running (in a process that is gone, when the caller knows
+// none works the queue) — oldest first, for moving a queue to another
+// database.
+func (q *Queue) Pending(ctx context.Context) ([]*rivertype.JobRow, error) {
+	params := river.NewJobListParams().States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStatePending,
+		rivertype.JobStateRetryable, rivertype.JobStateRunning).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000)
+	var out []*rivertype.JobRow
+	for {
+		var res *river.JobListResult
+		var err error
+		if q.lite != nil {
+			res, err = q.lite.JobList(ctx, params)
+		} else {
+			res, err = q.pg.JobList(ctx, params)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue: listing the jobs not finished: %w", err)
+		}
+		out = append(out, res.Jobs...)
+		if len(res.Jobs) < 1000 {
+			return out, nil
+		}
+		params = params.After(res.LastCursor)
+	}
+}
+
+// Args decodes the arguments of a job of one of the pipeline's kinds.
+func Args(kind string, encoded []byte) (river.JobArgs, error) {
+	var args river.JobArgs
+	switch kind {
+	case KindAgent:
+		args = &AgentArgs{}
+	case KindWorkflow:
+		args = &WorkflowArgs{}
+	case KindWebhook:
+		args = &WebhookArgs{}
+	case KindRetention:
+		args = &RetentionArgs{}
+	default:
+		return nil, fmt.Errorf("queue: a job of kind %q, which is none of the pipeline's", kind)
+	}
+	if err := json.Unmarshal(encoded, args); err != nil {
+		return nil, fmt.Errorf("queue: the arguments of a %s job: %w", kind, err)
+	}
+	return derefArgs(args), nil
+}
+
+// derefArgs turns the pointer Args decoded into the value its kind's
+// InsertOpts are declared on.
+func derefArgs(a river.JobArgs) river.JobArgs {
+	switch v := a.(type) {
+	case *AgentArgs:
+		return *v
+	case *WorkflowArgs:
+		return *v
+	case *WebhookArgs:
+		return *v
+	case *RetentionArgs:
+		return *v
+	}
+	return a
 }

@@ -3,6 +3,8 @@
 // domain publishes nothing (so SPF, DKIM and DMARC find no policy and a
 // test never waits on, or reaches, a real DNS server). It has the methods
 // of senderauth.Resolver; embed it to answer some names from a table.
+// Serve runs a DNS server on loopback with a table of TXT records, for a
+// server under test that resolves over the network (kobana serve -dns).
 // Any test package may import it (it imports nothing of the module).
 package dnstest
 

@@ -33,6 +33,10 @@ type Options struct {
 	// PublicURL is the base URL of this server's HTTP endpoint, used in
 	// signed download links (e.g. http://127.0.0.1:8080).
 	PublicURL string
+	// MailDomain is the domain inboxes receive under (LOCAL@WORKSPACE.DOMAIN,
+	// the intake's); empty means inbox.DefaultMailDomain. A workspace with
+	// its own mail domain receives at LOCAL@ITS_DOMAIN instead.
+	MailDomain string
 	// Environment is the kobana.env fact ("development", "sandbox",
 	// "production"); empty means "development".
 	Environment string
@@ -57,6 +61,9 @@ func New(opts Options) (*mcpserver.Product, *Product, error) {
 	}
 	if opts.Environment == "" {
 		opts.Environment = "development"
+	}
+	if opts.MailDomain == "" {
+		opts.MailDomain = inbox.DefaultMailDomain
 	}
 	p := &Product{opts: opts, repo: inbox.NewRepo(opts.Store), now: opts.Now}
 	if p.now == nil {

@@ -90,11 +90,7 @@ func (p *Product) inboxesCreate(ctx context.Context, c *mcpserver.Caller, in Inb
 	if err != nil {
 		return inbox.Inbox{}, err
 	}
-	slug := w.Slug
-	if slug == "" {
-		slug = w.ID
-	}
-	addr := in.LocalPart + "@" + slug + ".in.kobana.email"
+	addr := inbox.InboxAddress(in.LocalPart, w, p.opts.MailDomain)
 	n := 0
 	err = p.repo.Inboxes.Each(ctx, c.Workspace, store.Query{}, func(e inbox.Inbox) error {
 		n++

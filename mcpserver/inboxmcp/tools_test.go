@@ -285,6 +285,11 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 }
 
+// DeliveryListOut is webhooks_deliveries_list's result, as a client reads it.
+type DeliveryListOut struct {
+	Deliveries []inbox.Delivery `json:"deliveries"`
+}
+
 func TestWebhookCreateTestReplay(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -308,14 +313,33 @@ func TestWebhookCreateTestReplay(t *testing.T) {
 	if d.Status != "delivered" || d.HTTPStatus != 200 {
 		t.Fatalf("test delivery: %+v", d)
 	}
+	// A replay is one more attempt of the same delivery: the receiver gets
+	// the delivery's own id (it deduplicates on it), marked as a replay;
+	// the attempt is recorded as the person's, and its success clears the
+	// earlier attempt's error (before, a replay was a second delivery with
+	// an id of its own, and the original kept its error).
+	var before inbox.Delivery
+	var list DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat"}), &list)
+	for _, d := range list.Deliveries {
+		if d.ID == "dlv_chat_03" {
+			before = d
+		}
+	}
+	if before.Error == "" || before.Status != "failed" {
+		t.Fatalf("dlv_chat_03 before the replay: %+v, want a failed delivery with its error", before)
+	}
 	var replay inbox.Delivery
 	structured(t, h.Call(cs, "webhooks_deliveries_replay", map[string]any{"delivery_id": "dlv_chat_03"}), &replay)
-	if replay.ReplayOf != "dlv_chat_03" || replay.Status != "delivered" {
+	last := replay.Attempts[len(replay.Attempts)-1]
+	if replay.ID != "dlv_chat_03" || replay.Status != "delivered" || replay.Error != "" || len(replay.Attempts) != len(before.Attempts)+1 ||
+		!last.Replay || last.RequestedBy != "per_ana" || last.Status != "delivered" || !replay.NextAttemptAt.IsZero() {
 		t.Fatalf("replay: %+v", replay)
 	}
-	last := h.recv.reqs[len(h.recv.reqs)-1]
-	if last.header.Get("X-Kobana-Replay-Of") != "dlv_chat_03" || !strings.Contains(string(last.body), `"agent_run_id":"arun_inv_23"`) {
-		t.Errorf("replayed request %v %s", last.header, last.body)
+	got := h.recv.reqs[len(h.recv.reqs)-1]
+	if got.header.Get("X-Kobana-Replay-Of") != "dlv_chat_03" || got.header.Get("X-Kobana-Delivery") != "dlv_chat_03" ||
+		!strings.Contains(string(got.body), `"id":"dlv_chat_03"`) || !strings.Contains(string(got.body), `"agent_run_id":"arun_inv_23"`) {
+		t.Errorf("replayed request %v %s", got.header, got.body)
 	}
 	// A successful delivery heals a failing webhook.
 	var wh inbox.Webhook
@@ -427,6 +451,49 @@ func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {
 	}
 	if r := h.Call(cs, "emails_get", map[string]any{"id": "eml_rcp_01"}); !strings.HasPrefix(textOf(r), "not_found: ") {
 		t.Fatalf("e-mail after the delete: %s", textOf(r))
+	}
+}
+
+// Rotating a signing secret keeps the previous one signing beside the new
+// for the overlap (two v1 in x-kobana-signature, as Stripe's rolling does),
+// so a receiver can switch without refusing a delivery; an overlap of 0
+// stops the previous secret at once. email.rejected can be subscribed to.
+func TestWebhookSecretRotationOverlap(t *testing.T) {
+	h := newHarness(t)
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var created inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_create", map[string]any{"url": h.recv.srv.URL + "/rotating", "events": []string{"email.rejected"}}), &created)
+	if created.Secret == "" || len(created.Webhook.Events) != 1 || created.Webhook.Events[0] != "email.rejected" {
+		t.Fatalf("a webhook of email.rejected: %+v", created)
+	}
+	id := created.Webhook.ID
+	sent := func() (sig string, body []byte, at time.Time) {
+		t.Helper()
+		var d inbox.Delivery
+		structured(t, h.Call(cs, "webhooks_test", map[string]any{"id": id}), &d)
+		got := h.recv.reqs[len(h.recv.reqs)-1]
+		return got.header.Get(inbox.HeaderSignature), got.body, d.AttemptedAt
+	}
+	var rotated inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_rotate_secret", map[string]any{"id": id, "overlap_hours": 2}), &rotated)
+	if rotated.Secret == created.Secret || !rotated.Webhook.PreviousSecretUntil.Equal(demoNow.Add(2*time.Hour)) {
+		t.Fatalf("rotated: %+v", rotated.Webhook)
+	}
+	sig, body, at := sent()
+	if strings.Count(sig, "v1=") != 2 {
+		t.Errorf("during the overlap the signature is %q, want two v1", sig)
+	}
+	for name, secret := range map[string]string{"new": rotated.Secret, "previous": created.Secret} {
+		if err := inbox.VerifySignature(secret, sig, body, at, 5*time.Minute); err != nil {
+			t.Errorf("during the overlap the %s secret does not verify: %v", name, err)
+		}
+	}
+	var third inboxmcp.WebhookSecret
+	structured(t, h.Call(cs, "webhooks_rotate_secret", map[string]any{"id": id, "overlap_hours": 0}), &third)
+	sig, body, at = sent()
+	if strings.Count(sig, "v1=") != 1 || inbox.VerifySignature(third.Secret, sig, body, at, 5*time.Minute) != nil ||
+		inbox.VerifySignature(rotated.Secret, sig, body, at, 5*time.Minute) == nil || !third.Webhook.PreviousSecretUntil.IsZero() {
+		t.Errorf("after a rotation without overlap: signature %q, webhook %+v", sig, third.Webhook)
 	}
 }
 

@@ -29,7 +29,7 @@ type WebhookList struct {
 // WebhookCreateArg creates a webhook.
 type WebhookCreateArg struct {
 	URL         string   `json:"url" jsonschema:"the https URL that receives POSTed JSON events" format:"uri" pattern:"^https?://[^\\s]+$" maxLength:"2048"`
-	Events      []string `json:"events" jsonschema:"events to send: email.received, email.processed, email.failed, agent_run.failed, workflow_run.failed" minItems:"1" enum:"email.received,email.processed,email.failed,agent_run.failed,workflow_run.failed"`
+	Events      []string `json:"events" jsonschema:"events to send: email.received, email.rejected, email.processed, email.failed, agent_run.failed, workflow_run.failed" minItems:"1" enum:"email.received,email.rejected,email.processed,email.failed,agent_run.failed,workflow_run.failed"`
 	Description string   `json:"description,omitempty" maxLength:"500"`
 }
 
@@ -37,16 +37,28 @@ type WebhookCreateArg struct {
 type WebhookUpdateArg struct {
 	ID          string    `json:"id" jsonschema:"the webhook id" pattern:"^whk_[A-Za-z0-9_-]{1,64}$"`
 	URL         *string   `json:"url,omitempty" format:"uri" pattern:"^https?://[^\\s]+$" maxLength:"2048"`
-	Events      *[]string `json:"events,omitempty" minItems:"1" enum:"email.received,email.processed,email.failed,agent_run.failed,workflow_run.failed"`
+	Events      *[]string `json:"events,omitempty" minItems:"1" enum:"email.received,email.rejected,email.processed,email.failed,agent_run.failed,workflow_run.failed"`
 	Description *string   `json:"description,omitempty" maxLength:"500"`
 	Status      *string   `json:"status,omitempty" jsonschema:"active or disabled" enum:"active,disabled"`
 }
+
+// RotateArg names the webhook whose signing secret is replaced, and how
+// long the previous one keeps signing beside it.
+type RotateArg struct {
+	ID           string `json:"id" jsonschema:"the webhook id" pattern:"^whk_[A-Za-z0-9_-]{1,64}$"`
+	OverlapHours *int   `json:"overlap_hours,omitempty" jsonschema:"hours the previous secret keeps signing deliveries beside the new one (a second v1 in x-kobana-signature), so the receiver can switch without refusing any; default 24, 0 stops it at once" minimum:"0" maximum:"168"`
+}
+
+// DefaultSecretOverlap is how long a rotated-out signing secret keeps
+// signing when RotateArg gives no overlap.
+const DefaultSecretOverlap = 24 * time.Hour
 
 // WebhookSecret is a webhook with its signing secret, shown only when the
 // secret is created or rotated.
 type WebhookSecret struct {
 	Webhook inbox.Webhook `json:"webhook"`
-	// Secret signs deliveries: x-kobana-signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>.
+	// Secret signs deliveries: x-kobana-signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>
+	// (during a rotation's overlap, a second v1 from the previous secret).
 	Secret string `json:"secret"`
 }
 
@@ -175,8 +187,14 @@ func (p *Product) webhooksUpdate(ctx context.Context, c *mcpserver.Caller, in We
 	return wh, p.event(ctx, c, inbox.EventWebhookUpdated, wh.ID, map[string]any{"webhook_id": wh.ID, "changed": changed})
 }
 
-// checkWebhook is the check of webhooks_delete and webhooks_rotate_secret.
+// checkWebhook is the check of webhooks_delete.
 func (p *Product) checkWebhook(ctx context.Context, c *mcpserver.Caller, in WebhookIDArg) error {
+	_, err := p.getWebhook(ctx, c.Workspace, in.ID)
+	return err
+}
+
+// checkRotate is the check of webhooks_rotate_secret.
+func (p *Product) checkRotate(ctx context.Context, c *mcpserver.Caller, in RotateArg) error {
 	_, err := p.getWebhook(ctx, c.Workspace, in.ID)
 	return err
 }
@@ -201,7 +219,7 @@ func (p *Product) checkWebhookTest(ctx context.Context, c *mcpserver.Caller, in 
 	if err != nil {
 		return err
 	}
-	_, err = p.signingSecret(ctx, c, wh)
+	_, err = p.signingSecrets(ctx, c, wh)
 	return err
 }
 
@@ -211,7 +229,7 @@ func (p *Product) webhooksTest(ctx context.Context, c *mcpserver.Caller, in Webh
 		return inbox.Delivery{}, err
 	}
 	data, _ := json.Marshal(map[string]string{"message": "This is a test delivery from Kobana.", "webhook_id": wh.ID, "requested_by": c.Person})
-	return p.deliver(ctx, c, wh, inbox.EventWebhookTest, data, "")
+	return p.deliver(ctx, c, wh, inbox.EventWebhookTest, data)
 }
 
 func (p *Product) webhooksDeliveriesList(ctx context.Context, c *mcpserver.Caller, in DeliveryListArg) (DeliveryList, error) {
@@ -249,32 +267,61 @@ func (p *Product) checkReplay(ctx context.Context, c *mcpserver.Caller, in Repla
 	if err != nil {
 		return err
 	}
-	_, err = p.signingSecret(ctx, c, wh)
+	_, err = p.signingSecrets(ctx, c, wh)
 	return err
 }
 
+// webhooksDeliveriesReplay makes one more attempt of a delivery now
+// (inbox.Replay).
 func (p *Product) webhooksDeliveriesReplay(ctx context.Context, c *mcpserver.Caller, in ReplayArg) (inbox.Delivery, error) {
-	d, wh, err := p.replayTarget(ctx, c, in)
-	if err != nil {
+	if _, _, err := p.replayTarget(ctx, c, in); err != nil {
 		return inbox.Delivery{}, err
 	}
-	return p.deliver(ctx, c, wh, d.Event, d.Payload, d.ID)
+	if p.opts.HTTPClient == nil {
+		return inbox.Delivery{}, mcpserver.Errorf("outbound_unavailable", "this server is not configured to send outbound requests")
+	}
+	d, err := inbox.Replay(ctx, p.opts.Store, p.opts.HTTPClient, c.Workspace, in.DeliveryID, c.Person, p.now)
+	return d, toolError(err)
 }
 
-func (p *Product) webhooksRotateSecret(ctx context.Context, c *mcpserver.Caller, in WebhookIDArg) (WebhookSecret, error) {
+// webhooksRotateSecret gives a webhook a new signing secret; the previous
+// one keeps signing beside it for the overlap, as Stripe's rolling does.
+func (p *Product) webhooksRotateSecret(ctx context.Context, c *mcpserver.Caller, in RotateArg) (WebhookSecret, error) {
 	wh, err := p.getWebhook(ctx, c.Workspace, in.ID)
 	if err != nil {
+		return WebhookSecret{}, err
+	}
+	overlap := DefaultSecretOverlap
+	if in.OverlapHours != nil {
+		overlap = time.Duration(*in.OverlapHours) * time.Hour
+	}
+	now := p.now().UTC()
+	secrets, err := p.opts.Store.RevealSecrets(ctx, c.Workspace)
+	if err != nil {
+		return WebhookSecret{}, fmt.Errorf("reading webhook secret: %w", err)
+	}
+	wh.PreviousSecretUntil = time.Time{}
+	if old, ok := secrets[inbox.WebhookSecretName(wh.ID)]; ok && overlap > 0 {
+		if err := p.opts.Store.SetSecret(ctx, c.Workspace, inbox.WebhookPreviousSecretName(wh.ID), old); err != nil {
+			return WebhookSecret{}, err
+		}
+		wh.PreviousSecretUntil = now.Add(overlap)
+	} else if err := p.opts.Store.DeleteSecret(ctx, c.Workspace, inbox.WebhookPreviousSecretName(wh.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return WebhookSecret{}, err
 	}
 	secret := inbox.NewSigningSecret()
 	if err := p.opts.Store.SetSecret(ctx, c.Workspace, inbox.WebhookSecretName(wh.ID), secret); err != nil {
 		return WebhookSecret{}, err
 	}
-	wh.SecretHint, wh.UpdatedAt = inbox.SecretHint(secret), p.now().UTC()
+	wh.SecretHint, wh.UpdatedAt = inbox.SecretHint(secret), now
 	if err := p.repo.Webhooks.Put(ctx, c.Workspace, wh); err != nil {
 		return WebhookSecret{}, err
 	}
-	return WebhookSecret{Webhook: wh, Secret: secret}, p.event(ctx, c, inbox.EventWebhookSecretRotated, wh.ID, map[string]string{"webhook_id": wh.ID})
+	payload := map[string]any{"webhook_id": wh.ID}
+	if !wh.PreviousSecretUntil.IsZero() {
+		payload["previous_secret_until"] = wh.PreviousSecretUntil
+	}
+	return WebhookSecret{Webhook: wh, Secret: secret}, p.event(ctx, c, inbox.EventWebhookSecretRotated, wh.ID, payload)
 }
 
 func (p *Product) getWebhook(ctx context.Context, ws, id string) (inbox.Webhook, error) {
@@ -284,31 +331,32 @@ func (p *Product) getWebhook(ctx context.Context, ws, id string) (inbox.Webhook,
 	return p.repo.Webhooks.Get(ctx, ws, id)
 }
 
-// signingSecret is a webhook's signing secret, when this server can send.
-func (p *Product) signingSecret(ctx context.Context, c *mcpserver.Caller, wh inbox.Webhook) (string, error) {
+// signingSecrets are the secrets a webhook's deliveries are signed with
+// now, when this server can send.
+func (p *Product) signingSecrets(ctx context.Context, c *mcpserver.Caller, wh inbox.Webhook) ([]string, error) {
 	if p.opts.HTTPClient == nil {
-		return "", mcpserver.Errorf("outbound_unavailable", "this server is not configured to send outbound requests")
+		return nil, mcpserver.Errorf("outbound_unavailable", "this server is not configured to send outbound requests")
 	}
 	secrets, err := p.opts.Store.RevealSecrets(ctx, c.Workspace)
 	if err != nil {
-		return "", fmt.Errorf("reading webhook secret: %w", err)
+		return nil, fmt.Errorf("reading webhook secret: %w", err)
 	}
-	secret, ok := secrets[inbox.WebhookSecretName(wh.ID)]
+	all, ok := wh.SigningSecrets(secrets, p.now())
 	if !ok {
-		return "", mcpserver.Errorf("no_secret", "webhook %s has no signing secret; rotate it with webhooks_rotate_secret", wh.ID)
+		return nil, mcpserver.Errorf("no_secret", "webhook %s has no signing secret; rotate it with webhooks_rotate_secret", wh.ID)
 	}
-	return secret, nil
+	return all, nil
 }
 
 // deliver sends one signed event to a webhook now and records the attempt,
 // the webhook's health and an event.
-func (p *Product) deliver(ctx context.Context, c *mcpserver.Caller, wh inbox.Webhook, event string, data json.RawMessage, replayOf string) (inbox.Delivery, error) {
-	secret, err := p.signingSecret(ctx, c, wh)
+func (p *Product) deliver(ctx context.Context, c *mcpserver.Caller, wh inbox.Webhook, event string, data json.RawMessage) (inbox.Delivery, error) {
+	secrets, err := p.signingSecrets(ctx, c, wh)
 	if err != nil {
 		return inbox.Delivery{}, err
 	}
-	d := inbox.Delivery{ID: inbox.NewID("dlv"), WebhookID: wh.ID, Event: event, Payload: data, ReplayOf: replayOf, AttemptedAt: p.now().UTC()}
-	if err := inbox.Send(ctx, p.opts.HTTPClient, wh.URL, secret, c.Workspace, &d); err != nil {
+	d := inbox.Delivery{ID: inbox.NewID("dlv"), WebhookID: wh.ID, Event: event, Payload: data, AttemptedAt: p.now().UTC()}
+	if err := inbox.Send(ctx, p.opts.HTTPClient, wh.URL, secrets, c.Workspace, &d); err != nil {
 		return inbox.Delivery{}, err
 	}
 	// What was sent is recorded even if the caller has gone away meanwhile.
@@ -324,5 +372,5 @@ func (p *Product) deliver(ctx context.Context, c *mcpserver.Caller, wh inbox.Web
 	if d.Status != inbox.DeliveryDelivered {
 		typ = inbox.EventDeliveryFailed
 	}
-	return d, p.event(ctx, c, typ, wh.ID, map[string]any{"webhook_id": wh.ID, "delivery_id": d.ID, "event": event, "http_status": d.HTTPStatus, "replay_of": replayOf})
+	return d, p.event(ctx, c, typ, wh.ID, map[string]any{"webhook_id": wh.ID, "delivery_id": d.ID, "event": event, "http_status": d.HTTPStatus})
 }

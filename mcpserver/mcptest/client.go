@@ -3,7 +3,9 @@ package mcptest
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,4 +210,58 @@ func CallConcurrently(t testing.TB, sessions []*mcp.ClientSession, params *mcp.C
 	}
 	wg.Wait()
 	return okN.Load(), refusedN.Load()
+}
+
+// OpenSession opens a 2025-era session at url with client (initialize,
+// then notifications/initialized, as raw HTTP requests) and leaves it open;
+// it returns the session's id. Benchmarks open many this way, without a
+// client library's own state per session.
+func OpenSession(tb testing.TB, client *http.Client, url string) string {
+	tb.Helper()
+	post := func(session, body string) string {
+		req, err := http.NewRequest("POST", url, strings.NewReader(body))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", Legacy)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			tb.Fatalf("POST %s: %s", url, resp.Status)
+		}
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+Legacy+`","capabilities":{},"clientInfo":{"name":"mcptest","version":"1"}}}`)
+	post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return id
+}
+
+// BenchmarkSessions opens b.N 2025-era sessions at url with client
+// (OpenSession), leaves them open, and reports the live heap they added,
+// per session ("heap-bytes/session"), after a garbage collection on either
+// side. The server must run in the benchmark's process.
+func BenchmarkSessions(b *testing.B, client *http.Client, url string) {
+	b.Helper()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	b.ResetTimer()
+	for range b.N {
+		OpenSession(b, client, url)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(heap()-before)/float64(b.N), "heap-bytes/session")
 }

@@ -68,7 +68,11 @@ type Store struct {
 	wg   sync.WaitGroup
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.Directory  = (*Store)(nil)
+	_ store.SecretKeys = (*Store)(nil)
+)
 
 const (
 	defaultConnectTimeout  = 5 * time.Second

@@ -188,3 +188,8 @@ func (s *Store) Consume(ctx context.Context, nonce string, expires time.Time) er
 	}
 	return nil
 }
+
+var (
+	_ store.Directory  = (*Store)(nil)
+	_ store.SecretKeys = (*Store)(nil)
+)

@@ -71,6 +71,9 @@ func Run(t *testing.T, impl string, open Open) {
 		{"TransactionsConcurrent", testTransactionsConcurrent},
 		{"Repo", testRepo},
 		{"ErrorsNameTheDatabase", testErrorsNameTheDatabase},
+		// An operator's tools: the directory, the secret key.
+		{"Directory", testDirectory},
+		{"SecretKeys", testSecretKeys},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
