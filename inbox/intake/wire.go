@@ -195,17 +195,25 @@ func (w *wire) readChunk(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *wire) readData(p []byte) (int, error) {
-	var n int
+// next fills p with the bytes buffered, or else with a read from the
+// connection; err is the read's when it gave nothing.
+func (w *wire) next(p []byte) (n int, err error) {
 	if len(w.buf) > 0 {
 		n = copy(p, w.buf)
 		w.consume(n)
-	} else {
-		var err error
-		n, err = w.conn.Read(p)
-		if n == 0 {
-			return 0, err
-		}
+		return n, nil
+	}
+	n, err = w.conn.Read(p)
+	if n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (w *wire) readData(p []byte) (int, error) {
+	n, err := w.next(p)
+	if n == 0 {
+		return 0, err
 	}
 	w.bodyHanded = true
 	if end := w.scanData(p[:n]); end < n {
@@ -610,25 +618,18 @@ func (d *dataBody) Read(p []byte) (int, error) {
 	}
 	w := d.w
 	for {
-		var n int
-		if len(w.buf) > 0 {
-			n = copy(p, w.buf)
-			w.consume(n)
-		} else {
-			var err error
-			n, err = w.conn.Read(p)
-			if n == 0 {
-				if err == nil {
-					err = io.ErrNoProgress
-				} else if errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				// go-smtp, reading on, meets the connection's end too.
-				w.mode = modeData
-				d.done = true
-				d.err = err
-				return 0, err
+		n, err := w.next(p)
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			} else if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
 			}
+			// go-smtp, reading on, meets the connection's end too.
+			w.mode = modeData
+			d.done = true
+			d.err = err
+			return 0, err
 		}
 		out, end, done := unstuff(p[:n], &w.dot)
 		if done {
