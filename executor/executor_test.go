@@ -126,7 +126,7 @@ func recordJSON(t testing.TB, rec *runrecord.Run) string {
 	return string(b)
 }
 
-func TestSeedExampleEndToEnd(t *testing.T) {
+func TestPayableExampleEndToEnd(t *testing.T) {
 	doc, err := os.ReadFile("../examples/workflows/payable.json")
 	if err != nil {
 		t.Fatal(err)

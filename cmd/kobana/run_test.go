@@ -142,7 +142,7 @@ func noSecrets(t *testing.T, where, s string) {
 	}
 }
 
-func TestRunSeedExample(t *testing.T) {
+func TestRunPayableExample(t *testing.T) {
 	rv := newRunReceiver(t)
 	wf := writeFile(t, "wf.json", localPayable(rv))
 	secrets := writeFile(t, "secrets.json", `{"FINANCE_TOKEN": "`+testToken+`", "SLACK_WEBHOOK_URL": "`+rv.URL+`/hooks/`+testHookKey+`"}`)
