@@ -10,6 +10,7 @@ import (
 	"mime/quotedprintable"
 	netmail "net/mail"
 	"strings"
+	"sync"
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
@@ -97,30 +98,54 @@ func ReadEmailIndexed(r io.ReaderAt, size int64, ix *eml.Index) (Email, error) {
 }
 
 // readText reads at most maxTextBody bytes of text (expecting about want),
-// line breaks as "\n", without blanks around it.
+// line breaks as "\n", without blanks around it. The text is built in one
+// allocation of about want bytes, through a pooled read buffer.
 func readText(r io.Reader, want int64) string {
-	b := make([]byte, 0, want+1)
-	for len(b) < maxTextBody {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+	var sb strings.Builder
+	sb.Grow(int(want) + 1)
+	buf := textBuffers.Get().(*[textBufferSize]byte)
+	defer textBuffers.Put(buf)
+	cr := false // the last byte read was a CR, not written yet
+	for read := 0; read < maxTextBody; {
+		n, err := r.Read(buf[:min(len(buf), maxTextBody-read)])
+		read += n
+		chunk := buf[:n]
+		if cr && n > 0 {
+			// CRLF to LF: a CR is written unless an LF follows it.
+			if chunk[0] != '\n' {
+				sb.WriteByte('\r')
+			}
+			cr = false
 		}
-		n, err := r.Read(b[len(b):min(cap(b), maxTextBody)])
-		b = b[:len(b)+n]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\r')
+			if i < 0 {
+				sb.Write(chunk)
+				break
+			}
+			sb.Write(chunk[:i])
+			switch {
+			case i+1 == len(chunk):
+				cr = true
+			case chunk[i+1] != '\n':
+				sb.WriteByte('\r')
+			}
+			chunk = chunk[i+1:]
+		}
 		if err != nil {
 			break
 		}
 	}
-	// CRLF to LF in place.
-	w := 0
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
-			continue
-		}
-		b[w] = b[i]
-		w++
+	if cr {
+		sb.WriteByte('\r')
 	}
-	return string(bytes.TrimSpace(b[:w]))
+	return strings.TrimSpace(sb.String())
 }
+
+// textBufferSize is the size of readText's read buffers.
+const textBufferSize = 16 << 10
+
+var textBuffers = sync.Pool{New: func() any { return new([textBufferSize]byte) }}
 
 // FirstPart is the first part of an indexed message of media type t that
 // is shown inline (as a mail reader shows it, and not as an attachment),

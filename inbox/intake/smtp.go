@@ -345,6 +345,14 @@ func (se *session) Data(r io.Reader) (err error) {
 		return errInternal
 	}
 	defer sp.Remove()
+	if !chunked && se.wire != nil {
+		// The wire reads a DATA body faster than go-smtp does; it must be
+		// read to its end before go-smtp reads on.
+		if body, ok := se.wire.body(); ok {
+			defer body.finish()
+			r = body
+		}
+	}
 	err = se.receive(sp, r)
 	t.Size = sp.Size()
 	if err != nil {

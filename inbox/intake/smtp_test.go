@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/internal/testwait"
 )
 
 func TestSMTPDeliversToAnInbox(t *testing.T) {
@@ -411,21 +412,20 @@ func TestSMTPConnectionLimit(t *testing.T) {
 	first.expect("221")
 	first.c.Close()
 	// The slot is free again.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	err = testwait.Until(5*time.Second, func() error {
 		c, err := net.Dial("tcp", e.addr)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
+		defer c.Close()
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		n, _ := c.Read(buf)
-		c.Close()
-		if strings.HasPrefix(string(buf[:n]), "220") {
-			break
+		if !strings.HasPrefix(string(buf[:n]), "220") {
+			return fmt.Errorf("after the first connection closed: %q", buf[:n])
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the first connection closed: %q", buf[:n])
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

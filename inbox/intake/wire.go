@@ -54,6 +54,10 @@ type wire struct {
 	line      []byte   // the command line handed out so far, when it is longer than a read
 	awaiting  []string // the commands handed out whose final reply is not written yet
 	firstLine bool     // the next reply line is the first of its reply
+	// bodyHanded says go-smtp was handed bytes of the current DATA body
+	// (then it may hold some in its buffer, and the body is no longer the
+	// wire's to read: see body).
+	bodyHanded bool
 
 	// Write side.
 	partial []byte // a reply line not yet complete
@@ -73,6 +77,7 @@ const (
 	modeDataWait          // DATA handed out, its 354 or refusal not written yet
 	modeData              // the DATA body, up to its terminating line
 	modeChunk             // a BDAT chunk, chunkLeft bytes to go
+	modeBody              // the DATA body, read by the session through body()
 )
 
 // go-smtp's DATA terminator states (a copy of its state machine, so the two
@@ -88,6 +93,10 @@ const (
 
 // errLineTooLong is a command line past the limit.
 var errLineTooLong = errors.New("intake: command line too long")
+
+// errBodyInUse is go-smtp reading while the session reads the DATA body
+// (never, as Data ends the body before it returns).
+var errBodyInUse = errors.New("intake: the DATA body is being read below go-smtp")
 
 func newWire(c net.Conn, tlsCfg *tls.Config, maxLine int, handshake time.Duration) *wire {
 	return &wire{raw: c, conn: c, tlsCfg: tlsCfg, maxLine: maxLine, handshake: handshake, buf: make([]byte, 0, 4096)}
@@ -153,6 +162,10 @@ func (w *wire) Read(p []byte) (int, error) {
 			return w.readChunk(p)
 		case modeData:
 			return w.readData(p)
+		case modeBody:
+			// The session reads the body (body); go-smtp reads again only
+			// once it has ended.
+			return 0, errBodyInUse
 		}
 		n, err, again := w.readCommands(p)
 		if !again {
@@ -182,18 +195,27 @@ func (w *wire) readChunk(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *wire) readData(p []byte) (int, error) {
-	var n int
+// next fills p with the bytes buffered, or else with a read from the
+// connection; err is the read's when it gave nothing.
+func (w *wire) next(p []byte) (n int, err error) {
 	if len(w.buf) > 0 {
 		n = copy(p, w.buf)
 		w.consume(n)
-	} else {
-		var err error
-		n, err = w.conn.Read(p)
-		if n == 0 {
-			return 0, err
-		}
+		return n, nil
 	}
+	n, err = w.conn.Read(p)
+	if n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (w *wire) readData(p []byte) (int, error) {
+	n, err := w.next(p)
+	if n == 0 {
+		return 0, err
+	}
+	w.bodyHanded = true
 	if end := w.scanData(p[:n]); end < n {
 		// The body ended inside these bytes: what follows is commands.
 		w.buf = append(w.buf[:0], append(p[end:n:n], w.buf...)...)
@@ -521,7 +543,7 @@ func (w *wire) answered(cmd string, l []byte) {
 	switch cmd {
 	case "DATA":
 		if len(l) >= 3 && string(l[:3]) == "354" {
-			w.mode, w.dot = modeData, dotBeginLine
+			w.mode, w.dot, w.bodyHanded = modeData, dotBeginLine, false
 			w.awaiting[0] = "DATA body"
 			w.firstLine = true
 			return
@@ -553,3 +575,154 @@ func (w *wire) RemoteAddr() net.Addr               { return w.raw.RemoteAddr() }
 func (w *wire) SetDeadline(t time.Time) error      { return w.raw.SetDeadline(t) }
 func (w *wire) SetReadDeadline(t time.Time) error  { return w.raw.SetReadDeadline(t) }
 func (w *wire) SetWriteDeadline(t time.Time) error { return w.raw.SetWriteDeadline(t) }
+
+// body hands the session the DATA body go-smtp has just announced (354),
+// to read below go-smtp: go-smtp's own reader takes a byte at a time
+// through a state machine, which for a 100 KiB message costs more than
+// everything else the wire does. The body reads the same bytes — its
+// state machine is go-smtp's, including the dot-unstuffing and its
+// quirks — in runs up to the next CR, straight into the caller's buffer.
+// ok is false when go-smtp was already handed part of the body (it may
+// hold some in its buffer) or when no DATA body is being received: then
+// read go-smtp's reader.
+//
+// The session must read the body to its end (finish does) before Data
+// returns; the wire then hands go-smtp the terminating line, so that its
+// reader ends where the body did and finds the commands after it.
+func (w *wire) body() (*dataBody, bool) {
+	if w.mode != modeData || w.bodyHanded {
+		return nil, false
+	}
+	w.mode = modeBody
+	return &dataBody{w: w}, true
+}
+
+// dataBody is a DATA body read below go-smtp (wire.body).
+type dataBody struct {
+	w    *wire
+	done bool
+	err  error // why the body ended early
+}
+
+// Read reads the body, unstuffed; io.EOF once its terminating line has
+// arrived, io.ErrUnexpectedEOF when the connection ends before it.
+func (d *dataBody) Read(p []byte) (int, error) {
+	if d.done {
+		if d.err != nil {
+			return 0, d.err
+		}
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	w := d.w
+	for {
+		n, err := w.next(p)
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			} else if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			// go-smtp, reading on, meets the connection's end too.
+			w.mode = modeData
+			d.done = true
+			d.err = err
+			return 0, err
+		}
+		out, end, done := unstuff(p[:n], &w.dot)
+		if done {
+			// What follows the body is commands: they go back to the
+			// buffer behind the terminating line go-smtp's reader ends on.
+			w.unread(".\r\n", p[end:n])
+			w.mode, w.dot = modeData, dotBeginLine
+			d.done = true
+			return out, io.EOF
+		}
+		if out > 0 {
+			return out, nil
+		}
+		// Only elided bytes (a stuffed dot): read on.
+	}
+}
+
+// unread puts line and rest back in front of the buffered bytes.
+func (w *wire) unread(line string, rest []byte) {
+	k := len(line) + len(rest)
+	if len(w.buf)+k > cap(w.buf) {
+		w.buf = append(make([]byte, 0, max(cap(w.buf), len(w.buf)+k)), w.buf...)
+	}
+	w.buf = w.buf[:len(w.buf)+k]
+	copy(w.buf[k:], w.buf[:len(w.buf)-k])
+	copy(w.buf[copy(w.buf, line):], rest)
+}
+
+// finish reads what is left of the body, so that go-smtp finds the
+// commands after it; the error is the connection's, if it ended first.
+func (d *dataBody) finish() error {
+	_, err := io.Copy(io.Discard, d)
+	return err
+}
+
+// unstuff runs go-smtp's DATA state machine over b in place: it removes
+// the bytes go-smtp's reader removes (a dot starting a line, and the CR and
+// LF of the terminating ".\r\n"), keeps the rest, and returns how many bytes
+// of b now hold the body, how many of b's bytes it took, and whether the
+// terminating line ended among them (the bytes from end on are not the
+// body's). Between lines it skips to the next CR at once.
+func unstuff(b []byte, state *int) (out, end int, done bool) {
+	s := *state
+	for i := 0; i < len(b); i++ {
+		if s == dotData {
+			j := bytes.IndexByte(b[i:], '\r')
+			if j < 0 {
+				j = len(b) - i
+			}
+			if out != i {
+				copy(b[out:], b[i:i+j])
+			}
+			out, i = out+j, i+j
+			if i == len(b) {
+				break
+			}
+		}
+		c := b[i]
+		switch s {
+		case dotBeginLine:
+			switch c {
+			case '.':
+				s = dotDot
+				continue
+			case '\r':
+				s = dotCR
+			default:
+				s = dotData
+			}
+		case dotDot:
+			if c == '\r' {
+				s = dotDotCR
+				continue
+			}
+			s = dotData
+		case dotDotCR:
+			if c == '\n' {
+				*state = dotBeginLine
+				return out, i + 1, true
+			}
+			s = dotData
+		case dotCR:
+			if c == '\n' {
+				s = dotBeginLine
+			} else {
+				s = dotData
+			}
+		case dotData: // c is the CR found above
+			s = dotCR
+		}
+		b[out] = c
+		out++
+	}
+	*state = s
+	return out, len(b), false
+}

@@ -100,7 +100,7 @@ func (d *Dir) Keep(ctx context.Context, m *Incoming, workspace, id string) error
 	err = m.writeTo(f)
 	if err == nil {
 		go func() { dirSynced <- syncDir(wsDir) }()
-		err = f.Sync()
+		err = syncData(f)
 		if derr := <-dirSynced; err == nil {
 			err = derr
 		}

@@ -84,6 +84,10 @@ func (o *LargeObjects) KeepTx(ctx context.Context, tx store.Tx, m *Incoming, wor
 // in one statement (lo_from_bytea); larger ones are streamed in parts.
 const oneStatement = 1 << 20
 
+// statementBuffers hold a message on its way into one statement (pgx has
+// sent it when Exec returns, so the buffer is free again).
+var statementBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func (o *LargeObjects) keep(ctx context.Context, tx pgx.Tx, m *Incoming, workspace, id string) error {
 	if err := checkName("workspace", workspace); err != nil {
 		return err
@@ -93,7 +97,12 @@ func (o *LargeObjects) keep(ctx context.Context, tx pgx.Tx, m *Incoming, workspa
 	}
 	size := m.Size()
 	if size <= oneStatement {
-		b := make([]byte, size)
+		pooled := statementBuffers.Get().(*[]byte)
+		defer statementBuffers.Put(pooled)
+		if int64(cap(*pooled)) < size {
+			*pooled = make([]byte, size)
+		}
+		b := (*pooled)[:size]
 		if _, err := m.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && len(b) == int(size)) {
 			return fmt.Errorf("mailstore: reading message %s/%s: %w", workspace, id, err)
 		}
