@@ -69,8 +69,19 @@ func ClaimDelivery(ctx context.Context, records store.Records, ws, id string, no
 		return nil, fmt.Errorf("claiming delivery %s: %w", id, err)
 	}
 	return func(ctx context.Context) {
-		records.DeleteRecord(context.WithoutCancel(ctx), ws, KindDeliveryClaim, id)
+		ReleaseDelivery(context.WithoutCancel(ctx), records, ws, id)
 	}, nil
+}
+
+// ReleaseDelivery drops the claim ClaimDelivery took on delivery id of
+// workspace ws, through records: a transaction's, to release it in the one
+// that records the attempt (a claim already gone is no error).
+func ReleaseDelivery(ctx context.Context, records store.Records, ws, id string) error {
+	err := records.DeleteRecord(ctx, ws, KindDeliveryClaim, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // ReplayStore is what Replay reads and writes.

@@ -53,6 +53,9 @@ const (
 	EventWebhookUpdated        = "webhook.updated"
 	EventWebhookDeleted        = "webhook.deleted"
 	EventWebhookSecretRotated  = "webhook.secret_rotated"
+	// EventWorkspaceRetentionSet: someone changed how long the workspace
+	// keeps raw messages.
+	EventWorkspaceRetentionSet = "workspace.retention_set"
 	// EventWebhookTest is the event webhooks_test sends (never subscribed to).
 	EventWebhookTest = "webhook.test"
 	// EventDeliveryDelivered and EventDeliveryFailed record each delivery

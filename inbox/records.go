@@ -111,11 +111,30 @@ type Workspace struct {
 	Plan           string `json:"plan"`
 	Environment    string `json:"environment"`
 	Limits         Limits `json:"limits"`
+	// RetentionDays is how many days the workspace keeps the raw messages
+	// of its e-mails, counted from when each was received, as its owner
+	// set it (workspaces_set_retention); 0 keeps them as long as the plan
+	// allows (Limits.RetentionDays). Retention returns the days in force.
+	RetentionDays int `json:"retention_days,omitempty"`
 	// MailDomain, when set, is the workspace's own mail domain: its inboxes
 	// receive at LOCAL@MAILDOMAIN (see ClaimMailDomain) instead of under
 	// the server's.
 	MailDomain string    `json:"mail_domain,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Retention is how many days the workspace keeps raw messages, counted from
+// when each e-mail was received: its own setting, never longer than its
+// plan allows; 0 keeps them forever.
+func (w Workspace) Retention() int {
+	plan, own := w.Limits.RetentionDays, w.RetentionDays
+	switch {
+	case own <= 0:
+		return max(plan, 0)
+	case plan > 0:
+		return min(own, plan)
+	}
+	return own
 }
 
 // Key implements Document.

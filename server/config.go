@@ -85,6 +85,13 @@ type Config struct {
 	// workflows, webhook deliveries, retention. Without it the process only
 	// inserts jobs, for others to work.
 	Process bool
+	// Workers sizes the stages when Process is set.
+	Workers Workers
+	// QueueLease bounds how long the jobs of a PostgreSQL replica that
+	// stopped answering stay with it before the others take them over
+	// (queue.Config.Lease; zero: queue.DefaultLease, negative: River's
+	// own rescue, after twice the job timeout).
+	QueueLease time.Duration
 	// StopGrace is how long, once Run's context ends, the work in flight
 	// may take to finish: the jobs being worked, the requests and mail
 	// transactions being answered (default DefaultStopGrace). Work still
@@ -223,6 +230,9 @@ func (c *Config) check() error {
 		if _, err := inbox.NormalizeMailDomain(c.MailDomain); err != nil {
 			return &ConfigError{err}
 		}
+	}
+	if err := c.Workers.check(); err != nil {
+		return err
 	}
 	_, err := c.products()
 	return err

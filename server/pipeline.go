@@ -51,11 +51,8 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 		return a.inbox, nil
 	}
 	s := &inboxStorage{}
-	soft, _ := stopBudget(a.cfg.StopGrace)
-	qcfg := queue.Config{Logger: slog.New(atLeast{a.log.Handler(), slog.LevelWarn}), SoftStopTimeout: soft}
-	if !a.cfg.Process {
-		qcfg.Workers = map[string]int{}
-	}
+	_, replicas := a.store.(interface{ PgxPool() *pgxpool.Pool })
+	qcfg := a.queueConfig(replicas)
 	var err error
 	switch st := a.store.(type) {
 	case interface{ SQLDB() *sql.DB }:
@@ -73,6 +70,7 @@ func (a *assembly) openInboxStorage() (*inboxStorage, error) {
 			return nil, err
 		}
 	case interface{ PgxPool() *pgxpool.Pool }:
+		a.checkPool(st.PgxPool())
 		lo := mailstore.NewLargeObjects(st.PgxPool(), a.cfg.Messages)
 		if err := lo.Migrate(a.ctx); err != nil {
 			return nil, err

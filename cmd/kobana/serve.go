@@ -101,6 +101,7 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.DurationVar(&in.DedupWindow, "dedup-window", intake.DefaultDedupWindow, "how long an inbox takes a message with a Message-ID it received (or, without one, the same bytes) for another copy, recorded as a duplicate and not processed (0: never)")
 	fs.BoolVar(&f.cfg.Process, "process", true, "work the Inbox's queue in this process: agent runs, workflows, webhook deliveries, retention (default: true with -http or -smtp, false for -stdio alone; false: a process that only serves and receives, beside others that process)")
 	fs.DurationVar(&f.cfg.StopGrace, "grace", server.DefaultStopGrace, "on SIGTERM or SIGINT, how long the work in flight (jobs, requests, mail being received) may take to finish before serve exits; what is still running then is recorded as a crash would leave it, and resumes at the next start")
+	registerWorkerFlags(fs, &f.cfg)
 
 	if code, ok := c.parseFlags(fs, serveUsage, args); !ok {
 		return nil, code, false
@@ -212,6 +213,12 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	}
 	if in.HTTP && f.cfg.HTTP == nil {
 		return fail("-intake-http needs -http ADDR")
+	}
+	if err := checkWorkers(f.cfg.Workers); err != nil {
+		return fail("%v", err)
+	}
+	if isPostgres(f.db) && f.cfg.Process {
+		f.db = sizePool(f.db, f.cfg.Workers)
 	}
 	return f, exitOK, true
 }

@@ -128,7 +128,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	hit("agent.ran")
 	// The model has answered: record it even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
-	err = p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	err = p.commit(ctx, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		if err := repo.AgentRuns.Create(ctx, a.Workspace, run); err != nil {
 			return err
@@ -208,7 +208,7 @@ func (w *agentWorker) subjects(ctx context.Context, ws string, e inbox.Email) (i
 // inbox, no agent, a paused agent): failed, with the reason and an event.
 func (w *agentWorker) cannotRun(ctx context.Context, job *river.Job[queue.AgentArgs], e inbox.Email, why *inbox.Error) error {
 	p, a := w.p, job.Args
-	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	return p.commit(ctx, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		e, err := repo.Emails.Get(ctx, a.Workspace, e.ID)
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/internal/testwait"
-	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
 )
@@ -36,7 +35,7 @@ var stepPaths = []string{"/payables", "/payables/pay_1/attachments", "/notify"}
 // server is a server process (the test binary started again, see
 // TestMain).
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	addr   string
 	done   chan struct{}
@@ -63,7 +62,7 @@ func (s *syncBuffer) String() string {
 }
 
 // startServer starts a server process and waits until it takes mail.
-func startServer(t *testing.T, cfg serverConfig) *server {
+func startServer(t testing.TB, cfg serverConfig) *server {
 	t.Helper()
 	cfg.Ready = filepath.Join(t.TempDir(), "ready")
 	if cfg.Document == "" {
@@ -199,78 +198,10 @@ func testCrash(t *testing.T, point string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	repo := inbox.NewRepo(st)
-	var emails []inbox.Email
-	err = testwait.Until(60*time.Second, func() error {
-		emails, err = repo.Emails.All(ctx, testWS, store.Query{})
-		if err != nil {
-			return err
-		}
-		if len(emails) != n {
-			return fmt.Errorf("%d e-mails recorded, want %d", len(emails), n)
-		}
-		for _, e := range emails {
-			if e.Status == inbox.EmailPending {
-				return fmt.Errorf("e-mail %s is still pending", e.ID)
-			}
-		}
-		ds, err := repo.Deliveries.All(ctx, testWS, store.Query{})
-		if err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if d.Status != inbox.DeliveryDelivered {
-				return fmt.Errorf("delivery %s of %s is %s", d.ID, d.Event, d.Status)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v; the server's output:\n%s", err, s.output)
-	}
+	emails := waitProcessed(t, st, n, s)
 	s.stop()
 
-	runs, err := repo.AgentRuns.All(ctx, testWS, store.Query{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	interrupted := 0
-	for _, e := range emails {
-		var mine []inbox.AgentRun
-		for _, r := range runs {
-			if r.EmailID == e.ID {
-				mine = append(mine, r)
-			}
-		}
-		if len(mine) != 1 {
-			t.Errorf("e-mail %s has %d agent runs, want 1", e.ID, len(mine))
-			continue
-		}
-		wr, err := repo.WorkflowRuns.Get(ctx, testWS, mine[0].WorkflowRunID)
-		if err != nil {
-			t.Errorf("e-mail %s: %v", e.ID, err)
-			continue
-		}
-		switch {
-		case e.Status == inbox.EmailProcessed && wr.Status == runrecord.RunSucceeded:
-		case e.Status == inbox.EmailFailed && e.StatusDetail == string(inbox.CauseInterrupted) && wr.Status == runrecord.RunInterrupted:
-			interrupted++
-		default:
-			t.Errorf("e-mail %s is %s (%s), its workflow run %s: %s %+v", e.ID, e.Status, e.StatusDetail, wr.Status, wr.Error, wr.Steps)
-		}
-		// The record and the receiver agree, step by step.
-		for _, s := range wr.Steps {
-			got := recv.count(stepPaths[s.Index], e.ID)
-			switch {
-			case s.State == runrecord.Succeeded && got != 1:
-				t.Errorf("e-mail %s step %d: recorded succeeded, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State == runrecord.Unknown && got > 1:
-				t.Errorf("e-mail %s step %d: recorded unknown, the receiver got it %d times", e.ID, s.Index, got)
-			case s.State != runrecord.Succeeded && s.State != runrecord.Unknown && got != 0:
-				t.Errorf("e-mail %s step %d: recorded %s, the receiver got it %d times", e.ID, s.Index, s.State, got)
-			}
-		}
-	}
+	interrupted := checkOnce(t, st, recv, emails)
 	// Only a stop while a request was on its way leaves a run interrupted.
 	if interrupted > 0 && point != "workflow.sending" && point != "workflow.sent" {
 		t.Logf("%d runs interrupted by a stop at %s (another run was sending at that moment)", interrupted, point)
@@ -282,7 +213,7 @@ func testCrash(t *testing.T, point string) {
 	// least once — a stop after an attempt was sent and before it was
 	// recorded (at this point, or while another job was at it) sends it
 	// again, with the same delivery id for the receiver to deduplicate.
-	ds, _ := repo.Deliveries.All(ctx, testWS, store.Query{})
+	ds, _ := inbox.NewRepo(st).Deliveries.All(ctx, testWS, store.Query{})
 	for _, d := range ds {
 		got := 0
 		for _, h := range recv.requests("/hooks") {

@@ -70,6 +70,9 @@ type options struct {
 	// pg runs on PostgreSQL (KOBANA_TEST_POSTGRES), raw messages as large
 	// objects; the default is the embedded SQLite store with files.
 	pg bool
+	// poolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
+	// default).
+	poolConns int
 }
 
 func newEnv(t *testing.T, agent *scripted, opt options) *env {
@@ -80,6 +83,9 @@ func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	e := &env{t: t, ctx: ctx, root: root, agent: agent}
 	if opt.pg {
 		dsn, _ := pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
+		if opt.poolConns > 0 {
+			dsn += fmt.Sprintf(" pool_max_conns=%d", opt.poolConns)
+		}
 		st, err := pg.Open(ctx, dsn, pg.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -175,6 +181,14 @@ func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string
 		e.t.Fatal(err)
 	}
 	m.AgentRunID, m.WorkflowRunID = run.ID, "wrun_"+id
+	e.withWorkflowJob(run, m)
+	e.agent.errs = 1 << 20
+}
+
+// withWorkflowJob stores an agent run and its e-mail and queues the run's
+// workflow, as the agent stage does.
+func (e *env) withWorkflowJob(run inbox.AgentRun, m inbox.Email) {
+	e.t.Helper()
 	e.put(run, m)
 	if err := e.st.WithTx(e.ctx, func(tx store.Tx) error {
 		_, err := e.q.InsertTx(e.ctx, tx, queue.WorkflowArgs{Workspace: testWS, AgentRunID: run.ID}, nil)
@@ -182,7 +196,6 @@ func (e *env) leaveRunning(m inbox.Email, id string, inFlight *int, steps string
 	}); err != nil {
 		e.t.Fatal(err)
 	}
-	e.agent.errs = 1 << 20
 }
 
 func (e *env) put(docs ...inbox.Document) {
@@ -243,11 +256,17 @@ const testAddress = "invoices@test." + mailDomain
 // (with its deliveries) and the agent job.
 func (e *env) receive(raw string) inbox.Email {
 	e.t.Helper()
+	return e.receiveIn(testWS, testInbox, raw)
+}
+
+// receiveIn is receive for an inbox of another workspace.
+func (e *env) receiveIn(ws, ibx, raw string) inbox.Email {
+	e.t.Helper()
 	m, err := inbox.ParseEmail([]byte(raw))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m.ID, m.InboxID, m.Status, m.ReceivedAt = inbox.NewID("eml"), testInbox, inbox.EmailPending, time.Now().UTC()
+	m.ID, m.InboxID, m.Status, m.ReceivedAt = inbox.NewID("eml"), ibx, inbox.EmailPending, time.Now().UTC()
 	sp, err := mailstore.NewSpool(e.root, 0)
 	if err != nil {
 		e.t.Fatal(err)
@@ -257,14 +276,14 @@ func (e *env) receive(raw string) inbox.Email {
 		e.t.Fatal(err)
 	}
 	in := &mailstore.Incoming{Body: sp}
-	if _, err := e.raw.Prepare(e.ctx, in, testWS, m.ID); err != nil {
+	if _, err := e.raw.Prepare(e.ctx, in, ws, m.ID); err != nil {
 		e.t.Fatal(err)
 	}
 	err = e.st.WithTx(e.ctx, func(tx store.Tx) error {
-		if err := e.raw.KeepTx(e.ctx, tx, in, testWS, m.ID); err != nil {
+		if err := e.raw.KeepTx(e.ctx, tx, in, ws, m.ID); err != nil {
 			return err
 		}
-		if err := e.repo().In(tx).Emails.Create(e.ctx, testWS, m); err != nil {
+		if err := e.repo().In(tx).Emails.Create(e.ctx, ws, m); err != nil {
 			return err
 		}
 		// The part index, as the intake stores it with the e-mail.
@@ -276,20 +295,20 @@ func (e *env) receive(raw string) inbox.Email {
 		if err != nil {
 			return err
 		}
-		if err := tx.PutRecord(e.ctx, store.Record{Workspace: testWS, Kind: intake.KindEmailIndex, ID: m.ID, Data: b}); err != nil {
+		if err := tx.PutRecord(e.ctx, store.Record{Workspace: ws, Kind: intake.KindEmailIndex, ID: m.ID, Data: b}); err != nil {
 			return err
 		}
-		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": testInbox}, m.ReceivedAt)
+		ev, err := inbox.NewEvent(inbox.EventEmailReceived, inbox.ActorSystem, m.ID, map[string]string{"email_id": m.ID, "inbox_id": ibx}, m.ReceivedAt)
 		if err != nil {
 			return err
 		}
-		if err := e.repo().In(tx).Events.Create(e.ctx, testWS, ev); err != nil {
+		if err := e.repo().In(tx).Events.Create(e.ctx, ws, ev); err != nil {
 			return err
 		}
-		if err := e.p.Notify(e.ctx, tx, testWS, ev); err != nil {
+		if err := e.p.Notify(e.ctx, tx, ws, ev); err != nil {
 			return err
 		}
-		_, err = e.q.InsertTx(e.ctx, tx, queue.AgentArgs{Workspace: testWS, EmailID: m.ID}, nil)
+		_, err = e.q.InsertTx(e.ctx, tx, queue.AgentArgs{Workspace: ws, EmailID: m.ID}, nil)
 		return err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 )
@@ -28,6 +29,9 @@ type storeJournal struct {
 	base string
 	// deadline bounds the retries of a commit: the job's own deadline.
 	deadline time.Time
+	// held checks, in each write's transaction, that the run's job is still
+	// this worker's (queue.HeldTx); nil checks nothing.
+	held func(ctx context.Context, tx store.Tx) error
 
 	mu       sync.Mutex
 	steps    []runrecord.Step // the steps that ended, in order
@@ -60,15 +64,18 @@ func (j *storeJournal) Sending(ctx context.Context, s runrecord.Step) error {
 	rec := j.record(runrecord.RunRunning, s)
 	i := s.Index
 	rec.InFlight = &i
-	var err error
-	if !j.created {
-		err = j.p.repo.WorkflowRuns.Create(ctx, j.ws, rec)
-		if errors.Is(err, store.ErrConflict) {
-			j.conflict = true
-			return errConflict
+	err := j.p.commit(ctx, func(tx store.Tx) error {
+		if err := j.hold(ctx, tx); err != nil {
+			return err
 		}
-	} else {
-		err = j.p.repo.WorkflowRuns.Put(ctx, j.ws, rec)
+		if !j.created {
+			return j.p.repo.In(tx).WorkflowRuns.Create(ctx, j.ws, rec)
+		}
+		return j.p.repo.In(tx).WorkflowRuns.Put(ctx, j.ws, rec)
+	})
+	if !j.created && errors.Is(err, store.ErrConflict) {
+		j.conflict = true
+		return errConflict
 	}
 	if err != nil {
 		return fmt.Errorf("recording step %d as being sent: %w", s.Index, err)
@@ -117,8 +124,13 @@ const (
 func (j *storeJournal) commit(ctx context.Context, rec inbox.WorkflowRun) error {
 	pause := commitFirstPause
 	for attempt := 1; ; attempt++ {
-		err := j.p.repo.WorkflowRuns.Put(ctx, j.ws, rec)
-		if err == nil || attempt == commitAttempts || !j.deadline.IsZero() && time.Until(j.deadline) < 2*pause {
+		err := j.p.commit(ctx, func(tx store.Tx) error {
+			if err := j.hold(ctx, tx); err != nil {
+				return err
+			}
+			return j.p.repo.In(tx).WorkflowRuns.Put(ctx, j.ws, rec)
+		})
+		if err == nil || errors.Is(err, queue.ErrNotHeld) || attempt == commitAttempts || !j.deadline.IsZero() && time.Until(j.deadline) < 2*pause {
 			return err
 		}
 		select {
@@ -128,6 +140,14 @@ func (j *storeJournal) commit(ctx context.Context, rec inbox.WorkflowRun) error 
 		}
 		pause *= 2
 	}
+}
+
+// hold checks the run's job is still this worker's (held).
+func (j *storeJournal) hold(ctx context.Context, tx store.Tx) error {
+	if j.held == nil {
+		return nil
+	}
+	return j.held(ctx, tx)
 }
 
 // record is the run's record with the steps that ended, then more.

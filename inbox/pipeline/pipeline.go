@@ -96,6 +96,8 @@ type Pipeline struct {
 	executor *executor.Executor
 	webhooks *http.Client
 	schedule []time.Duration
+	// commits runs the stages' writes in shared transactions.
+	commits *committer
 	// agentSchedule is AgentRetrySchedule with its default.
 	agentSchedule []time.Duration
 }
@@ -127,7 +129,7 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("pipeline: Config.AgentRetrySchedule[%d] is %v; retry delays must be positive", i, d)
 		}
 	}
-	p := &Pipeline{cfg: cfg, repo: inbox.NewRepo(cfg.Store), log: cfg.Logger}
+	p := &Pipeline{cfg: cfg, repo: inbox.NewRepo(cfg.Store), log: cfg.Logger, commits: newCommitter(cfg.Store, cfg.Queue)}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -477,7 +477,7 @@ func testRetention(t *testing.T, opt options) {
 	recent := e.receive(uniqueEmail(2))
 	e.settled(recent.ID)
 	// The first message was kept 40 days ago; the workspace keeps 30.
-	e.age(old.ID, 40*24*time.Hour)
+	e.receivedAgo(old.ID, 40*24*time.Hour)
 	if _, err := e.q.Insert(e.ctx, queue.RetentionArgs{Workspace: testWS}, nil); err != nil {
 		t.Fatal(err)
 	}

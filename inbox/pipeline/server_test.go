@@ -62,6 +62,18 @@ type serverConfig struct {
 	Replica string
 	// Document is the scripted agent's answer.
 	Document string
+	// IntakeOnly makes the server only receive, as kobana serve
+	// -process=false: its queue inserts jobs and works none.
+	IntakeOnly bool
+	// Defaults runs the queue as kobana serve does (its default polling),
+	// not with the tests' quicker settings.
+	Defaults bool
+	// Lease is the queue's lease on PostgreSQL (queue.Config.Lease; zero:
+	// its default).
+	Lease time.Duration
+	// PoolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
+	// default).
+	PoolConns int
 }
 
 // serve is the server process: the SMTP intake and the pipeline over one
@@ -92,7 +104,13 @@ func runServer(cfg serverConfig) error {
 		})
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	qcfg := queue.Config{ID: cfg.Replica, PollInterval: 100 * time.Millisecond, Logger: logger}
+	qcfg := queue.Config{ID: cfg.Replica, PollInterval: 100 * time.Millisecond, Lease: cfg.Lease, Logger: logger}
+	if cfg.Defaults {
+		qcfg.PollInterval = 0
+	}
+	if cfg.IntakeOnly {
+		qcfg.Workers = map[string]int{}
+	}
 	var (
 		st  store.Store
 		q   *queue.Queue
@@ -100,6 +118,9 @@ func runServer(cfg serverConfig) error {
 		err error
 	)
 	if cfg.Postgres {
+		if cfg.PoolConns > 0 {
+			cfg.DB += fmt.Sprintf(" pool_max_conns=%d", cfg.PoolConns)
+		}
 		pst, err := pg.Open(ctx, cfg.DB, pg.Options{})
 		if err != nil {
 			return err
@@ -141,7 +162,7 @@ func runServer(cfg serverConfig) error {
 	if err != nil {
 		return err
 	}
-	if !cfg.Postgres {
+	if !cfg.Postgres && !cfg.IntakeOnly {
 		if _, err := p.Recover(ctx); err != nil {
 			return err
 		}
@@ -171,8 +192,10 @@ func runServer(cfg serverConfig) error {
 			return nil
 		}
 	}
-	if err := q.Start(ctx); err != nil {
-		return err
+	if !cfg.IntakeOnly {
+		if err := q.Start(ctx); err != nil {
+			return err
+		}
 	}
 	<-ctx.Done()
 	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)

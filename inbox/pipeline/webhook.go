@@ -186,7 +186,12 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return err
 	}
-	defer release(ctx)
+	released := false // with the attempt's record
+	defer func() {
+		if !released {
+			release(ctx)
+		}
+	}()
 	if d, err = p.repo.Deliveries.Get(ctx, a.Workspace, a.DeliveryID); err != nil {
 		return err // read again under the claim: a replay may have delivered it
 	}
@@ -210,8 +215,16 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	}
 	// The attempt was made: record it even if the job is being stopped.
 	ctx = context.WithoutCancel(ctx)
-	err = p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	err = p.commit(ctx, func(tx store.Tx) error {
+		if err := queue.HeldTx(ctx, tx, job); err != nil {
+			return err
+		}
 		if err := w.observe(ctx, tx, a.Workspace, d, attempt); err != nil {
+			return err
+		}
+		// The claim ends with the attempt's record: one write fewer than
+		// dropping it after.
+		if err := inbox.ReleaseDelivery(ctx, tx, a.Workspace, d.ID); err != nil {
 			return err
 		}
 		if retry != nil {
@@ -222,6 +235,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[queue.WebhookAr
 	if err != nil {
 		return fmt.Errorf("recording attempt %d of delivery %s: %w", n, d.ID, err)
 	}
+	released = true
 	p.observer().DeliveryAttempt(a.Workspace, d, d.Attempts[len(d.Attempts)-1])
 	if retry != nil {
 		return retry
@@ -238,9 +252,12 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 	}
 	wh, err := repo.Webhooks.Get(ctx, ws, d.WebhookID)
 	if err == nil {
+		was := wh
 		wh.Observe(attempt)
-		if err := repo.Webhooks.Put(ctx, ws, wh); err != nil {
-			return err
+		if healthChanged(was, wh) {
+			if err := repo.Webhooks.Put(ctx, ws, wh); err != nil {
+				return err
+			}
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -261,11 +278,20 @@ func (w *webhookWorker) observe(ctx context.Context, tx store.Tx, ws string, d, 
 	return repo.Events.Create(ctx, ws, ev)
 }
 
+// healthChanged says a webhook's health after an attempt is worth writing:
+// its status or failing time changed, or its last delivery time moved on
+// by a second or more. Every delivery of a webhook writes to the one
+// record, so writing it for each of a busy webhook's deliveries would make
+// them all wait on each other; last_delivery_at is kept to the second.
+func healthChanged(was, now inbox.Webhook) bool {
+	return was.Status != now.Status || !was.FailingSince.Equal(now.FailingSince) || now.LastDelivery.Sub(was.LastDelivery) >= time.Second
+}
+
 // giveUp records a delivery that will not be attempted (again), with why.
 func (w *webhookWorker) giveUp(ctx context.Context, job *river.Job[queue.WebhookArgs], d inbox.Delivery, why string) error {
 	p := w.p
 	d.Status, d.Error, d.NextAttemptAt = inbox.DeliveryFailed, why, time.Time{}
-	return p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	return p.commit(ctx, func(tx store.Tx) error {
 		if err := p.repo.In(tx).Deliveries.Put(ctx, job.Args.Workspace, d); err != nil {
 			return err
 		}

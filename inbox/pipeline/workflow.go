@@ -112,6 +112,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	}
 	hit("workflow.start")
 	journal := newStoreJournal(ctx, p, a.Workspace, wr, base)
+	journal.held = func(ctx context.Context, tx store.Tx) error { return queue.HeldTx(ctx, tx, job) }
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
 		Journal: journal, Resume: resume, Policy: inbox.RunPolicy(policy, rc.Agent)}
 	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
@@ -233,7 +234,7 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 // status, the events and their deliveries, and the job's completion.
 func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	p, ws := w.p, job.Args.Workspace
-	err := p.cfg.Store.WithTx(ctx, func(tx store.Tx) error {
+	err := p.commit(ctx, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		if err := repo.WorkflowRuns.Put(ctx, ws, wr); err != nil {
 			return err

@@ -1,9 +1,8 @@
 package queue
 
 import (
-	"time"
-
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Queue names, one per stage so a slow stage (a model call, a receiver that
@@ -91,12 +90,19 @@ func (WebhookArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueWebhook, MaxAttempts: WebhookMaxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
+// unfinished are the states of a job not yet done: a unique job is unique
+// among these only.
+var unfinished = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled}
+
 // WebhookMaxAttempts is how many times a delivery is tried.
 const WebhookMaxAttempts = 10
 
 // RetentionArgs asks for the raw messages past their workspace's retention
-// to be purged (a periodic job; Workspace "" means every workspace). Unique
-// per period so replicas scheduling it at once run it once.
+// to be purged (a periodic job, also run when a process starts; Workspace ""
+// means every workspace). Unique while one is queued or running, so that
+// replicas scheduling it at once run it once — but never against a run that
+// has finished: a process started again within the hour runs it at start.
 type RetentionArgs struct {
 	Workspace string `json:"workspace,omitempty" river:"unique"`
 }
@@ -106,6 +112,5 @@ func (RetentionArgs) Kind() string { return KindRetention }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (RetentionArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 3,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Hour}}
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: unfinished}}
 }

@@ -1,10 +1,13 @@
 package pgtest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -18,6 +21,9 @@ type Proxy struct {
 	mu    sync.Mutex
 	mode  Mode
 	conns map[net.Conn]bool
+	// stall is the marker of StallReply, until a reply was stalled.
+	stall   []byte
+	stalled chan struct{}
 }
 
 // Mode is what a Proxy does with connections.
@@ -122,12 +128,15 @@ func (p *Proxy) forward(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
+	var watching atomic.Bool // the client sent the marker of StallReply
+	go func() {
+		p.requests(up, c, &watching)
 		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
+	}()
+	go func() {
+		p.replies(c, up, &watching)
+		done <- struct{}{}
+	}()
 	<-done
 	c.Close()
 	up.Close()
@@ -135,4 +144,99 @@ func (p *Proxy) forward(c net.Conn) {
 	delete(p.conns, c)
 	delete(p.conns, up)
 	p.mu.Unlock()
+}
+
+// StallReply makes the proxy stall the reply to the next statement a client
+// sends whose text contains marker, once that reply carries rows: from its
+// first row on, nothing more reaches that client on that connection (the
+// statement ran; its answer is lost, as on a network path that stalls at the
+// wrong moment). Other connections, and later statements on other
+// connections, are forwarded. The channel is closed once a reply was
+// stalled. A statement's text travels when it is first prepared on a
+// connection (pgx caches prepared statements per connection): a fresh
+// client's first run of it is what this catches. Plain-text connections
+// only (the test server's, sslmode=disable).
+func (p *Proxy) StallReply(marker string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stall, p.stalled = []byte(marker), make(chan struct{})
+	return p.stalled
+}
+
+// requests forwards what a client sends, watching for StallReply's marker.
+func (p *Proxy) requests(dst, src net.Conn, watching *atomic.Bool) {
+	buf := make([]byte, 32<<10)
+	var tail []byte
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			marker := p.stall
+			p.mu.Unlock()
+			if marker != nil {
+				seen := append(tail, buf[:n]...)
+				if bytes.Contains(seen, marker) {
+					watching.Store(true)
+				}
+				tail = append(tail[:0], seen[max(0, len(seen)-len(marker)):]...)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// replies forwards what the server answers, message by message (a type
+// byte and a length), and stops at the first data row of a reply the
+// client's watched statement gets; a reply without rows (its command
+// completes first) ends the watch.
+func (p *Proxy) replies(dst, src net.Conn, watching *atomic.Bool) {
+	buf := make([]byte, 32<<10)
+	var head []byte // a message header not yet whole
+	left := 0       // bytes of the current message not yet forwarded
+	for {
+		n, err := src.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			if left > 0 {
+				k := min(left, len(chunk))
+				if _, werr := dst.Write(chunk[:k]); werr != nil {
+					return
+				}
+				chunk, left = chunk[k:], left-k
+				continue
+			}
+			k := min(5-len(head), len(chunk))
+			head, chunk = append(head, chunk[:k]...), chunk[k:]
+			if len(head) < 5 {
+				continue
+			}
+			if watching.Load() {
+				switch head[0] {
+				case 'D':
+					p.mu.Lock()
+					if p.stall != nil {
+						p.stall = nil
+						close(p.stalled)
+					}
+					p.mu.Unlock()
+					io.Copy(io.Discard, src)
+					return
+				case 'C':
+					watching.Store(false)
+				}
+			}
+			if _, werr := dst.Write(head); werr != nil {
+				return
+			}
+			left, head = int(binary.BigEndian.Uint32(head[1:]))-4, head[:0]
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -240,6 +240,7 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 		"emails_delete":            {"id": "eml_inv_00"}, "emails_reprocess": {"id": "eml_inv_00"}, "agents_delete": {"id": "agt_receipts"},
 		"webhooks_delete": {"id": "whk_erp"}, "webhooks_test": {"id": "whk_erp"}, "webhooks_deliveries_replay": {"delivery_id": "dlv_erp_00"},
 		"webhooks_rotate_secret": {"id": "whk_erp"}, "secrets_delete": {"name": "ERP_TOKEN"},
+		"workspaces_set_retention": {"days": 30},
 	}
 	// The same calls on records that do not exist.
 	missing := map[string]map[string]any{

@@ -5,6 +5,7 @@ import "github.com/kobana/workflow/mcpserver"
 // Tool names. Resources, prompts and completions refer to tools by these.
 const (
 	ToolWorkspacesGet            = "workspaces_get"
+	ToolWorkspacesSetRetention   = "workspaces_set_retention"
 	ToolModelsList               = "models_list"
 	ToolUsageGet                 = "usage_get"
 	ToolInboxesList              = "inboxes_list"
@@ -55,6 +56,10 @@ func (p *Product) tools() []mcpserver.Tool {
 			Description: "Returns the token's workspace: name, slug, plan, environment and limits (e-mails per month, inboxes, agents, webhooks, attachment size, retention). Use it to check what the plan allows before creating records.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.workspacesGet),
+		mcpserver.WithCheck(mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWorkspacesSetRetention, Title: "Set retention",
+			Description: "Sets how many days the workspace keeps each e-mail's raw message (the .eml and its attachments), counted from when the e-mail was received; at most what the plan allows (limits.retention_days), 0 for as long as the plan allows. Retention runs when the server starts and every hour: messages older than the new value are then deleted for good (the e-mail records stay, but workflows can no longer read their attachments). The user is asked to confirm.",
+			Access:      mcpserver.Admin, Destructive: true, Idempotent: true},
+			p.workspacesSetRetention), p.checkRetention),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolModelsList, Title: "List models",
 			Description: "Lists the LLM models an agent can run on, with context size and prices in USD per million input and output tokens. Use a model id from here in agents_create or agents_update.",
 			Access:      mcpserver.Read, Idempotent: true},

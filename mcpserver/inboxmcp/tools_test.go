@@ -437,6 +437,61 @@ func TestPlanLimits(t *testing.T) {
 	}
 }
 
+// Retention is the workspace's own setting, after the user's yes: within
+// the plan's limit (refused above it before anyone is asked), shown by
+// workspaces_get with the days in force, recorded in the event log; 0 goes
+// back to the plan's.
+func TestWorkspaceRetentionIsSetByItsOwner(t *testing.T) {
+	h := newHarness(t)
+	cs := h.Connect("owner", "2026-07-28", yes)
+	r := h.RawCall("owner", "workspaces_set_retention", map[string]any{"days": 91}, formCaps, "", nil)
+	if inputRequired(r) || !strings.Contains(resultText(r), `"limit_reached: `) || !strings.Contains(resultText(r), "90 days") {
+		t.Fatalf("91 days on a plan of 90: %v", r)
+	}
+	got := func() inbox.Workspace {
+		t.Helper()
+		r := h.Call(cs, "workspaces_get", map[string]any{})
+		if r.IsError {
+			t.Fatal(textOf(r))
+		}
+		var w inbox.Workspace
+		structured(t, r, &w)
+		return w
+	}
+	if w := got(); w.RetentionDays != 0 || w.Retention() != 90 {
+		t.Fatalf("before: retention_days %d, in force %d", w.RetentionDays, w.Retention())
+	}
+	if r := h.Call(cs, "workspaces_set_retention", map[string]any{"days": 14}); r.IsError {
+		t.Fatal(textOf(r))
+	}
+	if w := got(); w.RetentionDays != 14 || w.Retention() != 14 || w.Limits.RetentionDays != 90 {
+		t.Errorf("after 14: %+v", w)
+	}
+	evs, err := inbox.NewRepo(h.st).Events.All(context.Background(), demo.Workspace, store.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range evs {
+		if ev.Type == inbox.EventWorkspaceRetentionSet && strings.Contains(string(ev.Payload), `"effective_days":14`) && strings.HasPrefix(ev.Actor, "person:") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no workspace.retention_set event with the new days and who set them")
+	}
+	if r := h.Call(cs, "workspaces_set_retention", map[string]any{"days": 0}); r.IsError {
+		t.Fatal(textOf(r))
+	}
+	if w := got(); w.RetentionDays != 0 || w.Retention() != 90 {
+		t.Errorf("after 0: %+v", w)
+	}
+	viewer := h.Connect("viewer", "2026-07-28", yes)
+	if r := h.Call(viewer, "workspaces_set_retention", map[string]any{"days": 7}); !r.IsError {
+		t.Error("a viewer set the retention")
+	}
+}
+
 // Deleting an e-mail deletes its raw message where the product keeps it
 // (Options.Messages), after the user's yes.
 func TestEmailDeleteRemovesTheRawMessage(t *testing.T) {

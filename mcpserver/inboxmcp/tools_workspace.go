@@ -14,6 +14,11 @@ type WorkspaceArg struct {
 	ID string `json:"id,omitempty" jsonschema:"the workspace id; defaults to the token's workspace" pattern:"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"`
 }
 
+// RetentionArg is the input of workspaces_set_retention.
+type RetentionArg struct {
+	Days int `json:"days" jsonschema:"how many days to keep each e-mail's raw message (.eml, with its attachments), counted from when it was received; 0 keeps them as long as the plan allows (limits.retention_days, 0 there: forever)" minimum:"0" maximum:"36500"`
+}
+
 // NoArgs is the input of tools that take no arguments.
 type NoArgs struct{}
 
@@ -29,6 +34,40 @@ type UsageArg struct {
 
 func (p *Product) workspacesGet(ctx context.Context, c *mcpserver.Caller, in WorkspaceArg) (inbox.Workspace, error) {
 	return p.getWorkspace(ctx, c, in.ID)
+}
+
+// checkRetention is workspaces_set_retention's check: the days are within
+// what the plan allows.
+func (p *Product) checkRetention(ctx context.Context, c *mcpserver.Caller, in RetentionArg) error {
+	w, err := p.workspace(ctx, c.Workspace)
+	if err != nil {
+		return err
+	}
+	plan := w.Limits.RetentionDays
+	switch {
+	case in.Days < 0 || in.Days > 36500:
+		return mcpserver.Errorf("invalid_arguments", "days must be between 0 and 36500, got %d", in.Days)
+	case plan > 0 && in.Days > plan:
+		return mcpserver.Errorf("limit_reached", "the plan keeps raw messages at most %d days; choose %d or fewer (0 keeps them that long)", plan, plan)
+	}
+	return nil
+}
+
+func (p *Product) workspacesSetRetention(ctx context.Context, c *mcpserver.Caller, in RetentionArg) (inbox.Workspace, error) {
+	if err := p.checkRetention(ctx, c, in); err != nil {
+		return inbox.Workspace{}, err
+	}
+	w, err := p.workspace(ctx, c.Workspace)
+	if err != nil {
+		return inbox.Workspace{}, err
+	}
+	was := w.Retention()
+	w.RetentionDays = in.Days
+	if err := p.repo.Workspaces.Put(ctx, c.Workspace, w); err != nil {
+		return inbox.Workspace{}, err
+	}
+	return w, p.event(ctx, c, inbox.EventWorkspaceRetentionSet, c.Workspace,
+		map[string]int{"retention_days": in.Days, "effective_days": w.Retention(), "previous_effective_days": was})
 }
 
 func (p *Product) modelsList(ctx context.Context, c *mcpserver.Caller, in NoArgs) (ModelList, error) {
