@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/sqlite"
@@ -40,25 +39,7 @@ type server struct {
 	addr   string
 	done   chan struct{}
 	err    error
-	output *syncBuffer
-}
-
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	output *syncbuf.Buffer
 }
 
 // startServer starts a server process and waits until it takes mail.
@@ -72,7 +53,7 @@ func startServer(t testing.TB, cfg serverConfig) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, done: make(chan struct{}), output: &syncBuffer{}}
+	s := &server{t: t, done: make(chan struct{}), output: &syncbuf.Buffer{}}
 	s.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	s.cmd.Env = append(os.Environ(), serverEnv+"="+string(b))
 	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
