@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/internal/dnstest"
 )
 
 // directory is a fixed set of inboxes.
@@ -222,20 +223,4 @@ func message(subject string, n int) string {
 func digest(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
 // noDNS answers every query with "not found", at once.
-type noDNS struct{}
-
-func (noDNS) err(name string) error {
-	return &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
-}
-func (d noDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
-	return nil, d.err(name)
-}
-func (d noDNS) LookupMX(_ context.Context, name string) ([]*net.MX, error) {
-	return nil, d.err(name)
-}
-func (d noDNS) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	return nil, d.err(host)
-}
-func (d noDNS) LookupAddr(_ context.Context, addr string) ([]string, error) {
-	return nil, d.err(addr)
-}
+type noDNS = dnstest.NoDNS

@@ -22,6 +22,7 @@ import (
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/internal/dnstest"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
@@ -209,20 +210,4 @@ func runServer(cfg serverConfig) error {
 
 // noDNS answers every query with "not found", at once: the test senders
 // publish nothing, and the test inbox accepts unauthenticated senders.
-type noDNS struct{}
-
-func (noDNS) err(name string) error {
-	return &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
-}
-func (d noDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
-	return nil, d.err(name)
-}
-func (d noDNS) LookupMX(_ context.Context, name string) ([]*net.MX, error) {
-	return nil, d.err(name)
-}
-func (d noDNS) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	return nil, d.err(host)
-}
-func (d noDNS) LookupAddr(_ context.Context, addr string) ([]string, error) {
-	return nil, d.err(addr)
-}
+type noDNS = dnstest.NoDNS
