@@ -22,6 +22,11 @@ const (
 	KindRetention = "inbox.retention"
 )
 
+// Stages name the pipeline's stages by their job kinds: the words logs and
+// metrics use for them ("agent", "workflow", …). A stage's kind is added
+// here beside its arguments.
+var Stages = map[string]string{KindAgent: "agent", KindWorkflow: "workflow", KindWebhook: "webhook", KindRetention: "retention"}
+
 // AgentArgs asks for an agent run on an e-mail: inserted with the e-mail
 // record when it is received ("email.received"), and by emails_reprocess.
 // Unique by workspace, e-mail and request: the intake's job for an e-mail is

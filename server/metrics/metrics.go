@@ -144,9 +144,6 @@ func (m *Metrics) Intake(via string, t intake.Transaction) {
 	}
 }
 
-// stages are the pipeline's job kinds by stage name.
-var stages = map[string]string{queue.KindAgent: "agent", queue.KindWorkflow: "workflow", queue.KindWebhook: "webhook", queue.KindRetention: "retention"}
-
 // jobResults name River's events.
 var jobResults = map[river.EventKind]string{
 	river.EventKindJobCompleted: "completed",
@@ -163,7 +160,7 @@ func (m *Metrics) Job(ev *river.Event) {
 	if ev == nil || ev.Job == nil {
 		return
 	}
-	stage, ok := stages[ev.Job.Kind]
+	stage, ok := queue.Stages[ev.Job.Kind]
 	if !ok {
 		stage = "other"
 	}
