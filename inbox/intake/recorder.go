@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kobana/workflow/inbox"
@@ -15,6 +16,7 @@ import (
 	"github.com/kobana/workflow/inbox/senderauth"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/groupcommit"
 )
 
 // StoreRecorder is the Recorder over the store: for each recipient it builds the
@@ -44,7 +46,10 @@ type StoreRecorder struct {
 	// takes two or more). Deliveries arriving meanwhile commit together.
 	Batches int
 
-	commits committer
+	// commits groups the records of deliveries arriving at the same time
+	// in shared transactions (made at the first delivery).
+	commitsOnce sync.Once
+	commits     *groupcommit.Committer[*txCache]
 }
 
 // Reasons the intake rejects an e-mail besides the inbox's rules.
@@ -112,13 +117,14 @@ func (r *StoreRecorder) Record(ctx context.Context, d *Delivery) ([]Receipt, err
 		return nil, err
 	}
 	var receipts []Receipt
-	err = r.commits.do(ctx, r.Store, r.Batches, &commit{
-		apply: func(ctx context.Context, tx store.Tx, c *txCache) error {
+	r.commitsOnce.Do(func() { r.commits = groupcommit.New(r.Store, r.Batches, newTxCache) })
+	err = r.commits.Do(ctx, groupcommit.Write[*txCache]{
+		Apply: func(ctx context.Context, tx store.Tx, c *txCache) error {
 			var err error
 			receipts, err = r.write(ctx, tx, c, d, in, ids, base, readErr, index, key)
 			return err
 		},
-		ready: prep.wait,
+		Ready: prep.wait,
 	})
 	if err != nil {
 		prep.undo(context.WithoutCancel(ctx), r.Logger)

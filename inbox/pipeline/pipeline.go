@@ -21,6 +21,7 @@ import (
 	"github.com/kobana/workflow/inbox/queue"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/groupcommit"
 )
 
 // Config is what the stages run on. Store, Queue, Raw and Agents are
@@ -97,7 +98,7 @@ type Pipeline struct {
 	webhooks *http.Client
 	schedule []time.Duration
 	// commits runs the stages' writes in shared transactions.
-	commits *committer
+	commits *groupcommit.Committer[struct{}]
 	// agentSchedule is AgentRetrySchedule with its default.
 	agentSchedule []time.Duration
 }
