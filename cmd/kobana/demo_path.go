@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
-	"github.com/miekg/dns"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/agent"
@@ -24,6 +23,7 @@ import (
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/internal/syncbuf"
+	"github.com/kobana/workflow/internal/txtdns"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/server"
@@ -437,30 +437,12 @@ func readDemoResource(ctx context.Context, cs *mcp.ClientSession, uri string, ou
 // authenticates the sender as it would a real one. Other names do not
 // exist.
 func startDemoDNS() (string, func(), error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	addr, stop, err := txtdns.Start(map[string]string{
+		demoSenderHost:             "v=spf1 ip4:127.0.0.1 -all",
+		"_dmarc." + demoSenderHost: "v=DMARC1; p=reject",
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the demo's DNS server: %w", err)
 	}
-	records := map[string]string{
-		demoSenderHost + ".":             "v=spf1 ip4:127.0.0.1 -all",
-		"_dmarc." + demoSenderHost + ".": "v=DMARC1; p=reject",
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(rw dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		if len(req.Question) == 1 {
-			q := req.Question[0]
-			if txt, ok := records[strings.ToLower(q.Name)]; ok && q.Qtype == dns.TypeTXT {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{txt}})
-			} else if !ok {
-				m.Rcode = dns.RcodeNameError
-			}
-		}
-		rw.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go srv.ActivateAndServe()
-	<-started
-	return pc.LocalAddr().String(), func() { srv.Shutdown() }, nil
+	return addr, stop, nil
 }

@@ -1,11 +1,9 @@
 package dnstest
 
 import (
-	"net"
-	"strings"
 	"testing"
 
-	"github.com/miekg/dns"
+	"github.com/kobana/workflow/internal/txtdns"
 )
 
 // Serve runs a DNS server on loopback (UDP) until the test ends, answering
@@ -14,31 +12,10 @@ import (
 // a resolver (kobana serve -dns, senderauth.NewResolver).
 func Serve(tb testing.TB, txt map[string]string) string {
 	tb.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	addr, stop, err := txtdns.Start(txt)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	records := map[string]string{}
-	for name, v := range txt {
-		records[strings.ToLower(strings.TrimSuffix(name, "."))+"."] = v
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		if len(req.Question) == 1 {
-			q := req.Question[0]
-			if v, ok := records[strings.ToLower(q.Name)]; ok && q.Qtype == dns.TypeTXT {
-				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{v}})
-			} else if !ok {
-				m.Rcode = dns.RcodeNameError
-			}
-		}
-		w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go srv.ActivateAndServe()
-	<-started
-	tb.Cleanup(func() { srv.Shutdown() })
-	return pc.LocalAddr().String()
+	tb.Cleanup(stop)
+	return addr
 }
