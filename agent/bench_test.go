@@ -23,7 +23,7 @@ import (
 func instantServer(b *testing.B) *httptest.Server {
 	body, _ := json.Marshal(map[string]any{
 		"id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": seedAnswer}}},
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": payableAnswer}}},
 		"usage":   map[string]any{"prompt_tokens": 1700, "completion_tokens": 250, "total_tokens": 1950},
 	})
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -156,5 +156,5 @@ func (h *harness) run(t testing.TB, in inbox.AgentInput) inbox.AgentResult {
 	return res
 }
 
-// seedAnswer is the complete example, the answer to the invoice.
-var seedAnswer = examples.Payable
+// payableAnswer is the complete example, the answer to the invoice.
+var payableAnswer = examples.Payable

@@ -55,7 +55,7 @@ func TestSchemaAcceptance(t *testing.T) {
 	for _, p := range standin.Providers() {
 		row := []string{string(p)}
 		for _, f := range schemas {
-			h := providerHarness(t, p, f, standin.Always(standin.Answer(seedAnswer)), func(e *Endpoint) { e.ResponseFormat = FormatJSONSchema })
+			h := providerHarness(t, p, f, standin.Always(standin.Answer(payableAnswer)), func(e *Endpoint) { e.ResponseFormat = FormatJSONSchema })
 			res := h.run(t, invoiceInput(t))
 			first := res.Calls[0]
 			accepted := first.Status == http.StatusOK
@@ -101,7 +101,7 @@ func familyNames(fs []Family) []string {
 // JSON Schema and accepts every valid example and the prompt's example —
 // a schema may leave rules to the linter, never refuse a valid answer.
 func TestDerivedSchemasAcceptValidAnswers(t *testing.T) {
-	docs := [][]byte{[]byte(prompt.Example), []byte(seedAnswer)}
+	docs := [][]byte{[]byte(prompt.Example), []byte(payableAnswer)}
 	paths, _ := filepath.Glob("../examples/workflows/*.json")
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
@@ -146,7 +146,7 @@ func TestDerivedSchemasAcceptValidAnswers(t *testing.T) {
 func TestFormatFallback(t *testing.T) {
 	for _, p := range []standin.Provider{standin.LlamaCpp, standin.Ollama} {
 		t.Run(string(p), func(t *testing.T) {
-			h := providerHarness(t, p, FamilyOpenAI, standin.Always(standin.Answer(seedAnswer)), func(e *Endpoint) { e.ResponseFormat = FormatJSONSchema })
+			h := providerHarness(t, p, FamilyOpenAI, standin.Always(standin.Answer(payableAnswer)), func(e *Endpoint) { e.ResponseFormat = FormatJSONSchema })
 			res := h.run(t, invoiceInput(t))
 			if res.Status != inbox.RunSucceeded {
 				t.Fatalf("%s: %s", res.Cause, res.Error)
@@ -172,7 +172,7 @@ func TestFormatFallback(t *testing.T) {
 			if len(r.ResponseFormat) > 0 {
 				return standin.Error(400, "invalid_request_error", "response_format is not supported by this model")
 			}
-			return standin.Answer(seedAnswer)
+			return standin.Answer(payableAnswer)
 		})
 		res := h.run(t, invoiceInput(t))
 		if res.Status != inbox.RunSucceeded || len(res.Calls) != 3 || res.Calls[2].ResponseFormat != FormatNone || res.ResponseFormat != FormatNone {
@@ -237,7 +237,7 @@ func TestProviderErrorBodies(t *testing.T) {
 // TestGeminiRetryDelay: Gemini's 429 carries its wait in a RetryInfo
 // detail, with no Retry-After header; the runner waits that long.
 func TestGeminiRetryDelay(t *testing.T) {
-	h := providerHarness(t, standin.Gemini, FamilyGemini, standin.Sequence(standin.GeminiRateLimited("7.5s"), standin.Answer(seedAnswer)))
+	h := providerHarness(t, standin.Gemini, FamilyGemini, standin.Sequence(standin.GeminiRateLimited("7.5s"), standin.Answer(payableAnswer)))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded {
 		t.Fatalf("%s: %s", res.Cause, res.Error)
@@ -259,7 +259,7 @@ func TestNotACompletion(t *testing.T) {
 		reply standin.Reply
 		says  string
 	}{
-		"event stream": {standin.Reply{Stream: true, Content: seedAnswer}, "a server-sent event stream"},
+		"event stream": {standin.Reply{Stream: true, Content: payableAnswer}, "a server-sent event stream"},
 		"html page":    {standin.Reply{HTML: true}, "an HTML page"},
 		"plain text":   {standin.Reply{Body: "OK", Header: http.Header{"Content-Type": {"text/plain"}}}, "a body of type text/plain"},
 	} {
@@ -275,7 +275,7 @@ func TestNotACompletion(t *testing.T) {
 		})
 	}
 	// A JSON completion under the wrong content type is still read.
-	h := newHarness(t, standin.Always(standin.Reply{Body: mustCompletion(seedAnswer), Header: http.Header{"Content-Type": {"text/plain"}}}))
+	h := newHarness(t, standin.Always(standin.Reply{Body: mustCompletion(payableAnswer), Header: http.Header{"Content-Type": {"text/plain"}}}))
 	if res := h.run(t, invoiceInput(t)); res.Status != inbox.RunSucceeded {
 		t.Errorf("a JSON completion sent as text/plain: %s %s", res.Cause, res.Error)
 	}
@@ -291,7 +291,7 @@ func mustCompletion(content string) string {
 // TestToolCallAnswer: an answer in tool_calls[0].function.arguments, as
 // some servers give JSON output, is read as the answer.
 func TestToolCallAnswer(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Reply{Content: seedAnswer, ToolCall: true}))
+	h := newHarness(t, standin.Always(standin.Reply{Content: payableAnswer, ToolCall: true}))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded || !inbox.HasWorkflow(res.Output) {
 		t.Fatalf("%s %s: %s", res.Status, res.Cause, res.Error)
@@ -303,7 +303,7 @@ func TestToolCallAnswer(t *testing.T) {
 // compatibility layer refuses those ("text content blocks must be
 // non-empty"); the stand-in reproduces it.
 func TestEmptyAnswer(t *testing.T) {
-	h := providerHarness(t, standin.Anthropic, FamilyAnthropic, standin.Sequence(standin.Answer("  "), standin.Answer(seedAnswer)))
+	h := providerHarness(t, standin.Anthropic, FamilyAnthropic, standin.Sequence(standin.Answer("  "), standin.Answer(payableAnswer)))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded || len(res.Repairs) != 1 {
 		t.Fatalf("%s %s: %s (repairs %d)", res.Status, res.Cause, res.Error, len(res.Repairs))
@@ -333,7 +333,7 @@ func TestEmptyAnswer(t *testing.T) {
 // reasoning_content) is recorded and never linted.
 func TestThinkingKeptApart(t *testing.T) {
 	h := newHarness(t, standin.Always(standin.Reply{
-		Content:   "<think>\nThe e-mail is an invoice. {not json}\n</think>\n\n" + seedAnswer,
+		Content:   "<think>\nThe e-mail is an invoice. {not json}\n</think>\n\n" + payableAnswer,
 		Reasoning: "the supplier is ACME",
 	}))
 	res := h.run(t, invoiceInput(t))
@@ -384,7 +384,7 @@ func TestAnswerBodyCapped(t *testing.T) {
 // (the stand-in's EchoKey), or whose answer repeats it, leaves no trace of
 // the key in the result (h.run checks the whole result and the log).
 func TestEchoedKeyRedacted(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	h.srv.APIKey, h.srv.EchoKey = "sk-the-right-one-0000000000", true
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunFailed || !strings.Contains(res.Error, "Incorrect API key provided: [redacted api key]") {
@@ -393,7 +393,7 @@ func TestEchoedKeyRedacted(t *testing.T) {
 	if !strings.Contains(res.Calls[0].Error, "[redacted api key]") {
 		t.Errorf("call error %q", res.Calls[0].Error)
 	}
-	echo := strings.Replace(seedAnswer, `"supplier": "ACME"`, `"supplier": "ACME", "seen": "`+testKey+`"`, 1)
+	echo := strings.Replace(payableAnswer, `"supplier": "ACME"`, `"supplier": "ACME", "seen": "`+testKey+`"`, 1)
 	h = newHarness(t, standin.Always(standin.Answer(echo)))
 	res = h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded || !bytes.Contains(res.Output, []byte(`"seen": "[redacted api key]"`)) || !json.Valid(res.Output) {
@@ -404,7 +404,7 @@ func TestEchoedKeyRedacted(t *testing.T) {
 // TestUsage: cached prompt tokens are recorded and priced at the
 // catalog's cached rate; an answer without usage says so.
 func TestUsage(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Reply{Content: seedAnswer, CachedTokens: 1000, CompletionTokens: 200}))
+	h := newHarness(t, standin.Always(standin.Reply{Content: payableAnswer, CachedTokens: 1000, CompletionTokens: 200}))
 	res := h.run(t, invoiceInput(t))
 	tk := res.Tokens
 	if tk.Cached != 1000 || res.UsageUnknown {
@@ -415,7 +415,7 @@ func TestUsage(t *testing.T) {
 	if res.CostUSD != want {
 		t.Errorf("cost %v, want %v", res.CostUSD, want)
 	}
-	h = newHarness(t, standin.Always(standin.Reply{Content: seedAnswer, NoUsage: true}))
+	h = newHarness(t, standin.Always(standin.Reply{Content: payableAnswer, NoUsage: true}))
 	res = h.run(t, invoiceInput(t))
 	if !res.UsageUnknown || !res.Calls[0].NoUsage || res.Tokens != (inbox.Tokens{}) {
 		t.Errorf("no usage: %+v %+v", res, res.Calls)
@@ -427,8 +427,8 @@ func TestUsage(t *testing.T) {
 // did-you-mean — about a secret the workspace lacks and a request the
 // policy refuses, instead of the run failing later.
 func TestLintedWithTheWorkspace(t *testing.T) {
-	typo := strings.Replace(seedAnswer, "secrets.FINANCE_TOKEN", "secrets.FINANCE_TOKN", 1)
-	h := newHarness(t, standin.Sequence(standin.Answer(typo), standin.Answer(seedAnswer)))
+	typo := strings.Replace(payableAnswer, "secrets.FINANCE_TOKEN", "secrets.FINANCE_TOKN", 1)
+	h := newHarness(t, standin.Sequence(standin.Answer(typo), standin.Answer(payableAnswer)))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded || len(res.Repairs) != 1 || !bytes.Contains(res.Repairs[0].Diagnostics, []byte(compile.CodeUnknownSecret)) {
 		t.Fatalf("%s %s %+v", res.Status, res.Error, res.Repairs)

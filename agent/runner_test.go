@@ -26,7 +26,7 @@ import (
 // endpoint's name for it, the system and user messages of the prompt, the
 // response format with the workflow schema, the key as a bearer token.
 func TestRequestShape(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)), func(e *Endpoint) {
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)), func(e *Endpoint) {
 		e.Models = map[string]string{"claude-sonnet-4-5": "anthropic/claude-sonnet-4.5"}
 	})
 	in := invoiceInput(t)
@@ -79,7 +79,7 @@ func TestRequestShape(t *testing.T) {
 	if res.PromptVersion != prompt.Version {
 		t.Errorf("prompt version %q, want %q", res.PromptVersion, prompt.Version)
 	}
-	if string(res.Output) != strings.TrimSpace(seedAnswer) || res.Fenced {
+	if string(res.Output) != strings.TrimSpace(payableAnswer) || res.Fenced {
 		t.Errorf("output %s (fenced %v)", res.Output, res.Fenced)
 	}
 }
@@ -88,7 +88,7 @@ func TestRequestShape(t *testing.T) {
 func TestResponseFormats(t *testing.T) {
 	for format, want := range map[string]string{FormatJSONObject: `{"type":"json_object"}`, FormatNone: ""} {
 		t.Run(format, func(t *testing.T) {
-			h := newHarness(t, standin.Always(standin.Answer(seedAnswer)), func(e *Endpoint) { e.ResponseFormat = format })
+			h := newHarness(t, standin.Always(standin.Answer(payableAnswer)), func(e *Endpoint) { e.ResponseFormat = format })
 			if res := h.run(t, invoiceInput(t)); res.Status != inbox.RunSucceeded {
 				t.Fatalf("%s: %s", res.Cause, res.Error)
 			}
@@ -102,7 +102,7 @@ func TestResponseFormats(t *testing.T) {
 // TestFencedAnswer checks an answer in a Markdown fence is taken, and
 // recorded as fenced.
 func TestFencedAnswer(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer("Here is my answer:\n\n```json\n"+seedAnswer+"\n```\n")))
+	h := newHarness(t, standin.Always(standin.Answer("Here is my answer:\n\n```json\n"+payableAnswer+"\n```\n")))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded || !res.Fenced {
 		t.Fatalf("status %s fenced %v (%s)", res.Status, res.Fenced, res.Error)
@@ -272,7 +272,7 @@ func TestAnswersThatAreNotDocuments(t *testing.T) {
 // TestRetryAfter checks a 429 with Retry-After: 1 is retried after one
 // second (recorded, not slept) and the run succeeds on the second attempt.
 func TestRetryAfter(t *testing.T) {
-	h := newHarness(t, standin.Sequence(standin.RateLimited(1), standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Sequence(standin.RateLimited(1), standin.Answer(payableAnswer)))
 	res := h.run(t, invoiceInput(t))
 	if res.Status != inbox.RunSucceeded {
 		t.Fatalf("status %s (%s)", res.Status, res.Error)
@@ -456,7 +456,7 @@ func TestStoppingIsNotAResult(t *testing.T) {
 // TestNoConnection checks an endpoint nobody listens on is retried, then
 // fails with provider_error.
 func TestNoConnection(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)), func(e *Endpoint) { e.BaseURL = "http://127.0.0.1:1/v1" })
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)), func(e *Endpoint) { e.BaseURL = "http://127.0.0.1:1/v1" })
 	h.runner.Retry = Retry{Attempts: 2, Backoff: time.Millisecond}
 	res := h.run(t, invoiceInput(t))
 	if res.Cause != inbox.CauseProviderError || len(res.Calls) != 2 || res.Calls[0].Status != 0 || !strings.Contains(res.Error, "no answer from the provider") {
@@ -467,7 +467,7 @@ func TestNoConnection(t *testing.T) {
 // TestModelUnavailable checks a model outside the catalog, or a provider
 // without an endpoint, fails without a request.
 func TestModelUnavailable(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	in := invoiceInput(t)
 	in.Agent.Model = "gpt-2"
 	if res := h.run(t, in); res.Cause != inbox.CauseModelUnavailable || !strings.Contains(res.Error, `"gpt-2" is not in the catalog`) {
@@ -513,7 +513,7 @@ func TestCost(t *testing.T) {
 // one of them.
 func TestValidateIsTheToolsLinter(t *testing.T) {
 	opts := lint.Options{SecretNames: []string{"FINANCE_TOKEN"}}
-	for _, doc := range []string{misspelt, repaired, seedAnswer, `{"workflow": [{"type": "request", "url": "ftp://x", "method": "post"}]}`, `{`, ``} {
+	for _, doc := range []string{misspelt, repaired, payableAnswer, `{"workflow": [{"type": "request", "url": "ftp://x", "method": "post"}]}`, `{`, ``} {
 		v := ValidateWith([]byte(doc), opts)
 		r := lint.Check(AnswerFile, []byte(doc), opts)
 		if r.OK() != v.OK() {
@@ -548,7 +548,7 @@ func TestAttachmentBytesNeverInThePrompt(t *testing.T) {
 	for _, size := range []int{5 << 10, 5 << 20} {
 		data := pdf(size, uint64(size))
 		raw := makeEML("Nota fiscal 4521", invoiceText, attachment{"danfe-4521.pdf", "application/pdf", data})
-		h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+		h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 		res := h.run(t, input(t, "claude-sonnet-4-5", raw))
 		if res.Status != inbox.RunSucceeded {
 			t.Fatalf("%d bytes: %s %s", size, res.Cause, res.Error)
@@ -590,7 +590,7 @@ func TestFileInputs(t *testing.T) {
 		attachment{"nfe.xml", "application/xml", []byte("<nfe/>")},
 		attachment{"photo.png", "image/png", img},
 		attachment{"contract.pdf", "application/pdf", big})
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	in := input(t, "claude-sonnet-4-5", raw)
 	in.Agent.Settings.FileInputs = true
 	in.Agent.Settings.FileInputMaxBytes = 60000 // danfe.pdf and photo.png fit; contract.pdf would pass it
@@ -635,7 +635,7 @@ func TestFileInputs(t *testing.T) {
 		},
 		"purged": func(in *inbox.AgentInput, _ *Runner) { in.Message = nil },
 	} {
-		h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+		h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 		in := input(t, "claude-sonnet-4-5", raw)
 		in.Agent.Settings.FileInputs = true
 		change(&in, h.runner)
@@ -676,7 +676,7 @@ var errBroken = errors.New("the disk went away")
 // it is sent fails the run with attachment_unreadable, not a short body.
 func TestFileInputUnreadable(t *testing.T) {
 	raw := makeEML("Nota fiscal 4521", invoiceText, attachment{"danfe.pdf", "application/pdf", pdf(300000, 9)})
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	in := input(t, "claude-sonnet-4-5", raw)
 	in.Agent.Settings.FileInputs = true
 	// Reading the message to list its attachments takes some reads; the
@@ -702,7 +702,7 @@ func TestFileInputUnreadable(t *testing.T) {
 // that what is linted is part of what the model said: a fence is only ever
 // removed, never text added.
 func FuzzUnfence(f *testing.F) {
-	for _, s := range []string{seedAnswer, "```json\n" + seedAnswer + "\n```", "Sure:\n~~~\n{}\n~~~\nbye", "```python\n```\n```json\n{", "```", "~~~json", "\n\n"} {
+	for _, s := range []string{payableAnswer, "```json\n" + payableAnswer + "\n```", "Sure:\n~~~\n{}\n~~~\nbye", "```python\n```\n```json\n{", "```", "~~~json", "\n\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, answer string) {
@@ -722,7 +722,7 @@ func FuzzUnfence(f *testing.F) {
 // The repairs made to read a damaged attachment reach the model as part of
 // its metadata (never its bytes).
 func TestAttachmentDefectsInThePrompt(t *testing.T) {
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	in := invoiceInput(t)
 	in.Email.Attachments[1].Defects = []inbox.AttachmentDefect{{Code: "base64-missing-padding", Message: "the base64 data ended without its padding"}}
 	if res := h.run(t, in); res.Status != inbox.RunSucceeded {

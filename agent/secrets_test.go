@@ -35,7 +35,7 @@ func TestSecretValuesNeverReachTheModel(t *testing.T) {
 	e.ID, e.InboxID, e.Status, e.ReceivedAt = "eml_1", "inb_1", inbox.EmailPending, now
 	ag := inbox.Agent{ID: "agt_1", Name: "Invoice reader", Model: "gpt-4.1-mini", Status: inbox.StatusActive, CreatedAt: now,
 		SystemMessage: "Create a payable for each invoice.", Settings: inbox.AgentSettings{FileInputs: true}}
-	h := newHarness(t, standin.Always(standin.Answer(seedAnswer)))
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
 	res := h.run(t, inbox.AgentInput{Workspace: inbox.Workspace{ID: "ws_secrets", Name: "Secrets", Environment: "sandbox"},
 		Inbox: inbox.Inbox{ID: "inb_1", Address: "financeiro@example.inbox.kobana.com.br", AgentID: ag.ID}, Agent: ag, Email: e,
 		Message: inbox.BytesMessage(raw), SecretNames: names})

@@ -21,7 +21,7 @@ func readExample(t testing.TB, name string) []byte {
 	return b
 }
 
-func TestCompileSeedExample(t *testing.T) {
+func TestCompilePayableExample(t *testing.T) {
 	t.Parallel()
 	plan, ds := Compile(readExample(t, "payable.json"))
 	if len(ds) != 0 || plan == nil {
@@ -67,7 +67,7 @@ func TestCompileSeedExample(t *testing.T) {
 	}
 }
 
-func TestCompileOtherSeedExamples(t *testing.T) {
+func TestCompileAttachmentExamples(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"attachment-multipart.json", "attachment-base64.json"} {
 		plan, ds := Compile(readExample(t, name))

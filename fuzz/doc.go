@@ -23,12 +23,12 @@
 //     match the record's own keys or timestamps), an attachment's marker
 //     text or the base64 of an attachment.
 //
-// The seed corpus is every document in examples/workflows and
+// The corpus it starts from (f.Add) is every document in examples/workflows and
 // examples/workflows/invalid plus hostile cases written here (secrets in
 // URLs, labels and keys, CR/LF in secrets, attachments inlined as base64,
 // denied addresses, chains of references into fuzzed responses).
 //
-// Run the seeds as a test with `go test ./fuzz`, and fuzz with
+// `go test ./fuzz` runs that corpus as a test; fuzz with
 //
 //	go test ./fuzz -run '^$' -fuzz FuzzWorkflow -fuzztime 20s
 //

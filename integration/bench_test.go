@@ -32,7 +32,7 @@ type benchTarget struct {
 func benchServer(b *testing.B, name string, st store.Store) benchTarget {
 	b.Helper()
 	ctx := context.Background()
-	seeded, err := inboxdemo.Seed(ctx, st, time.Now())
+	seeded, err := inboxdemo.Load(ctx, st, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

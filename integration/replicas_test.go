@@ -62,7 +62,7 @@ func newReplicas(t *testing.T, n int, outage bool) *replicas {
 	r := &replicas{t: t, schema: schema, app: "replica_" + schema, px: pgtest.StartProxy(t)}
 	key := store.Options{SecretKey: bytes.Repeat([]byte{9}, 32)}
 	r.direct = openPG(t, directDSN, pg.Options{Options: key})
-	seeded, err := inboxdemo.Seed(ctx, r.direct, time.Now())
+	seeded, err := inboxdemo.Load(ctx, r.direct, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ var products = []product{
 // organization always comes with its Inbox records; the other products add
 // theirs to it.
 func seedDemoOrganization(a *assembly) ([]demo.Token, error) {
-	return inboxdemo.Seed(a.ctx, a.store, a.now())
+	return inboxdemo.Load(a.ctx, a.store, a.now())
 }
 
 // demoSeeded says the demo organization and its Inbox records are in the

@@ -214,7 +214,7 @@ func seedDemoStore(ctx context.Context, db string) (token, hookSecret string, er
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	tokens, err := inboxdemo.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Load(ctx, st, now)
 	if err != nil {
 		return "", "", err
 	}

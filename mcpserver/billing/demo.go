@@ -23,7 +23,7 @@ func withCheckDigits(base string) string {
 // invoices that are open, paid, overdue, cancelled and refunded, invoices
 // without NF-e, and NF-e authorized, rejected, pending and cancelled. now
 // anchors every date. It seeds once: when the organization already has a
-// billing profile it changes nothing. The organization, its people and tokens are package demo's (inboxdemo.Seed creates them).
+// billing profile it changes nothing. The organization, its people and tokens are package demo's (inboxdemo.Load creates them).
 func SeedDemo(ctx context.Context, st Store, now time.Time) error {
 	r := newRepos(st)
 	if _, err := r.orgs.Get(ctx, demo.Organization, demo.Organization); err == nil {

@@ -9,7 +9,7 @@
 //   - New(Options) returns the *mcpserver.Product to serve and the
 //     *Product behind it.
 //   - SeedDemo fills a store with the Billing records of the demo
-//     organization that inboxdemo.Seed creates (same organization, people and
+//     organization that inboxdemo.Load creates (same organization, people and
 //     tokens).
 //   - AccessKey, ValidAccessKey, ValidCPF and ValidCNPJ are the fiscal
 //     number rules the product enforces.

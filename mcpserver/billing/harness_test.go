@@ -54,7 +54,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	seeded, err := inboxdemo.Seed(ctx, st, demoNow)
+	seeded, err := inboxdemo.Load(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func demoServer(t *testing.T, oauth bool) (url, token string, st store.Store) {
 	}
 	t.Cleanup(func() { st.Close() })
 	now := time.Now()
-	tokens, err := inboxdemo.Seed(ctx, st, now)
+	tokens, err := inboxdemo.Load(ctx, st, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func newHarnessWith(t testing.TB, opts func(*inboxmcp.Options)) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	seeded, err := inboxdemo.Seed(ctx, st, demoNow)
+	seeded, err := inboxdemo.Load(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 // runs, workflow runs, deliveries and events (succeeded, and failed for
 // each cause), plus a Sandbox workspace whose records Finance cannot see.
 //
-// Seed is the entry point. It writes through package inbox's repositories
+// Load is the entry point. It writes through package inbox's repositories
 // only, so the demo data obeys the same rules as any other record (its
 // e-mails pass their inboxes' sender rules, its automatic reply is
 // rejected by the same Screen the intake uses).

@@ -19,14 +19,14 @@ import (
 	"github.com/kobana/workflow/store"
 )
 
-// Seed fills st with the demo organization (package demo) and the Inbox
+// Load fills st with the demo organization (package demo) and the Inbox
 // records of its workspaces, once: the organization unless it exists, the
 // Inbox records unless the Finance workspace's Inbox record exists (written
-// last, so a seed cut short is completed by the next one; every write is a
+// last, so a load cut short is completed by the next one; every write is a
 // replace). Then it mints new tokens: a read-write token for the owner and
 // a read-only token for the viewer. now anchors every date (runs spread
 // over the last 40 days).
-func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, error) {
+func Load(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, error) {
 	now = now.UTC().Truncate(time.Second)
 	if _, err := demo.Identity(ctx, st); err != nil {
 		return nil, err
@@ -34,8 +34,8 @@ func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, err
 	_, err := inbox.NewRepo(st).Workspaces.Get(ctx, demo.Workspace, demo.Workspace)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if err := seed(ctx, st, now); err != nil {
-			return nil, fmt.Errorf("seeding the inbox.Inbox demo: %w", err)
+		if err := load(ctx, st, now); err != nil {
+			return nil, fmt.Errorf("loading the Inbox demo: %w", err)
 		}
 	case err != nil:
 		return nil, fmt.Errorf("looking for the inbox.Inbox demo: %w", err)
@@ -43,7 +43,7 @@ func Seed(ctx context.Context, st store.Store, now time.Time) ([]demo.Token, err
 	return demo.Tokens(ctx, st)
 }
 
-type seeder struct {
+type loader struct {
 	ctx  context.Context
 	st   store.Store
 	r    inbox.Repo
@@ -54,7 +54,7 @@ type seeder struct {
 }
 
 // put stores one record of the demo.
-func (s *seeder) put(d inbox.Document) {
+func (s *loader) put(d inbox.Document) {
 	if s.err != nil {
 		return
 	}
@@ -82,14 +82,14 @@ func (s *seeder) put(d inbox.Document) {
 	}
 }
 
-func (s *seeder) event(typ, actor, subject string, at time.Time, payload any) {
+func (s *loader) event(typ, actor, subject string, at time.Time, payload any) {
 	s.evts++
 	b, _ := json.Marshal(payload)
 	e := inbox.SystemEvent{ID: fmt.Sprintf("evt_%04d", s.evts), Type: typ, Actor: actor, Subject: subject, Payload: b, CreatedAt: at}
 	s.put(e)
 }
 
-func (s *seeder) ago(d time.Duration) time.Time { return s.now.Add(-d) }
+func (s *loader) ago(d time.Duration) time.Time { return s.now.Add(-d) }
 
 const day = 24 * time.Hour
 
@@ -106,7 +106,7 @@ func demoAuth(from string) *inbox.SenderAuth {
 	return &inbox.SenderAuth{EnvelopeFrom: from, SPF: pass(""), DKIM: []inbox.AuthCheck{pass("mail")}, DMARC: pass(""), AuthenticatedFrom: strings.ToLower(from)}
 }
 
-func seed(ctx context.Context, st store.Store, now time.Time) error {
+func load(ctx context.Context, st store.Store, now time.Time) error {
 	for _, step := range []func() error{
 		func() error { return st.SetSecret(ctx, demo.Workspace, "ERP_TOKEN", "erp_live_9f8e7d6c5b4a") },
 		func() error {
@@ -127,8 +127,8 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 			return err
 		}
 	}
-	s := &seeder{ctx: ctx, st: st, r: inbox.NewRepo(st), now: now, ws: demo.Workspace}
-	// The Finance workspace's record says the seed is complete: it is
+	s := &loader{ctx: ctx, st: st, r: inbox.NewRepo(st), now: now, ws: demo.Workspace}
+	// The Finance workspace's record says the load is complete: it is
 	// written last.
 	finance := inbox.Workspace{ID: demo.Workspace, OrganizationID: demo.Organization, Name: "Finance", Slug: "finance",
 		ExternalID: "erp-7781", Plan: "business", Environment: "sandbox", CreatedAt: s.ago(60 * day),
@@ -267,7 +267,7 @@ func seed(ctx context.Context, st store.Store, now time.Time) error {
 
 // email stores one received e-mail with its agent run and, when the output
 // carries a workflow, its workflow run.
-func (s *seeder) email(ib inbox.Inbox, ag inbox.Agent, raw []byte, at time.Time, status, cause, errMsg string, output json.RawMessage, n int) {
+func (s *loader) email(ib inbox.Inbox, ag inbox.Agent, raw []byte, at time.Time, status, cause, errMsg string, output json.RawMessage, n int) {
 	if s.err != nil {
 		return
 	}

@@ -36,18 +36,18 @@ func countEmails(t *testing.T, r inbox.Repo) int {
 	return n
 }
 
-// TestSeedAfterIdentity: a path that creates the demo organization first
-// (demo.Identity, as another product's seed may) still gets the Inbox's
-// demo records from Seed, which looks for its own records rather than for
+// TestLoadAfterIdentity: a path that creates the demo organization first
+// (demo.Identity, as another product's demo data may) still gets the Inbox's
+// demo records from Load, which looks for its own records rather than for
 // the organization.
-func TestSeedAfterIdentity(t *testing.T) {
+func TestLoadAfterIdentity(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	if created, err := demo.Identity(ctx, st); err != nil || !created {
 		t.Fatalf("Identity = %v, %v", created, err)
 	}
-	tokens, err := inboxdemo.Seed(ctx, st, demoNow)
+	tokens, err := inboxdemo.Load(ctx, st, demoNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSeedAfterIdentity(t *testing.T) {
 	}
 	r := inbox.NewRepo(st)
 	if n := countEmails(t, r); n != 25 {
-		t.Errorf("%d demo e-mails after Identity then Seed, want 25", n)
+		t.Errorf("%d demo e-mails after Identity then Load, want 25", n)
 	}
 	if _, err := r.Inboxes.Get(ctx, demo.Workspace, "ibx_invoices"); err != nil {
 		t.Errorf("the demo inbox: %v", err)
@@ -66,13 +66,13 @@ func TestSeedAfterIdentity(t *testing.T) {
 	}
 }
 
-// TestSeedIsIdempotent: a second Seed, later, keeps the records the first
+// TestLoadIsIdempotent: a second Load, later, keeps the records the first
 // one made (it only mints new tokens).
-func TestSeedIsIdempotent(t *testing.T) {
+func TestLoadIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
-	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
+	if _, err := inboxdemo.Load(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
 	r := inbox.NewRepo(st)
@@ -81,29 +81,29 @@ func TestSeedIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := countEmails(t, r)
-	tokens, err := inboxdemo.Seed(ctx, st, demoNow.Add(72*time.Hour))
+	tokens, err := inboxdemo.Load(ctx, st, demoNow.Add(72*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tokens) != 2 {
-		t.Errorf("%d tokens from the second Seed, want 2", len(tokens))
+		t.Errorf("%d tokens from the second Load, want 2", len(tokens))
 	}
 	after, err := r.Emails.Get(ctx, demo.Workspace, "eml_inv_00")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := countEmails(t, r); n != first || !after.ReceivedAt.Equal(before.ReceivedAt) {
-		t.Errorf("the second Seed changed the records: %d e-mails (was %d), eml_inv_00 received %v (was %v)", n, first, after.ReceivedAt, before.ReceivedAt)
+		t.Errorf("the second Load changed the records: %d e-mails (was %d), eml_inv_00 received %v (was %v)", n, first, after.ReceivedAt, before.ReceivedAt)
 	}
 }
 
 // The demo's e-mails obey their inboxes' rules, and its automatic reply is
 // rejected by the same Screen the intake uses.
-func TestSeedFollowsInboxRules(t *testing.T) {
+func TestLoadFollowsInboxRules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
-	if _, err := inboxdemo.Seed(ctx, st, demoNow); err != nil {
+	if _, err := inboxdemo.Load(ctx, st, demoNow); err != nil {
 		t.Fatal(err)
 	}
 	r := inbox.NewRepo(st)
