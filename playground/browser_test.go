@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,22 +16,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kobana/workflow/internal/chromiumtest"
 	"github.com/kobana/workflow/playground"
 )
-
-// chromium returns Debian's Chromium (or another Chrome) on PATH.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("KOBANA_CHROMIUM_REQUIRED") != "" {
-		t.Fatal("no Chromium on PATH, and KOBANA_CHROMIUM_REQUIRED is set: install Debian's chromium package")
-	}
-	t.Skip("no Chromium on PATH: install Debian's chromium package (.ci/run does)")
-	return ""
-}
 
 var (
 	moduleOnce sync.Once
@@ -90,32 +76,11 @@ func serve(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// browser starts headless Chromium with the flags that work here and a
-// fresh profile.
+// browser starts headless Chromium with a fresh profile and a desktop
+// window's size.
 func browser(t *testing.T) context.Context {
-	exe := chromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1440, 1000),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancelCtx)
-	// The first action starts the browser, which lives as long as ctx.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	return ctx
+	t.Helper()
+	return chromiumtest.Browser(t, chromedp.WindowSize(1440, 1000))
 }
 
 // waitText waits until the text of sel contains want.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kobana/workflow/internal/chromiumtest"
 	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/store"
@@ -47,38 +48,7 @@ func signInCode(t *testing.T, st store.Store) string {
 // KOBANA_CHROMIUM_REQUIRED).
 func chromium(t *testing.T) context.Context {
 	t.Helper()
-	var exe string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			exe = p
-			break
-		}
-	}
-	if exe == "" {
-		if os.Getenv("KOBANA_CHROMIUM_REQUIRED") != "" {
-			t.Fatal("no Chromium on PATH, and KOBANA_CHROMIUM_REQUIRED is set: install Debian's chromium package")
-		}
-		t.Skip("no Chromium on PATH: install Debian's chromium package (.ci/run does)")
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(cancel)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancelCtx)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	return ctx
+	return chromiumtest.Browser(t)
 }
 
 // until polls a JavaScript condition in the page (across navigations).
