@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kobana/workflow/internal/minipdf"
 	"github.com/kobana/workflow/resolve/eml"
 )
 
@@ -74,20 +75,8 @@ func samplePDF() []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
 		"<< /Title (DANFE NF-e 4521) /Author (ACME Distribuidora) /Producer (kobana examples) >>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n") // the comment of high bytes marks the file as binary
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
+	// The comment of high bytes marks the file as binary.
+	return minipdf.Write("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", objects, " /Info 6 0 R")
 }
 
 // sampleNFe is the invoice as an NF-e 4.00 authorised document (nfeProc),
