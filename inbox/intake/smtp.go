@@ -171,6 +171,14 @@ type Server struct {
 	checker *senderauth.Checker
 	smtp    *smtp.Server
 	now     func() time.Time
+
+	// mu guards stopped and listeners: the listeners Serve was given,
+	// closed by Shutdown and Close even when go-smtp has not taken them yet
+	// (its Serve registers a listener only once it runs, so a stop that
+	// comes first would leave it accepting for ever).
+	mu        sync.Mutex
+	stopped   bool
+	listeners []*limitListener
 }
 
 // NewServer returns an SMTP server delivering to the inboxes of dir through
@@ -203,17 +211,51 @@ func NewServer(cfg Config, dir Directory, rec Recorder, sp Spooler, checker *sen
 
 // Serve accepts connections on l until Shutdown or Close.
 func (s *Server) Serve(l net.Listener) error {
-	return s.smtp.Serve(&limitListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections), cfg: s.cfg})
+	ll := &limitListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections), cfg: s.cfg}
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		l.Close()
+		return smtp.ErrServerClosed
+	}
+	s.listeners = append(s.listeners, ll)
+	s.mu.Unlock()
+	err := s.smtp.Serve(ll)
+	if s.isStopped() && errors.Is(err, net.ErrClosed) {
+		// Closed by Shutdown or Close before go-smtp knew of it.
+		return smtp.ErrServerClosed
+	}
+	return err
+}
+
+// stop marks the server stopped and closes the listeners Serve was given.
+func (s *Server) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	for _, l := range s.listeners {
+		l.Close()
+	}
+}
+
+func (s *Server) isStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // Shutdown stops accepting connections and waits for open ones to finish
 // (a message being received is finished and answered) or ctx to end.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
 	return s.smtp.Shutdown(ctx)
 }
 
 // Close closes the listener and every connection at once.
-func (s *Server) Close() error { return s.smtp.Close() }
+func (s *Server) Close() error {
+	s.stop()
+	return s.smtp.Close()
+}
 
 func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
 	sess := &session{s: s, conn: c}
@@ -480,6 +522,16 @@ type limitListener struct {
 	net.Listener
 	slots chan struct{}
 	cfg   Config
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Close closes the listener once; later calls answer what the first did
+// (the server and go-smtp both close it).
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.Listener.Close() })
+	return l.closeErr
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {

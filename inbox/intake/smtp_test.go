@@ -13,6 +13,8 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/kobana/workflow/inbox/intake"
+	"github.com/kobana/workflow/inbox/mailstore"
+	"github.com/kobana/workflow/inbox/senderauth"
 	"github.com/kobana/workflow/internal/testwait"
 )
 
@@ -427,5 +429,43 @@ func TestSMTPConnectionLimit(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A stop that comes before Serve has run (a server stopped as soon as it
+// started) still stops it: Serve returns ErrServerClosed and its listener
+// is closed, instead of accepting for ever (go-smtp registers a listener
+// only once its Serve runs).
+func TestSMTPStoppedBeforeServeRuns(t *testing.T) {
+	for _, stop := range []string{"Shutdown", "Close"} {
+		dir, err := mailstore.OpenDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := intake.NewServer(intake.Config{Domain: "mx.kobana.test"}, testInboxes, &memRecorder{dir: dir}, dir, &senderauth.Checker{Resolver: noDNS{}})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stop == "Shutdown" {
+			srv.Shutdown(t.Context())
+		} else {
+			srv.Close()
+		}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			if !errors.Is(err, smtp.ErrServerClosed) {
+				t.Errorf("after %s: Serve = %v, want ErrServerClosed", stop, err)
+			}
+		case <-time.After(10 * time.Second):
+			ln.Close()
+			t.Fatalf("after %s: Serve still accepting 10s later", stop)
+		}
+		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			c.Close()
+			t.Errorf("after %s: the listener still takes connections", stop)
+		}
 	}
 }
