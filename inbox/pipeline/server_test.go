@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -75,6 +76,9 @@ type serverConfig struct {
 	// PoolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
 	// default).
 	PoolConns int
+	// CPUProfile, when set, is the file the server writes its CPU profile
+	// to, from its start to its stop.
+	CPUProfile string
 }
 
 // serve is the server process: the SMTP intake and the pipeline over one
@@ -95,6 +99,17 @@ func serve(raw string) int {
 func runServer(cfg serverConfig) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cfg.CrashAt != "" {
 		var once sync.Once
 		pipeline.SetCrashHook(func(point string) {

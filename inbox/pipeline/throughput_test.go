@@ -33,6 +33,7 @@ var (
 	throughputEmails = flag.Int("throughput.emails", 500, "e-mails sent in each round of BenchmarkThroughput")
 	throughputConns  = flag.Int("throughput.conns", 8, "SMTP connections BenchmarkThroughput sends over at once")
 	throughputRounds = flag.Int("throughput.rounds", 3, "rounds of BenchmarkThroughput per iteration (run it with -benchtime 1x)")
+	throughputCPU    = flag.String("throughput.cpuprofile", "", "directory BenchmarkThroughput writes each processing server's CPU profile to (e2e-STORE-ROUND.pprof)")
 )
 
 // BenchmarkThroughput measures the pipeline's rate against the intake's, in
@@ -91,7 +92,7 @@ func benchThroughput(b *testing.B, onPG bool) {
 			slices.Reverse(modes)
 		}
 		for _, process := range modes {
-			r := throughputRound(b, onPG, process, n, conns)
+			r := throughputRound(b, onPG, process, n, conns, i)
 			if process {
 				e2e = append(e2e, r)
 			} else {
@@ -150,10 +151,13 @@ func benchThroughput(b *testing.B, onPG bool) {
 // throughputRound starts a server on a fresh database, sends it n e-mails
 // over conns connections and, when it processes, waits until every
 // e-mail's workflow run is stored.
-func throughputRound(b *testing.B, onPG, process bool, n, conns int) round {
+func throughputRound(b *testing.B, onPG, process bool, n, conns, i int) round {
 	ctx := context.Background()
 	recv := instantReceiver(b)
 	cfg := serverConfig{Data: b.TempDir(), Defaults: true, IntakeOnly: !process, Document: invoiceWorkflow}
+	if *throughputCPU != "" && process {
+		cfg.CPUProfile = filepath.Join(*throughputCPU, fmt.Sprintf("e2e-%s-%d.pprof", map[bool]string{false: "sqlite", true: "postgres"}[onPG], i))
+	}
 	var jobs *jobTimes
 	if onPG {
 		dsn, schema := pgtest.SchemaDSN(b, "throughput", "pipeline-throughput")
