@@ -17,11 +17,11 @@ import (
 // listener in the same run: the HTTP round trip alone.
 func BenchmarkScrape(b *testing.B) {
 	st, path := openStore(b)
-	monitor := freePort(b)
 	var out syncbuf.Buffer
 	addrs, stop := start(b, server.Config{Store: st, StorePath: path, Demo: true, Process: true, Output: &out,
-		HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Intake: &server.Intake{SMTPAddr: "127.0.0.1:0", DNSServer: spfZone(b)}, Monitor: &server.Monitor{Addr: monitor}})
+		HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Intake: &server.Intake{SMTPAddr: "127.0.0.1:0", DNSServer: spfZone(b)}, Monitor: &server.Monitor{Addr: "127.0.0.1:0"}})
 	defer stop()
+	monitor := addrs["monitor"].String()
 	msg := "From: <billing@acme.example>\r\nTo: invoices@finance.in.kobana.email\r\nSubject: x\r\n\r\nx\r\n"
 	for range 3 {
 		smtp.SendMail(addrs["smtp"].String(), nil, "billing@acme.example", []string{"invoices@finance.in.kobana.email"}, []byte(msg))

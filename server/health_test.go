@@ -38,10 +38,10 @@ func getJSON(t *testing.T, url, host string) (int, map[string]any, string) {
 // fails says so, never why.
 func TestHealthAndReadiness(t *testing.T) {
 	st, path := openStore(t)
-	monitor := freePort(t)
 	addrs, stop := start(t, server.Config{Store: st, StorePath: path, Process: true,
-		HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Intake: &server.Intake{SMTPAddr: "127.0.0.1:0", DNSServer: spfZone(t)}, Monitor: &server.Monitor{Addr: monitor}})
+		HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Intake: &server.Intake{SMTPAddr: "127.0.0.1:0", DNSServer: spfZone(t)}, Monitor: &server.Monitor{Addr: "127.0.0.1:0"}})
 	defer stop()
+	monitor := addrs["monitor"].String()
 	// The queue is "starting" until River runs: wait for the first ready.
 	if err := testwait.Until(30*time.Second, func() error {
 		if code, v, _ := getJSON(t, "http://"+monitor+"/readyz", "127.0.0.1"); code != 200 {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,59 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// startPrometheus runs Prometheus scraping target every second and returns
+// its address once it answers ready, and its output. Its port is picked
+// free and then given to it, so another process may take it in between:
+// a start that fails on a port in use is tried again on another.
+func startPrometheus(t *testing.T, bin, target string) (string, *syncbuf.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: kobana\n    static_configs:\n      - targets: [%q]\n", target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 1; ; attempt++ {
+		addr, log := freePort(t), &syncbuf.Buffer{}
+		cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, fmt.Sprint("data-", attempt)),
+			"--web.listen-address="+addr, "--log.level=warn")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+		err := testwait.Until(60*time.Second, func() error {
+			select {
+			case <-exited:
+				return nil
+			default:
+			}
+			resp, err := http.Get("http://" + addr + "/-/ready")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("/-/ready: %s", resp.Status)
+			}
+			return nil
+		})
+		select {
+		case <-exited:
+			if attempt < 3 && strings.Contains(log.String(), "address already in use") {
+				continue
+			}
+			t.Fatalf("prometheus exited:\n%s", log)
+		default:
+		}
+		if err != nil {
+			t.Fatalf("prometheus never got ready: %v\n%s", err, log)
+		}
+		return addr, log
+	}
+}
+
 // spfZone is a DNS server on loopback publishing one SPF record:
 // acme.example sends from 127.0.0.1.
 func spfZone(t testing.TB) string {
@@ -61,26 +115,13 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 	bin := prometheusBinary(t)
 	st, path := openStore(t)
 	var out syncbuf.Buffer
-	monitor := freePort(t)
 	addrs, stop := start(t, server.Config{Store: st, StorePath: path, Demo: true, Process: true, Output: &out,
 		HTTP: &server.HTTP{Addr: "127.0.0.1:0"}, Intake: &server.Intake{SMTPAddr: "127.0.0.1:0", DNSServer: spfZone(t)},
-		Monitor: &server.Monitor{Addr: monitor}})
+		Monitor: &server.Monitor{Addr: "127.0.0.1:0"}})
 	defer stop()
+	monitor := addrs["monitor"].String()
 
-	dir := t.TempDir()
-	promAddr := freePort(t)
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: kobana\n    static_configs:\n      - targets: [%q]\n", monitor)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var promLog syncbuf.Buffer
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &promLog, &promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	promAddr, promLog := startPrometheus(t, bin, monitor)
 
 	// A message through: SMTP in, recorded, its agent run (no model:
 	// no_recorded_output, recorded).
