@@ -348,9 +348,11 @@ func originAllowed(origins, hosts []string, origin string) bool {
 // and out) on behalf of the given token, until the client closes its input
 // or ctx ends. The token is checked now and again on every request. When
 // the input ends, the requests already read are answered first (unless the
-// client cancelled them, or ctx ends): `printf 'REQ1\nREQ2\n' | kobana
-// serve -stdio` prints both answers. The end of the input is not an error:
-// ServeStdio then returns nil.
+// client cancelled them, ctx ends or 10 s pass): `printf 'REQ1\nREQ2\n' |
+// kobana serve -stdio` prints both answers. The end of the input is not an
+// error: ServeStdio then returns nil. Every message gets at most one
+// answer, carrying its own id; what is no valid message is answered with a
+// JSON-RPC error and the session goes on (see stdioInput).
 func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser, out io.WriteCloser) error {
 	if _, err := s.opts.Store.Authenticate(ctx, token); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -360,8 +362,7 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser,
 	}
 	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
 	f := newInflight(ctx)
-	w := &stdioOutput{WriteCloser: out}
-	w.lines.fn = func(line []byte) { f.wrote(line); w.noteVersion(line) }
+	w := newStdioOutput(out, f)
 	r := &stdioInput{in: in, f: f, out: w}
 	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
 	if errors.Is(err, io.EOF) {

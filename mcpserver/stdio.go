@@ -8,118 +8,103 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// inflight counts the requests a stdio client sent that the server has not
-// answered yet, so that the end of the client's input does not drop them:
-// `printf 'REQ1\nREQ2\n' | kobana serve -stdio` answers both, then exits.
-//
-// It watches the bytes, not the SDK's connection: the reader side sees each
-// request line before the server can read it, the writer side each answer
-// as the server writes it.
+// stdioDrainLimit bounds how long the end of a stdio client's input waits
+// for the answers to the requests read before it.
+var stdioDrainLimit = 10 * time.Second
+
+// inflight tracks the requests a stdio client sent that the server has not
+// answered yet, by the id the SDK answers them with: a second request with
+// the id of one still unanswered is refused, the end of the client's input
+// waits for them (`printf 'REQ1\nREQ2\n' | kobana serve -stdio` answers
+// both, then exits), and the answers to a batch's requests are gathered
+// into one array.
 type inflight struct {
 	ctx     context.Context
 	mu      sync.Mutex
-	pending map[string]int // request id → requests read and not yet answered
-	idle    chan struct{}  // closed and replaced whenever pending empties
+	pending map[string]*batch // request id → its batch (nil: none)
+	idle    chan struct{}     // closed and replaced whenever pending empties
+}
+
+// batch gathers the answers to the requests of one JSON-RPC batch.
+type batch struct {
+	waiting int               // requests not answered yet
+	answers []json.RawMessage // answers so far, the input's errors first
 }
 
 func newInflight(ctx context.Context) *inflight {
-	return &inflight{ctx: ctx, pending: map[string]int{}, idle: make(chan struct{})}
+	return &inflight{ctx: ctx, pending: map[string]*batch{}, idle: make(chan struct{})}
 }
 
-// idKey is a JSON-RPC id as a map key: 1 and 1.0 are the same id, "1"
-// another.
-func idKey(raw json.RawMessage) (string, bool) {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
-		return "", false
-	}
-	return fmt.Sprintf("%T:%v", v, v), true
-}
-
-type wireMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"` // notifications/cancelled
-	} `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
-// messagesOf decodes one line: a message or a batch. Lines that are not
-// JSON-RPC yield nothing (the server answers those with id null).
-func messagesOf(line []byte) []wireMessage {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
-	}
-	if line[0] == '[' {
-		var batch []wireMessage
-		if json.Unmarshal(line, &batch) != nil {
-			return nil
-		}
-		return batch
-	}
-	var m wireMessage
-	if json.Unmarshal(line, &m) != nil {
-		return nil
-	}
-	return []wireMessage{m}
-}
-
-// read notes the requests of a line the client sent; a cancelled request
-// is answered by nobody, so it is no longer waited for.
-func (f *inflight) read(line []byte) {
-	for _, m := range messagesOf(line) {
-		switch {
-		case m.Method == "notifications/cancelled":
-			if k, ok := idKey(m.Params.RequestID); ok {
-				f.done(k)
-			}
-		case m.Method != "":
-			if k, ok := idKey(m.ID); ok {
-				f.mu.Lock()
-				f.pending[k]++
-				f.mu.Unlock()
-			}
-		}
-	}
-}
-
-// wrote notes the answers of a line the server wrote.
-func (f *inflight) wrote(line []byte) {
-	for _, m := range messagesOf(line) {
-		if m.Method != "" || (m.Result == nil && m.Error == nil) {
-			continue // a request or notification of the server's own
-		}
-		if k, ok := idKey(m.ID); ok {
-			f.done(k)
-		}
-	}
-}
-
-// done notes that request k needs no more waiting for.
-func (f *inflight) done(k string) {
+// add notes request k, of batch b (nil: none); false when a request with
+// that id is still unanswered.
+func (f *inflight) add(k string, b *batch) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.pending[k] > 1 {
-		f.pending[k]--
-	} else {
-		delete(f.pending, k)
+	if _, ok := f.pending[k]; ok {
+		return false
 	}
+	f.pending[k] = b
+	if b != nil {
+		b.waiting++
+	}
+	return true
+}
+
+// done notes that request k needs no more waiting for, answered by answer
+// (nil: cancelled, never answered). It returns what to write: answer
+// itself, a batch's array once its last request is answered, or nothing.
+func (f *inflight) done(k string, answer []byte) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.pending[k]
+	if !ok {
+		return answer
+	}
+	delete(f.pending, k)
 	if len(f.pending) == 0 {
 		close(f.idle)
 		f.idle = make(chan struct{})
 	}
+	if b == nil {
+		return answer
+	}
+	if answer != nil {
+		b.answers = append(b.answers, bytes.Clone(answer))
+	}
+	b.waiting--
+	return b.flush()
 }
 
-// drain waits until every request read has been answered, or ctx ends.
+// sealed is called once every message of batch b was read: it returns the
+// array to write when nothing in b waits for an answer.
+func (f *inflight) sealed(b *batch) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return b.flush()
+}
+
+// flush is the array of b's answers once none is awaited; nil before, or
+// when b had only notifications (JSON-RPC answers those with nothing).
+func (b *batch) flush() []byte {
+	if b.waiting > 0 || len(b.answers) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(b.answers)
+	b.answers = nil
+	return out
+}
+
+// drain waits until every request read has been answered, ctx ends, or
+// stdioDrainLimit passes.
 func (f *inflight) drain() {
+	limit := time.NewTimer(stdioDrainLimit)
+	defer limit.Stop()
 	for {
 		f.mu.Lock()
 		n, idle := len(f.pending), f.idle
@@ -130,6 +115,8 @@ func (f *inflight) drain() {
 		select {
 		case <-idle:
 		case <-f.ctx.Done():
+			return
+		case <-limit.C:
 			return
 		}
 	}
@@ -158,14 +145,22 @@ func (l *lines) feed(p []byte) {
 	}
 }
 
-// stdioInput is the client's input, handed to the SDK a line at a time.
-// A line that is not JSON-RPC is answered here, with a JSON-RPC error whose
-// id is null (-32700 when it is not JSON, -32600 when it is JSON but no
-// message, a batch where the protocol has none, or longer than
-// mcp.DefaultMaxLineLength), and never reaches the SDK, whose connection
-// would end on it: the server keeps serving the lines that follow, as the
-// official TypeScript SDK does. At the end of the input it waits for the
-// answers to the requests read before reporting the end.
+// stdioInput is the client's input, handed to the SDK one valid message a
+// line. What is no valid JSON-RPC message is answered here and never
+// reaches the SDK, whose connection would end on it or answer it with
+// another id: -32700 for a line that is not JSON; -32600 Invalid Request
+// for JSON that is no message (see checkMessage), an id the SDK cannot
+// echo exactly (1.5, beyond ±2^53), the id of a request still unanswered, a
+// line longer than mcp.DefaultMaxLineLength, or a batch where the protocol
+// has none. The error carries the message's id when it has a usable one,
+// else null, and the server keeps serving the lines that follow, as the
+// official TypeScript SDK does.
+//
+// Batches exist on 2024-11-05 and 2025-03-26 sessions only: their
+// messages are handed to the SDK one by one and their answers gathered into
+// one array (stdioOutput), with the errors of the batch's invalid members.
+// At the end of the input it waits for the answers to the requests read
+// (at most stdioDrainLimit) before reporting the end.
 type stdioInput struct {
 	in  io.ReadCloser
 	f   *inflight
@@ -184,45 +179,32 @@ type stdioInput struct {
 	requested string
 }
 
-// noBatches is the first protocol version without JSON-RPC batches.
-const noBatches = "2025-06-18"
+// batchVersions are the protocol versions with JSON-RPC batches.
+var batchVersions = []string{"2024-11-05", "2025-03-26"}
 
-// noteInitialize remembers the version an initialize request in line asks
-// for.
-func (r *stdioInput) noteInitialize(line []byte) {
-	if !bytes.Contains(line, []byte(`"initialize"`)) {
-		return
-	}
+// noteInitialize remembers the version an initialize request asks for.
+func (r *stdioInput) noteInitialize(raw []byte) {
 	var m struct {
-		Method string `json:"method"`
 		Params struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(line, &m) == nil && m.Method == "initialize" {
+	if json.Unmarshal(raw, &m) == nil {
 		r.requested = m.Params.ProtocolVersion
-		if r.requested == "" {
-			r.requested = noBatches // answered with the server's latest
-		}
 	}
 }
 
-// version is the protocol version of the session, as far as the input
-// can tell before the server answers: the one initialize settled on, else
-// the one it asked for (the server answers a version it does not know with
-// its latest, which has no batches either). Empty before initialize.
-func (r *stdioInput) version() string {
-	if v := r.out.protocol(); v != "" {
-		return v
+// batches says whether the session takes batches: its protocol version, as
+// far as the input can tell before the server answers (the one initialize
+// settled on, else the one it asked for, which the server grants when it
+// knows it), is one that had them.
+func (r *stdioInput) batches() bool {
+	v := r.out.protocol()
+	if v == "" {
+		v = r.requested
 	}
-	if r.requested != "" && !slices.Contains(batchVersions, r.requested) && r.requested < noBatches {
-		return noBatches
-	}
-	return r.requested
+	return slices.Contains(batchVersions, v)
 }
-
-// batchVersions are the protocol versions before noBatches.
-var batchVersions = []string{"2024-11-05", "2025-03-26"}
 
 func (r *stdioInput) Read(p []byte) (int, error) {
 	for len(r.ready) == 0 {
@@ -284,94 +266,168 @@ func (r *stdioInput) complete() {
 	line := bytes.TrimSpace(r.partial)
 	switch {
 	case r.skipping:
-		r.out.reject(jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is longer than %d bytes", r.line, mcp.DefaultMaxLineLength))
+		r.out.send(errorAnswer(nil, codeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is longer than %d bytes", r.line, mcp.DefaultMaxLineLength)))
 	case len(line) == 0:
+	case !json.Valid(line):
+		r.out.send(errorAnswer(nil, codeParseError, fmt.Sprintf("Parse error: line %d is not JSON", r.line)))
+	case line[0] == '[':
+		r.batch(line)
 	default:
-		if code, msg := r.judge(line); code != 0 {
-			r.out.reject(code, msg)
+		m, err := r.admit(line, nil)
+		if err != nil {
+			r.out.send(err.answer())
 			break
 		}
-		r.f.read(line)
-		r.noteInitialize(line)
-		r.ready = append(append(r.ready, line...), '\n')
+		r.pass(line, m)
 	}
 	r.skipping, r.partial = false, r.partial[:0]
 }
 
-// judge says why a line is not a JSON-RPC message or batch the SDK takes
-// (code 0 when it is one).
-func (r *stdioInput) judge(line []byte) (code int, msg string) {
-	if !json.Valid(line) {
-		return jsonrpc.CodeParseError, fmt.Sprintf("Parse error: line %d is not JSON", r.line)
+// admit checks one message, of batch b (nil: none), and notes it when it
+// is a request; an *invalid says why it is refused.
+func (r *stdioInput) admit(raw []byte, b *batch) (message, *invalid) {
+	m, err := checkMessage(raw)
+	if err != nil {
+		e := err.(*invalid)
+		e.msg = fmt.Sprintf("%s (line %d)", e.msg, r.line)
+		return m, e
 	}
-	if line[0] != '[' {
-		if _, err := jsonrpc.DecodeMessage(line); err != nil {
-			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is not a JSON-RPC 2.0 message (%s)", r.line, clip(err.Error(), 200))
-		}
-		return 0, ""
+	if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+		return m, &invalid{code: codeInvalidRequest, id: m.id, msg: fmt.Sprintf("Invalid Request: line %d is not a JSON-RPC 2.0 message the server can read", r.line)}
 	}
-	if v := r.version(); v >= noBatches {
-		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is a batch; protocol %s has no JSON-RPC batches", r.line, v)
+	if b != nil && m.method == "initialize" {
+		return m, &invalid{code: codeInvalidRequest, id: m.id, msg: "Invalid Request: initialize must not be part of a batch"}
 	}
-	var batch []json.RawMessage
-	if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
-		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is an empty batch", r.line)
+	if m.kind == kindRequest && !r.f.add(m.key, b) {
+		// Not the id: the answer to the request using it carries that one.
+		return m, &invalid{code: codeInvalidRequest, msg: fmt.Sprintf("Invalid Request: the id of the request on line %d is the id of a request not answered yet", r.line)}
 	}
-	for i, m := range batch {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
-			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: message %d of the batch on line %d is not a JSON-RPC 2.0 message (%s)", i, r.line, clip(err.Error(), 200))
-		}
-	}
-	return 0, ""
+	return m, nil
 }
 
-// clip cuts s to at most n bytes.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
+// pass hands one admitted message to the SDK.
+func (r *stdioInput) pass(raw []byte, m message) {
+	switch m.method {
+	case "initialize":
+		r.noteInitialize(raw)
+	case "notifications/cancelled":
+		// A cancelled request is answered by nobody: it is no longer
+		// waited for.
+		var c struct {
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(raw, &c) == nil {
+			if _, k, why := checkID(c.Params.RequestID); why == "" {
+				if out := r.f.done(k, nil); out != nil {
+					r.out.send(out)
+				}
+			}
+		}
 	}
-	return s[:n] + "…"
+	r.ready = append(append(r.ready, raw...), '\n')
 }
 
-// stdioOutput is the server's output: the SDK's lines and the errors of
-// the input's, one whole line per write. It notes the answers (inflight)
-// and the protocol version initialize settled on.
+// batch serves a line that is a JSON-RPC batch.
+func (r *stdioInput) batch(line []byte) {
+	if !r.batches() {
+		r.out.send(errorAnswer(nil, codeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is a batch; JSON-RPC batches exist on protocol 2025-03-26 and 2024-11-05 sessions only", r.line)))
+		return
+	}
+	var members []json.RawMessage
+	if json.Unmarshal(line, &members) != nil || len(members) == 0 {
+		r.out.send(errorAnswer(nil, codeInvalidRequest, fmt.Sprintf("Invalid Request: line %d is an empty batch", r.line)))
+		return
+	}
+	b := &batch{}
+	for _, raw := range members {
+		raw = bytes.TrimSpace(raw)
+		m, err := r.admit(raw, b)
+		if err != nil {
+			b.answers = append(b.answers, err.answer())
+			continue
+		}
+		r.pass(raw, m)
+	}
+	if out := r.f.sealed(b); out != nil {
+		r.out.send(out)
+	}
+}
+
+// stdioOutput is the server's output: the SDK's lines and the input's
+// errors, one whole line per write. Each answer of the SDK is noted (the
+// request no longer waited for), an error answer made one a client can
+// read (see fixAnswer), and an answer to a batch's request held until the
+// batch's array is complete. It notes the protocol version initialize
+// settled on.
 type stdioOutput struct {
-	io.WriteCloser
+	out   io.WriteCloser
+	f     *inflight
 	lines lines
 
 	mu      sync.Mutex
+	err     error // the first write error
 	version string
+}
+
+func newStdioOutput(out io.WriteCloser, f *inflight) *stdioOutput {
+	w := &stdioOutput{out: out, f: f}
+	w.lines.fn = w.route
+	return w
 }
 
 func (w *stdioOutput) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, err := w.WriteCloser.Write(p)
-	w.lines.feed(p[:n])
-	return n, err
-}
-
-// reject answers a line that is not JSON-RPC.
-func (w *stdioOutput) reject(code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	w.Write(append(b, '\n'))
-}
-
-// noteVersion remembers the protocol version of an initialize answer in
-// line.
-func (w *stdioOutput) noteVersion(line []byte) {
-	if !bytes.Contains(line, []byte(`"protocolVersion"`)) {
-		return
+	w.lines.feed(p)
+	if w.err != nil {
+		return 0, w.err
 	}
+	return len(p), nil
+}
+
+// Close closes the output.
+func (w *stdioOutput) Close() error { return w.out.Close() }
+
+// route writes one line of the SDK (under mu).
+func (w *stdioOutput) route(line []byte) {
 	var m struct {
-		Result struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Result *struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(line, &m) == nil && m.Result.ProtocolVersion != "" {
-		w.version = m.Result.ProtocolVersion // under mu: called from Write
+	if json.Unmarshal(line, &m) != nil || m.Method != nil {
+		w.write(line) // a request or notification of the server's own
+		return
 	}
+	if m.Result != nil && m.Result.ProtocolVersion != "" {
+		w.version = m.Result.ProtocolVersion
+	}
+	line = fixAnswer(line)
+	if _, k, why := checkID(m.ID); why == "" {
+		line = w.f.done(k, line)
+	}
+	if line != nil {
+		w.write(line)
+	}
+}
+
+// write writes one line (under mu).
+func (w *stdioOutput) write(line []byte) {
+	if w.err != nil {
+		return
+	}
+	_, w.err = w.out.Write(append(bytes.Clone(line), '\n'))
+}
+
+// send writes a line of the input's own.
+func (w *stdioOutput) send(line []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.write(line)
 }
 
 // protocol is the version initialize settled on; empty before.
