@@ -126,7 +126,7 @@ func New(opts Options) *Executor {
 	if g == nil {
 		g = &guard.Guard{}
 	}
-	return &Executor{opts: opts, guard: g, client: g.ClientVia(opts.Network)}
+	return &Executor{opts: opts, guard: g, client: g.SendOnceVia(opts.Network)}
 }
 
 // Run runs plan with env and returns its record. It never returns a
@@ -332,6 +332,15 @@ func (e *Executor) step(run runState, step *compile.Step, scope *resolve.Scope, 
 	sr.Response = &runrecord.Response{Status: captured.Status, Size: received, Truncated: captured.Truncated}
 	if readErr != nil {
 		state, reason, msg := describeTransportError(run, sctx, readErr, e.opts.StepTimeout)
+		switch {
+		case state == runrecord.Failed && !step.Succeeds(resp.StatusCode):
+			// The answer is a status the step does not expect.
+			reason, msg = runrecord.ReasonStatus, fmt.Sprintf("the response status is %d; the step expects %s (and its body was cut off: %s)", resp.StatusCode, step.Expects(), msg)
+		case state == runrecord.Failed:
+			// The receiver answered, so it had the whole request: it may
+			// have acted on it.
+			state, msg = runrecord.Unknown, fmt.Sprintf("the response (status %d) was cut off: %s; the receiver had the request and may have acted on it, and it is not sent again on its own", resp.StatusCode, msg)
+		}
 		finish(state, reason, "reading the response: "+msg)
 		return sr, &resolve.Result{State: state, Response: captured}, captured
 	}
@@ -470,28 +479,43 @@ func describeTransportError(run runState, stepCtx context.Context, err error, ti
 		return runrecord.Unknown, runrecord.ReasonInterrupted, "stopped while this request was being sent: " + run.cause() +
 			"; the receiver may or may not have got it, and it is not sent again on its own"
 	}
+	var unanswered *guard.UnansweredError
+	if errors.As(err, &unanswered) {
+		// Every byte of the request was written: the receiver may have it.
+		reason, msg := transportCause(run, stepCtx, unanswered.Err, timeout)
+		return runrecord.Unknown, reason, "the request was sent whole and no complete response came (" + msg +
+			"); the receiver may have acted on it, and it is not sent again on its own"
+	}
+	reason, msg := transportCause(run, stepCtx, err, timeout)
+	return runrecord.Failed, reason, msg
+}
+
+// transportCause names what went wrong in an exchange, without the URL.
+func transportCause(run runState, stepCtx context.Context, err error, timeout time.Duration) (runrecord.Reason, string) {
 	if run.over() {
-		return runrecord.Failed, runrecord.ReasonCancelled, "stopped: " + run.cause()
+		return runrecord.ReasonCancelled, "stopped: " + run.cause()
 	}
 	if stepCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
-		return runrecord.Failed, runrecord.ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
+		return runrecord.ReasonTimeout, fmt.Sprintf("no complete response within %s", timeout)
 	}
 	switch {
+	case errors.Is(err, guard.ErrNotSentAgain):
+		return runrecord.ReasonTransport, guard.ErrNotSentAgain.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return runrecord.Failed, runrecord.ReasonTransport, "connection refused"
+		return runrecord.ReasonTransport, "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
-		return runrecord.Failed, runrecord.ReasonTransport, "connection reset by the server"
+		return runrecord.ReasonTransport, "connection reset by the server"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return runrecord.Failed, runrecord.ReasonTransport, "the server closed the connection before the response was complete"
+		return runrecord.ReasonTransport, "the server closed the connection before the response was complete"
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		if dnsErr.IsNotFound {
-			return runrecord.Failed, runrecord.ReasonTransport, fmt.Sprintf("host %q not found", dnsErr.Name)
+			return runrecord.ReasonTransport, fmt.Sprintf("host %q not found", dnsErr.Name)
 		}
-		return runrecord.Failed, runrecord.ReasonTransport, "name resolution failed: " + dnsErr.Err
+		return runrecord.ReasonTransport, "name resolution failed: " + dnsErr.Err
 	}
-	return runrecord.Failed, runrecord.ReasonTransport, innerError(err)
+	return runrecord.ReasonTransport, innerError(err)
 }
 
 // innerError strips the *url.Error wrapper, whose message holds the URL.

@@ -312,7 +312,7 @@ func TestFaultyReceivers(t *testing.T) {
 		msg0    string
 		msg1    string
 	}{
-		{"hang", hang, "", runrecord.Failed, runrecord.ReasonTimeout, "no complete response within", ""},
+		{"hang", hang, "", runrecord.Unknown, runrecord.ReasonTimeout, "no complete response within", ""},
 		{"slow trickle", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "100")
 			for i := 0; i < 100; i++ {
@@ -326,12 +326,12 @@ func TestFaultyReceivers(t *testing.T) {
 				case <-time.After(50 * time.Millisecond):
 				}
 			}
-		}, "", runrecord.Failed, runrecord.ReasonTimeout, "no complete response within", ""},
+		}, "", runrecord.Unknown, runrecord.ReasonTimeout, "no complete response within", ""},
 		{"reset", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.(*tls.Conn).NetConn().(*net.TCPConn).SetLinger(0)
 			conn.Close()
-		}, "", runrecord.Failed, runrecord.ReasonTransport, "", ""},
+		}, "", runrecord.Unknown, runrecord.ReasonTransport, "", ""},
 		{"5xx", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, "", runrecord.Failed, runrecord.ReasonStatus, "status is 503", ""},
 		{"too large", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
