@@ -91,6 +91,25 @@ func ResumePoint(steps []Step) int {
 	return len(steps)
 }
 
+// Resumable reports whether a run that ended with status and steps can be
+// taken up again: it was interrupted, or a step of it is Unknown — its
+// request was sent whole and no complete answer came, so its receiver may
+// have acted on it and only a person's resume sends it again.
+func Resumable(status Status, steps []Step) bool {
+	switch status {
+	case RunInterrupted:
+		return true
+	case RunRunning:
+		return false
+	}
+	for _, s := range steps {
+		if s.State == Unknown {
+			return true
+		}
+	}
+	return false
+}
+
 // Step is the record of one step.
 type Step struct {
 	Index int    `json:"index"`

@@ -166,3 +166,25 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Error("identity helpers")
 	}
 }
+
+// A run can be taken up again when it was interrupted, or when it ended
+// with a step whose answer never came (Unknown); not one that is still
+// running or whose steps all have an outcome.
+func TestResumable(t *testing.T) {
+	st := func(s runrecord.State) runrecord.Step { return runrecord.Step{State: s} }
+	for _, c := range []struct {
+		status runrecord.Status
+		steps  []runrecord.Step
+		want   bool
+	}{
+		{runrecord.RunInterrupted, []runrecord.Step{st(runrecord.Succeeded)}, true},
+		{runrecord.RunFailed, []runrecord.Step{st(runrecord.Succeeded), st(runrecord.Unknown), st(runrecord.Skipped)}, true},
+		{runrecord.RunFailed, []runrecord.Step{st(runrecord.Succeeded), st(runrecord.Failed)}, false},
+		{runrecord.RunSucceeded, []runrecord.Step{st(runrecord.Succeeded)}, false},
+		{runrecord.RunRunning, []runrecord.Step{st(runrecord.Unknown)}, false},
+	} {
+		if got := runrecord.Resumable(c.status, c.steps); got != c.want {
+			t.Errorf("%s %+v: %v, want %v", c.status, c.steps, got, c.want)
+		}
+	}
+}

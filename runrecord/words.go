@@ -13,8 +13,10 @@ const (
 	// Succeeded: the step was sent and its response has the expected status.
 	Succeeded State = "succeeded"
 	// Failed: the step was not sent (a reference, the guard, a request
-	// that could not be built) or it was sent and failed (a transport
-	// error, a timeout, an unexpected status); Reason says which.
+	// that could not be built), it never reached its receiver whole (a
+	// connection refused, a TLS handshake that failed, a connection lost
+	// before the request's last byte was written), or it was answered
+	// with an unexpected status; Reason says which.
 	Failed State = "failed"
 	// Skipped: the step was never sent: it uses the response of a step that
 	// did not succeed, or its run ended before it (Reason says which).
@@ -22,9 +24,12 @@ const (
 	// Sending: the step's request is being sent. Only a running record has
 	// a step in this state: the record a store keeps while the run goes on.
 	Sending State = "sending"
-	// Unknown: the request may or may not have reached its receiver — the
-	// run was stopped, or the process died, while it was being sent, or its
-	// outcome could not be recorded. It is never sent again on its own.
+	// Unknown: the receiver may have acted on the request, and whether it
+	// did is not known: the request was sent whole and no complete answer
+	// came (the connection reset or closed, half a response, a timeout),
+	// the run was stopped or the process died while it was being sent, or
+	// its outcome could not be recorded. It is never sent again on its own;
+	// resuming the run sends it again with the same identity.
 	Unknown State = "unknown"
 )
 
@@ -54,8 +59,9 @@ type Status string
 const (
 	// RunSucceeded: every step succeeded.
 	RunSucceeded Status = "succeeded"
-	// RunFailed: a step failed or was skipped, or the document did not
-	// validate (then nothing was sent).
+	// RunFailed: a step failed, was skipped or is Unknown (its request was
+	// sent whole and no complete answer came: the run can be resumed, see
+	// Resumable), or the document did not validate (then nothing was sent).
 	RunFailed Status = "failed"
 	// RunRunning: the run is sending its steps; its record is kept up to
 	// date before and after each request, so a process that stops leaves a
@@ -102,9 +108,12 @@ const (
 	// secret it carries may not go to its host, or the host is outside
 	// the egress list (package egress).
 	ReasonDestination Reason = "destination-denied"
-	// ReasonTimeout: no complete response in time.
+	// ReasonTimeout: no complete response in time (state Failed when the
+	// request was not written whole by then, else Unknown).
 	ReasonTimeout Reason = "timeout"
 	// ReasonTransport: connection refused, reset, TLS, a name not found…
+	// (state Failed when the request never left whole, Unknown when it
+	// did and its answer did not come whole).
 	ReasonTransport Reason = "transport"
 	// ReasonStatus: the response status is not the one the step expects.
 	ReasonStatus Reason = "unexpected-status"

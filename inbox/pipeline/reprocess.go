@@ -73,7 +73,8 @@ func (r reprocessor) checkAgent(ctx context.Context, repo inbox.Repo, ws string,
 }
 
 // resumable returns the e-mail's latest workflow run when it can be
-// resumed: interrupted, and its agent run still the e-mail's.
+// resumed (runrecord.Resumable: interrupted, or a step unknown), and its
+// agent run still the e-mail's.
 func (r reprocessor) resumable(ctx context.Context, repo inbox.Repo, ws string, e inbox.Email) (*inbox.WorkflowRun, error) {
 	if e.WorkflowRunID == "" {
 		return nil, inbox.Errorf(inbox.CodeNotResumable, "e-mail %s has no workflow run to resume; reprocess it to run its agent again", e.ID)
@@ -85,8 +86,8 @@ func (r reprocessor) resumable(ctx context.Context, repo inbox.Repo, ws string, 
 	if err != nil {
 		return nil, err
 	}
-	if wr.Status != runrecord.RunInterrupted || wr.AgentRunID != e.AgentRunID {
-		return nil, inbox.Errorf(inbox.CodeNotResumable, "the latest workflow run %s of e-mail %s is %s, not interrupted: only an interrupted run is resumed; reprocess the e-mail to run its workflow again", wr.ID, e.ID, wr.Status)
+	if !runrecord.Resumable(wr.Status, wr.Steps) || wr.AgentRunID != e.AgentRunID {
+		return nil, inbox.Errorf(inbox.CodeNotResumable, "the latest workflow run %s of e-mail %s is %s, with no step whose outcome is unknown: only an interrupted run, or one whose step was sent and never answered, is resumed; reprocess the e-mail to run its workflow again", wr.ID, e.ID, wr.Status)
 	}
 	return &wr, nil
 }
