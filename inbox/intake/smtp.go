@@ -375,11 +375,19 @@ func (se *session) Data(r io.Reader) (err error) {
 	start := time.Now()
 	t := Transaction{MailFrom: from, RcptTo: rcptTo}
 	defer func() { se.observeData(start, t, err) }()
+	_, chunked := r.(*io.PipeReader) // go-smtp hands BDAT chunks over a pipe
+	if !chunked && se.wire != nil {
+		// A DATA body is the wire's to read (go-smtp's reader misses the
+		// end of some); it must be read to its end before go-smtp reads on.
+		if body, ok := se.wire.body(); ok {
+			defer body.finish()
+			r = body
+		}
+	}
 	if len(rcpts) == 0 {
 		io.Copy(io.Discard, r)
 		return errNoRecipients
 	}
-	_, chunked := r.(*io.PipeReader) // go-smtp hands BDAT chunks over a pipe
 	sp, err := s.spool.NewSpool(s.cfg.MaxMessageBytes)
 	if err != nil {
 		s.cfg.Logger.Error("smtp: creating a spool", "err", err)
@@ -387,14 +395,6 @@ func (se *session) Data(r io.Reader) (err error) {
 		return errInternal
 	}
 	defer sp.Remove()
-	if !chunked && se.wire != nil {
-		// The wire reads a DATA body faster than go-smtp does; it must be
-		// read to its end before go-smtp reads on.
-		if body, ok := se.wire.body(); ok {
-			defer body.finish()
-			r = body
-		}
-	}
 	err = se.receive(sp, r)
 	t.Size = sp.Size()
 	if err != nil {

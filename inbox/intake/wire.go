@@ -50,14 +50,15 @@ type wire struct {
 	buf       []byte // bytes read from conn and not yet handed to go-smtp
 	mode      readMode
 	chunkLeft int64
-	dot       int      // the DATA terminator search's state (go-smtp's)
+	dot       int      // the DATA body decoder's state (unstuff)
 	line      []byte   // the command line handed out so far, when it is longer than a read
 	awaiting  []string // the commands handed out whose final reply is not written yet
 	firstLine bool     // the next reply line is the first of its reply
-	// bodyHanded says go-smtp was handed bytes of the current DATA body
-	// (then it may hold some in its buffer, and the body is no longer the
-	// wire's to read: see body).
-	bodyHanded bool
+	// bodyEnded says the current DATA body has been read to its
+	// terminating line, which is all go-smtp's reader is handed of it.
+	bodyEnded bool
+	// termHanded is how much of the terminating line go-smtp was handed.
+	termHanded int
 
 	// Write side.
 	partial []byte // a reply line not yet complete
@@ -75,20 +76,21 @@ type readMode int
 const (
 	modeCommand  readMode = iota
 	modeDataWait          // DATA handed out, its 354 or refusal not written yet
-	modeData              // the DATA body, up to its terminating line
+	modeData              // a DATA body, up to its terminating line, not read yet (or only its terminating line left)
 	modeChunk             // a BDAT chunk, chunkLeft bytes to go
 	modeBody              // the DATA body, read by the session through body()
 )
 
-// go-smtp's DATA terminator states (a copy of its state machine, so the two
-// always agree on where a body ends).
+// The DATA body decoder's states (unstuff). A line starts at the body's
+// start and after each CR LF; the body ends at a line that is a dot alone,
+// ".\r\n". A bare LF or a bare CR ends no line, so "\n.\n", "\n.\r\n",
+// "\r.\r" and "\r\n.\n" never end a body (SMTP smuggling).
 const (
-	dotBeginLine = iota
-	dotDot
-	dotDotCR
-	dotCR
-	dotData
-	dotEOF
+	dotBeginLine = iota // at a line's start
+	dotDot              // a dot began the line (elided: dot-stuffing)
+	dotDotCR            // then a CR, held back: the line may be the terminator
+	dotCR               // a CR, which may end the line
+	dotData             // inside a line
 )
 
 // errLineTooLong is a command line past the limit.
@@ -210,69 +212,27 @@ func (w *wire) next(p []byte) (n int, err error) {
 	return n, err
 }
 
+// readData hands go-smtp's DATA reader the body's terminating line, and
+// nothing of the body itself: go-smtp's decoder ends no body whose last
+// line ends in CR CR LF, and would read on into the commands after it. The
+// session reads the body through body(); one it did not read is read here
+// and dropped, so that go-smtp's reader, given an empty body, ends where
+// the body did.
 func (w *wire) readData(p []byte) (int, error) {
-	n, err := w.next(p)
-	if n == 0 {
-		return 0, err
+	if !w.bodyEnded {
+		w.mode = modeBody
+		if err := (&dataBody{w: w}).finish(); err != nil {
+			return 0, err
+		}
 	}
-	w.bodyHanded = true
-	if end := w.scanData(p[:n]); end < n {
-		// The body ended inside these bytes: what follows is commands.
-		w.buf = append(w.buf[:0], append(p[end:n:n], w.buf...)...)
-		n = end
+	// The terminating line is at the buffer's start (dataBody.Read).
+	n := copy(p, w.buf[:min(len(w.buf), len(terminator)-w.termHanded)])
+	w.consume(n)
+	w.termHanded += n
+	if w.termHanded == len(terminator) {
+		w.mode, w.bodyEnded, w.termHanded = modeCommand, false, 0
 	}
 	return n, nil
-}
-
-// scanData runs go-smtp's terminator state machine over b and returns
-// where the body ends in it (len(b) when it does not end there).
-func (w *wire) scanData(b []byte) int {
-	for i := 0; i < len(b); i++ {
-		if w.dot == dotData {
-			// Most of a body: skip to the next CR.
-			j := bytes.IndexByte(b[i:], '\r')
-			if j < 0 {
-				return len(b)
-			}
-			i += j
-		}
-		c := b[i]
-		switch w.dot {
-		case dotBeginLine:
-			switch c {
-			case '.':
-				w.dot = dotDot
-			case '\r':
-				w.dot = dotCR
-			default:
-				w.dot = dotData
-			}
-		case dotDot:
-			if c == '\r' {
-				w.dot = dotDotCR
-			} else {
-				w.dot = dotData
-			}
-		case dotDotCR:
-			if c == '\n' {
-				w.dot = dotBeginLine
-				w.mode = modeCommand
-				return i + 1
-			}
-			w.dot = dotData
-		case dotCR:
-			if c == '\n' {
-				w.dot = dotBeginLine
-			} else {
-				w.dot = dotData
-			}
-		case dotData:
-			if c == '\r' {
-				w.dot = dotCR
-			}
-		}
-	}
-	return len(b)
 }
 
 // readCommands hands out the complete command lines buffered (or part of
@@ -543,7 +503,7 @@ func (w *wire) answered(cmd string, l []byte) {
 	switch cmd {
 	case "DATA":
 		if len(l) >= 3 && string(l[:3]) == "354" {
-			w.mode, w.dot, w.bodyHanded = modeData, dotBeginLine, false
+			w.mode, w.dot, w.bodyEnded, w.termHanded = modeData, dotBeginLine, false, 0
 			w.awaiting[0] = "DATA body"
 			w.firstLine = true
 			return
@@ -576,21 +536,21 @@ func (w *wire) SetDeadline(t time.Time) error      { return w.raw.SetDeadline(t)
 func (w *wire) SetReadDeadline(t time.Time) error  { return w.raw.SetReadDeadline(t) }
 func (w *wire) SetWriteDeadline(t time.Time) error { return w.raw.SetWriteDeadline(t) }
 
+// terminator is the line that ends a DATA body.
+const terminator = ".\r\n"
+
 // body hands the session the DATA body go-smtp has just announced (354),
-// to read below go-smtp: go-smtp's own reader takes a byte at a time
-// through a state machine, which for a 100 KiB message costs more than
-// everything else the wire does. The body reads the same bytes — its
-// state machine is go-smtp's, including the dot-unstuffing and its
-// quirks — in runs up to the next CR, straight into the caller's buffer.
-// ok is false when go-smtp was already handed part of the body (it may
-// hold some in its buffer) or when no DATA body is being received: then
-// read go-smtp's reader.
+// to read below go-smtp: the wire decodes it (unstuff) in runs up to the
+// next CR, straight into the caller's buffer, and go-smtp's own reader —
+// a byte at a time, and one that misses the end of a body whose last line
+// ends in CR CR LF — is handed only the terminating line. ok is false when
+// no DATA body is being received.
 //
 // The session must read the body to its end (finish does) before Data
 // returns; the wire then hands go-smtp the terminating line, so that its
 // reader ends where the body did and finds the commands after it.
 func (w *wire) body() (*dataBody, bool) {
-	if w.mode != modeData || w.bodyHanded {
+	if w.mode != modeData || w.bodyEnded {
 		return nil, false
 	}
 	w.mode = modeBody
@@ -618,33 +578,59 @@ func (d *dataBody) Read(p []byte) (int, error) {
 	}
 	w := d.w
 	for {
+		if w.dot == dotDotCR {
+			// A dot line's CR ended the last read: the byte after it says
+			// whether the line is the terminator.
+			if len(w.buf) == 0 {
+				if err := w.fill(); err != nil {
+					return 0, d.fail(err)
+				}
+			}
+			if w.buf[0] == '\n' {
+				w.consume(1)
+				return 0, d.end(nil)
+			}
+			p[0], w.dot = '\r', dotData
+			return 1, nil
+		}
 		n, err := w.next(p)
 		if n == 0 {
-			if err == nil {
-				err = io.ErrNoProgress
-			} else if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			// go-smtp, reading on, meets the connection's end too.
-			w.mode = modeData
-			d.done = true
-			d.err = err
-			return 0, err
+			return 0, d.fail(err)
 		}
 		out, end, done := unstuff(p[:n], &w.dot)
 		if done {
-			// What follows the body is commands: they go back to the
-			// buffer behind the terminating line go-smtp's reader ends on.
-			w.unread(".\r\n", p[end:n])
-			w.mode, w.dot = modeData, dotBeginLine
-			d.done = true
-			return out, io.EOF
+			return out, d.end(p[end:n])
 		}
 		if out > 0 {
 			return out, nil
 		}
 		// Only elided bytes (a stuffed dot): read on.
 	}
+}
+
+// end ends the body at its terminating line; rest, the bytes read after
+// it, are commands: they go back to the buffer behind the terminating line
+// go-smtp's reader ends on.
+func (d *dataBody) end(rest []byte) error {
+	w := d.w
+	w.unread(terminator, rest)
+	w.mode, w.dot, w.bodyEnded = modeData, dotBeginLine, true
+	d.done = true
+	return io.EOF
+}
+
+// fail ends the body early with the connection's error err.
+func (d *dataBody) fail(err error) error {
+	if err == nil {
+		err = io.ErrNoProgress
+	} else if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	// go-smtp, reading on, meets the connection's end too.
+	d.w.mode = modeData
+	d.done = true
+	d.err = err
+	return err
 }
 
 // unread puts line and rest back in front of the buffered bytes.
@@ -665,12 +651,15 @@ func (d *dataBody) finish() error {
 	return err
 }
 
-// unstuff runs go-smtp's DATA state machine over b in place: it removes
-// the bytes go-smtp's reader removes (a dot starting a line, and the CR and
-// LF of the terminating ".\r\n"), keeps the rest, and returns how many bytes
-// of b now hold the body, how many of b's bytes it took, and whether the
-// terminating line ended among them (the bytes from end on are not the
-// body's). Between lines it skips to the next CR at once.
+// unstuff decodes DATA body bytes b in place, from the decoder state
+// *state (the dot… constants): it removes a dot that starts a line
+// (dot-stuffing, RFC 5321 §4.5.2) and the terminating line, keeps every
+// other byte, and returns how many bytes of b now hold the body, how many
+// of b's bytes it took, and whether the terminating line ended among them
+// (the bytes from end on are not the body's). A CR after a line's leading
+// dot that is b's last byte is not taken (end is len(b)-1): the byte after
+// it decides whether the line is the terminator. Inside a line it skips
+// to the next CR at once.
 func unstuff(b []byte, state *int) (out, end int, done bool) {
 	s := *state
 	for i := 0; i < len(b); i++ {
@@ -710,11 +699,22 @@ func unstuff(b []byte, state *int) (out, end int, done bool) {
 				*state = dotBeginLine
 				return out, i + 1, true
 			}
+			// Not the terminator: the CR held back is the line's. A state
+			// of dotDotCR at the start of b is the caller's to resolve,
+			// so the CR was taken in this call and its place is free.
+			b[out] = '\r'
+			out++
 			s = dotData
+			if c == '\r' {
+				s = dotCR
+			}
 		case dotCR:
-			if c == '\n' {
+			switch c {
+			case '\n':
 				s = dotBeginLine
-			} else {
+			case '\r':
+				// A CR after a CR: the line may end at this one.
+			default:
 				s = dotData
 			}
 		case dotData: // c is the CR found above
