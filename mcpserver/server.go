@@ -153,10 +153,13 @@ func New(opts Options) (*Server, error) {
 	for _, p := range opts.Products {
 		s.addProduct(p)
 	}
+	// The last added is the outermost: contain covers every layer inside
+	// it, the observer and the permission checks too.
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	if opts.Observe != nil {
-		s.mcp.AddReceivingMiddleware(s.observe(opts.Observe)) // outermost: it sees every answer
+		s.mcp.AddReceivingMiddleware(s.observe(opts.Observe)) // it sees every answer
 	}
+	s.mcp.AddReceivingMiddleware(s.contain)
 	return s, nil
 }
 
@@ -282,11 +285,14 @@ func (s *Server) observe(fn func(RequestObserved)) mcp.Middleware {
 					o.Tool = ct.Params.Name
 				}
 			}
+			// A call that ends in a JSON-RPC error may come back as a nil
+			// *mcp.CallToolResult inside a non-nil Result: the error decides
+			// first, and a result is read only when it is there.
 			switch r := res.(type) {
 			case inputRequired:
 				o.Result = "input_required"
 			case *mcp.CallToolResult:
-				if r.IsError {
+				if r != nil && r.IsError {
 					o.Result = "tool_error"
 				}
 			}
@@ -367,7 +373,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := res.(type) {
 		case *mcp.CallToolResult:
-			if r.NeedsInput() {
+			if r != nil && r.NeedsInput() {
 				return inputRequired{r}, nil
 			}
 		case *mcp.ListToolsResult:

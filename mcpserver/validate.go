@@ -391,18 +391,16 @@ const (
 // contains 3145728 Unicode code points, more than 10".
 func clipValues(msg string) string {
 	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
-		if len(q) <= maxShownValue+16 {
-			return q
-		}
 		s, err := strconv.Unquote(q)
 		if err != nil {
 			s = q[1 : len(q)-1]
 		}
-		cut := maxShownValue
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
+		// Decided on the value, not on its quoted form: 20 NULs quote to
+		// 80 bytes and are 20 long.
+		if len(s) <= maxShownValue {
+			return q
 		}
-		return strconv.Quote(s[:cut]+"…") + fmt.Sprintf(" (%d bytes)", len(s))
+		return strconv.Quote(prefix(s, maxShownValue)+"…") + fmt.Sprintf(" (%d bytes)", len(s))
 	})
 	msg = wholeDecimal.ReplaceAllString(wholeFraction.ReplaceAllString(msg, "$1"), "$1")
 	if len(msg) > maxProblemBytes {
@@ -419,4 +417,18 @@ func clipValues(msg string) string {
 		msg = fmt.Sprintf("%s… (%d bytes left out) …%s", msg[:head], from-head, msg[from:])
 	}
 	return msg
+}
+
+// prefix is the longest start of s of at most n bytes that ends on a rune
+// boundary; a byte of s that is not UTF-8 counts as a rune of its own.
+func prefix(s string, n int) string {
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > n {
+			break
+		}
+		end += size
+	}
+	return s[:end]
 }
