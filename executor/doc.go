@@ -8,12 +8,23 @@
 // failed (before sending: a missing secret or attachment, a null or
 // missing path, a reference to its own or a later step's response, a
 // control character after substitution, a denied address, a journal that
-// cannot record it; or after: a transport error, a timeout, an unexpected
-// status), skipped (it uses the response of a step that failed or was
-// skipped, or the run ended before it) or unknown (the run was stopped —
-// its context cancelled — while the request may have left: the receiver
-// may have it, so it is never recorded as failed). Later independent steps
-// still run after a failure; the run fails if any step did not succeed.
+// cannot record it; a request that never reached its receiver whole: a
+// refused connection, a failed TLS handshake, a connection lost or a
+// timeout before its last byte was written; or an unexpected status),
+// skipped (it uses the response of a step that failed or was skipped, or
+// the run ended before it) or unknown (its request was written whole and
+// no complete answer came — a reset, a close, half a response, a timeout
+// — or the run was stopped, its context cancelled, while the request may
+// have left: the receiver may have acted on it, so it is never recorded as
+// failed, and a resume sends it again with its identity). Later
+// independent steps still run after a failure; the run fails if any step
+// did not succeed.
+//
+// A step is sent once. The transport is guard.SendOnce's: net/http would
+// send a GET, or a request with an Idempotency-Key, again by itself on a
+// new connection after a reused one failed, and HTTP/2 would after a
+// refused or reset stream; SendOnce stops every attempt after one that
+// may have put a byte of the request on the wire.
 //
 // The executor stores nothing: it drives the run's runrecord.Journal
 // (Env.Journal). Before a step's first byte leaves, Journal.Sending hears
