@@ -29,6 +29,9 @@ type storeJournal struct {
 	base string
 	// deadline bounds the retries of a commit: the job's own deadline.
 	deadline time.Time
+	// life is the job's context: a write the store refuses waits for it to
+	// take writes again as long as life lasts.
+	life context.Context
 	// held checks, in each write's transaction, that the run's job is still
 	// this worker's (queue.HeldTx); nil checks nothing.
 	held func(ctx context.Context, tx store.Tx) error
@@ -44,7 +47,7 @@ type storeJournal struct {
 }
 
 func newStoreJournal(ctx context.Context, p *Pipeline, ws string, run inbox.WorkflowRun, base string) *storeJournal {
-	j := &storeJournal{p: p, ws: ws, run: run, base: base, sending: -1}
+	j := &storeJournal{p: p, ws: ws, run: run, base: base, sending: -1, life: ctx}
 	j.deadline, _ = ctx.Deadline()
 	return j
 }
@@ -124,7 +127,7 @@ const (
 func (j *storeJournal) commit(ctx context.Context, rec inbox.WorkflowRun) error {
 	pause := commitFirstPause
 	for attempt := 1; ; attempt++ {
-		err := j.p.commit(ctx, func(tx store.Tx) error {
+		err := j.p.commitWithin(ctx, j.life, func(tx store.Tx) error {
 			if err := j.hold(ctx, tx); err != nil {
 				return err
 			}

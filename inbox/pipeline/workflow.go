@@ -136,8 +136,9 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	}
 	hit("workflow.ran")
 	// The requests were sent: record them even if the job is being stopped.
+	life := ctx
 	ctx = context.WithoutCancel(ctx)
-	if err := w.finish(ctx, job, run, wr); err != nil {
+	if err := w.finish(ctx, life, job, run, wr); err != nil {
 		if journal.unrecorded != nil {
 			// The next attempt finds the step still being sent and reads
 			// here why.
@@ -231,10 +232,11 @@ func attachments(msg inbox.Message, index *eml.Index, e inbox.Email) resolve.Att
 
 // finish writes the outcome of a workflow run in one transaction: the run
 // record, the agent run (failed when the workflow failed), the e-mail's
-// status, the events and their deliveries, and the job's completion.
-func (w *workflowWorker) finish(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
+// status, the events and their deliveries, and the job's completion. While
+// the store refuses writes it waits for as long as life (the job) lasts.
+func (w *workflowWorker) finish(ctx, life context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	p, ws := w.p, job.Args.Workspace
-	err := p.commit(ctx, func(tx store.Tx) error {
+	err := p.commitWithin(ctx, life, func(tx store.Tx) error {
 		repo := p.repo.In(tx)
 		if err := repo.WorkflowRuns.Put(ctx, ws, wr); err != nil {
 			return err
@@ -305,7 +307,7 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 	}
 	wr = interrupted(wr, plan, unrecordedStep(job), p.now())
 	p.log.Warn("pipeline: a workflow run was interrupted; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
-	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
+	if err := w.finish(context.WithoutCancel(ctx), ctx, job, run, wr); err != nil {
 		return fmt.Errorf("recording interrupted workflow run %s: %w", wr.ID, err)
 	}
 	hit("workflow.interrupted")
@@ -318,7 +320,7 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 func (w *workflowWorker) complete(ctx context.Context, job *river.Job[queue.WorkflowArgs], run inbox.AgentRun, wr inbox.WorkflowRun) error {
 	wr.Status, wr.InFlight, wr.FinishedAt = runrecord.Outcome(wr.Steps), nil, w.p.now()
 	w.p.log.Warn("pipeline: a workflow run had sent every step when its process stopped; its outcome is recorded now, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
-	if err := w.finish(context.WithoutCancel(ctx), job, run, wr); err != nil {
+	if err := w.finish(context.WithoutCancel(ctx), ctx, job, run, wr); err != nil {
 		return fmt.Errorf("recording workflow run %s: %w", wr.ID, err)
 	}
 	hit("workflow.interrupted")

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -63,6 +64,8 @@ type Store struct {
 	opts    Options
 	log     *slog.Logger
 	grace   graceCache
+	// health follows whether the store's transactions commit.
+	health store.WriteHealth
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -163,6 +166,30 @@ func (s *Store) Close() error {
 	s.wg.Wait()
 	s.pool.Close()
 	return nil
+}
+
+// refusal says why err, a transaction's error, is the database refusing
+// writes (a store.Refused… reason), or "" when it is not: an answer about
+// what was written (a constraint, a conflict) or the caller giving up.
+func refusal(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "53100": // disk_full
+			return store.RefusedFull
+		case pgErr.Code == "25006": // read_only_sql_transaction
+			return store.RefusedReadOnly
+		case pgErr.Code == "58030": // io_error
+			return store.RefusedIO
+		}
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return store.RefusedFull
+	}
+	if unavailable(err) {
+		return store.RefusedUnreachable
+	}
+	return ""
 }
 
 // unavailable reports whether err means the database could not be reached or

@@ -203,9 +203,17 @@ var (
 // BEGIN is sent again when the connection turns out dead, as a read would
 // be; once fn has run nothing is retried, and a transaction whose connection
 // dies fails with the error.
-func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
+//
+// A transaction the database refuses — cut, stalled, restarting, failing
+// over, out of disk — ends with a store.RefusedError, and the store's
+// WriteHealth follows it.
+func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) (err error) {
+	defer func() {
+		err = store.Refused(refusal(err), err)
+		s.health.Observe(err)
+	}()
 	var pgTx pgx.Tx
-	err := s.c.retry(ctx, true, func() (err error) {
+	err = s.c.retry(ctx, true, func() (err error) {
 		pgTx, err = s.pool.Begin(ctx)
 		return err
 	})
@@ -231,6 +239,10 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	committed = true
 	return nil
 }
+
+// WriteHealth returns whether the store's transactions lately committed or
+// were refused (store.WriteWatcher).
+func (s *Store) WriteHealth() *store.WriteHealth { return &s.health }
 
 // PgxPool returns the store's connection pool, for building a River client
 // (riverpgxv5.New) or reading large objects on the same database. Do not

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/internal/sqlq"
@@ -212,7 +214,15 @@ var (
 // (it holds the database's write lock from its start, so it never fails
 // half-way on a lock another writer took), on the writer connection. Inside
 // fn, use tx only: the Store's own writes wait for the connection fn holds.
+//
+// A transaction the database refuses — its disk full, read-only or
+// failing — ends with a store.RefusedError, and the store's WriteHealth
+// follows it.
 func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) (err error) {
+	defer func() {
+		err = store.Refused(refusal(err), err)
+		s.health.Observe(err)
+	}()
 	sqlTx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
@@ -232,6 +242,36 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx store.Tx) error) (err err
 	}
 	committed = true
 	return nil
+}
+
+// WriteHealth returns whether the store's transactions lately committed or
+// were refused (store.WriteWatcher).
+func (s *Store) WriteHealth() *store.WriteHealth { return &s.health }
+
+// refusal says why err, a transaction's error, is the database refusing
+// writes (a store.Refused… reason), or "" when it is not.
+func refusal(err error) string {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_FULL:
+			return store.RefusedFull
+		case sqlite3.SQLITE_READONLY:
+			return store.RefusedReadOnly
+		case sqlite3.SQLITE_IOERR:
+			return store.RefusedIO
+		}
+		return ""
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return store.RefusedFull
+	case errors.Is(err, syscall.EROFS):
+		return store.RefusedReadOnly
+	case errors.Is(err, syscall.EIO):
+		return store.RefusedIO
+	}
+	return ""
 }
 
 // SQLDB returns the handle on the database file that every write of the

@@ -31,6 +31,8 @@ type Store struct {
 	// prepared are the fixed reads on the path of every request (the token
 	// lookup among them), prepared once on the reader pool.
 	prepared map[string]*sql.Stmt
+	// health follows whether the store's transactions commit.
+	health store.WriteHealth
 }
 
 // readers is the number of connections of the reader pool.
