@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emersion/go-smtp"
 
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/senderauth"
+	"github.com/kobana/workflow/internal/panics"
 )
 
 // Config configures the SMTP server. Zero fields take the defaults.
@@ -367,7 +369,23 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 // Data receives one message. It reads the transaction's state once, when
 // it starts (go-smtp resets the state itself once the message is
 // answered), so a reset meanwhile cannot reach the message being stored.
-func (se *session) Data(r io.Reader) (err error) {
+func (se *session) Data(r io.Reader) error {
+	_, chunked := r.(*io.PipeReader) // go-smtp hands BDAT chunks over a pipe
+	if !chunked && se.wire != nil {
+		// A DATA body is the wire's to read (go-smtp's reader misses the
+		// end of some); it must be read to its end before go-smtp reads on
+		// — but not after a panic, which ends the connection.
+		if body, ok := se.wire.body(); ok {
+			err := se.data(body, false)
+			body.finish()
+			return err
+		}
+	}
+	return se.data(r, chunked)
+}
+
+// data receives the message r and answers it.
+func (se *session) data(r io.Reader, chunked bool) (err error) {
 	s := se.s
 	se.mu.Lock()
 	from, rcpts, rcptTo := se.from, slices.Clone(se.rcpts), slices.Clone(se.rcptTo)
@@ -375,15 +393,7 @@ func (se *session) Data(r io.Reader) (err error) {
 	start := time.Now()
 	t := Transaction{MailFrom: from, RcptTo: rcptTo}
 	defer func() { se.observeData(start, t, err) }()
-	_, chunked := r.(*io.PipeReader) // go-smtp hands BDAT chunks over a pipe
-	if !chunked && se.wire != nil {
-		// A DATA body is the wire's to read (go-smtp's reader misses the
-		// end of some); it must be read to its end before go-smtp reads on.
-		if body, ok := se.wire.body(); ok {
-			defer body.finish()
-			r = body
-		}
-	}
+	hook("data")
 	if len(rcpts) == 0 {
 		io.Copy(io.Discard, r)
 		return errNoRecipients
@@ -566,5 +576,35 @@ func (c *slotConn) Close() error {
 // slogLogger adapts slog to go-smtp's logger.
 type slogLogger struct{ l *slog.Logger }
 
-func (s slogLogger) Printf(format string, v ...any) { s.l.Warn(fmt.Sprintf(format, v...)) }
-func (s slogLogger) Println(v ...any)               { s.l.Warn(fmt.Sprint(v...)) }
+// Printf logs go-smtp's line, except the one for a panic it recovered
+// (in a command's handling, or a BDAT transfer's Data), which is reported
+// to the panic listeners with its value and stack.
+func (s slogLogger) Printf(format string, v ...any) {
+	if format == goSMTPPanic && len(v) == 3 {
+		if stack, ok := v[2].([]byte); ok {
+			panics.Report(panics.SMTP, "session", v[1], stack)
+			return
+		}
+	}
+	s.l.Warn(fmt.Sprintf(format, v...))
+}
+
+// goSMTPPanic is the format go-smtp logs a panic it recovered with
+// (Conn.handle, Conn.handlePanic): the client's address, the panic's value
+// and the stack. It then answers 421 4.0.0 and closes the connection; the
+// wire writes that reply as 421 4.3.0.
+const goSMTPPanic = "panic serving %v: %v\n%s"
+
+// testHook, when set by a test, runs at points of a session ("data": when
+// a message's Data starts; "read": when the wire reads for go-smtp), so
+// that a test can make them panic.
+var testHook atomic.Pointer[func(point string)]
+
+// hook runs testHook at point.
+func hook(point string) {
+	if f := testHook.Load(); f != nil {
+		(*f)(point)
+	}
+}
+
+func (s slogLogger) Println(v ...any) { s.l.Warn(fmt.Sprint(v...)) }

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kobana/workflow/internal/panics"
 )
 
 // wire is one SMTP connection as the server reads and writes it. It frames
@@ -154,7 +157,9 @@ func (w *wire) consume(n int) {
 
 // Read hands go-smtp the next bytes: command lines, or the body and chunks
 // they announce.
-func (w *wire) Read(p []byte) (int, error) {
+func (w *wire) Read(p []byte) (n int, err error) {
+	defer w.contain("read", &err)
+	hook("read")
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -435,7 +440,8 @@ func (w *wire) writeRaw(s string) error {
 }
 
 // Write passes go-smtp's replies on, corrected line by line.
-func (w *wire) Write(p []byte) (int, error) {
+func (w *wire) Write(p []byte) (n int, err error) {
+	defer w.contain("write", &err)
 	w.partial = append(w.partial, p...)
 	var out []byte
 	for {
@@ -456,6 +462,29 @@ func (w *wire) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// errPanicked ends a connection whose wire panicked.
+var errPanicked = errors.New("intake: the connection ended after a panic")
+
+// replyPanic answers the command a panic interrupted, and ends the
+// connection.
+const replyPanic = "421 4.3.0 Internal error, closing connection: please try again later\r\n"
+
+// contain, deferred by Read and Write (called by go-smtp outside the
+// recover of its command handling), stops a panic of the wire: it is
+// reported, the client is told 421 4.3.0 and the connection ends; err
+// becomes errPanicked.
+func (w *wire) contain(where string, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	panics.Report(panics.SMTP, "wire "+where, v, debug.Stack())
+	w.raw.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	w.writeRaw(replyPanic)
+	w.Close()
+	*err = errPanicked
 }
 
 // implemented are the commands a 502 cannot mean "not implemented" for:
@@ -481,6 +510,10 @@ func (w *wire) reply(out, line []byte) []byte {
 	}
 	if len(l) >= 4 && string(l[:4]) == "502 " && implemented[cmd] {
 		l[2] = '3'
+	}
+	if bytes.HasPrefix(l, []byte("421 4.0.0 ")) {
+		// go-smtp's answer to a panic it recovered: a local error.
+		l[6] = '3'
 	}
 	first := w.firstLine
 	w.firstLine = false
