@@ -139,7 +139,9 @@ func New(cfg Config) (*Pipeline, error) {
 		g = &guard.Guard{}
 	}
 	p.executor = executor.New(cfg.Executor)
-	p.webhooks = g.ClientVia(cfg.Executor.Network)
+	// A delivery is sent once per attempt: the transport never resends it on
+	// its own (HTTP/2 would, after a reset stream).
+	p.webhooks = g.SendOnceVia(cfg.Executor.Network)
 	p.schedule = cfg.WebhookSchedule
 	if p.schedule == nil {
 		p.schedule = DefaultWebhookSchedule
