@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +72,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	limits := newSessionLimits(s.mcp, o.MaxSessionsPerToken, o.MaxSessions)
 	s.sessions.Store(limits)
 	router := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !checkBody(w, r) {
+			return
+		}
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolModern {
 			stateless.ServeHTTP(w, r)
 			return
@@ -112,7 +116,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	if o.Auth != nil {
 		o.Auth.routes(open)
 	}
-	return guardOrigin(o, mux, open)
+	return jsonrpcErrors(guardOrigin(o, mux, open))
 }
 
 // invalidTokenChallenge makes the 401 answered to a request that presented
@@ -176,17 +180,15 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) (ok, initialize
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(body), orig), orig}
-	type message struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	var msgs []message
+	// Member names match exactly (encoding/json's struct fields ignore
+	// case: {"id":795,"ID":1} would be answered as id 1).
+	var msgs []map[string]json.RawMessage
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &msgs) != nil {
 			return true, false // not JSON-RPC (or too long to tell): the SDK answers
 		}
 	} else {
-		var one message
+		var one map[string]json.RawMessage
 		if json.Unmarshal(trimmed, &one) != nil {
 			return true, false
 		}
@@ -194,14 +196,16 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) (ok, initialize
 	}
 	var id json.RawMessage
 	for _, m := range msgs {
-		if m.Method == "initialize" {
+		var method string
+		json.Unmarshal(m["method"], &method)
+		if method == "initialize" {
 			return true, true
 		}
-		if m.Method == "server/discover" {
+		if method == "server/discover" {
 			return true, false
 		}
-		if id == nil && len(m.ID) > 0 && string(m.ID) != "null" {
-			id = m.ID
+		if echo, _, _ := checkID(m["id"]); id == nil && echo != nil {
+			id = echo
 		}
 	}
 	answer := map[string]any{
@@ -212,9 +216,7 @@ func sessionOrInitialize(w http.ResponseWriter, r *http.Request) (ok, initialize
 				"Mcp-Session-Id it answers; on 2026-07-28, send Mcp-Protocol-Version: 2026-07-28 and no session is needed.",
 		},
 	}
-	if id != nil {
-		answer["id"] = id
-	}
+	answer["id"] = id // null when there is none: JSON-RPC 2.0 §5
 	b, _ := json.Marshal(answer)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
@@ -376,4 +378,207 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.ReadCloser,
 func (s *Server) Connect(ctx context.Context, token string, t mcp.Transport) (*mcp.ServerSession, error) {
 	ctx = context.WithValue(ctx, stdioTokenKey{}, token)
 	return s.mcp.Connect(ctx, t, nil)
+}
+
+// jsonrpcErrors makes every error /mcp answers a JSON-RPC error object a
+// client can parse, keeping the HTTP status: the SDK, net/http and the
+// guards answer some as plain text (http.Error: "malformed payload: …",
+// "session not found", "Forbidden: host … is not served here"), and the
+// SDK answers some with code 0 or a message echoing the input (fixAnswer).
+// A plain-text error becomes -32700 for a body that is not JSON, -32603
+// for a 5xx, and -32600 Invalid Request otherwise, with the request's id
+// when checkBody read one. Other routes are served as they are.
+func jsonrpcErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/mcp" && !strings.HasPrefix(r.URL.Path, "/mcp/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		aw := &answerWriter{ResponseWriter: w}
+		next.ServeHTTP(aw, r.WithContext(context.WithValue(r.Context(), answerWriterKey{}, aw)))
+		aw.finish()
+	})
+}
+
+// answerWriterKey is the context key of a request's answerWriter.
+type answerWriterKey struct{}
+
+// answerWriter is the ResponseWriter of jsonrpcErrors.
+type answerWriter struct {
+	http.ResponseWriter
+	// id is the id of the request the body holds (nil: none or unknown).
+	id json.RawMessage
+	// status is the status of a plain-text error held until its text is
+	// written (0: none).
+	status      int
+	wroteHeader bool
+}
+
+func (a *answerWriter) WriteHeader(code int) {
+	if a.wroteHeader {
+		return
+	}
+	a.wroteHeader = true
+	if code >= 400 && strings.HasPrefix(a.Header().Get("Content-Type"), "text/plain") {
+		a.status = code
+		a.Header().Set("Content-Type", "application/json")
+		return
+	}
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerWriter) Write(p []byte) (int, error) {
+	if !a.wroteHeader {
+		a.WriteHeader(http.StatusOK)
+	}
+	if a.status != 0 {
+		a.writeError(string(p))
+		return len(p), nil
+	}
+	switch ct := a.Header().Get("Content-Type"); {
+	case strings.HasPrefix(ct, "application/json"):
+		if _, err := a.ResponseWriter.Write(fixAnswers(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	case strings.HasPrefix(ct, "text/event-stream"):
+		// The SDK writes one whole event per Write (mcp.writeEvent).
+		if _, err := a.ResponseWriter.Write(fixEvent(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return a.ResponseWriter.Write(p)
+}
+
+// writeError writes the held plain-text error, whose text is text, as a
+// JSON-RPC error.
+func (a *answerWriter) writeError(text string) {
+	status := a.status
+	a.status = 0
+	a.Header().Del("Content-Length")
+	a.ResponseWriter.WriteHeader(status)
+	text = strings.TrimSpace(text)
+	code := codeInvalidRequest
+	switch {
+	case status >= 500:
+		code = codeInternalError
+	case strings.HasPrefix(text, "malformed payload"):
+		code, text = codeParseError, "Parse error: the body is not a JSON-RPC message"
+	}
+	if text == "" {
+		text = http.StatusText(status)
+	}
+	a.ResponseWriter.Write(errorAnswer(a.id, code, clip(text, 200)))
+}
+
+// finish writes a plain-text error whose text never came.
+func (a *answerWriter) finish() {
+	if a.status != 0 {
+		a.writeError("")
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// Flush passes on to the underlying writer.
+func (a *answerWriter) Flush() {
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// fixAnswers is fixAnswer for a body of one answer or an array of them.
+func fixAnswers(body []byte) []byte {
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || t[0] != '[' {
+		return fixAnswer(body)
+	}
+	var all []json.RawMessage
+	if json.Unmarshal(t, &all) != nil {
+		return body
+	}
+	for i, m := range all {
+		all[i] = fixAnswer(m)
+	}
+	out, err := json.Marshal(all)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// fixEvent is fixAnswer for the data of one server-sent event.
+func fixEvent(event []byte) []byte {
+	i := bytes.Index(event, []byte("data: "))
+	if i < 0 || (i > 0 && event[i-1] != '\n') {
+		return event
+	}
+	start := i + len("data: ")
+	end := bytes.IndexByte(event[start:], '\n')
+	if end < 0 {
+		return event
+	}
+	data := event[start : start+end]
+	fixed := fixAnswer(data)
+	if bytes.Equal(fixed, data) {
+		return event
+	}
+	out := make([]byte, 0, len(event)+len(fixed)-len(data))
+	out = append(out, event[:start]...)
+	out = append(out, fixed...)
+	return append(out, event[start+end:]...)
+}
+
+// checkBody answers, and returns false for, a POST to /mcp whose body is
+// no JSON-RPC message the server can serve, before the SDK reads it: the
+// SDK takes trailing bytes and invalid UTF-8, matches member names ignoring
+// case in places, answers ids it cannot echo with another (see checkID) and
+// answers the rest in plain text. A body that is not JSON (or not UTF-8, or
+// has bytes after the JSON) is -32700 Parse error; a message checkMessage
+// refuses is -32600 Invalid Request; both with HTTP 400. The id of a single
+// request is noted for jsonrpcErrors.
+func checkBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return true
+	}
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, mcp.DefaultMaxRequestBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), orig), orig}
+	if err != nil || len(body) > mcp.DefaultMaxRequestBodyBytes || len(bytes.TrimSpace(body)) == 0 {
+		return true // the SDK answers (413, 400), jsonrpcErrors makes it JSON-RPC
+	}
+	refuse := func(answer []byte) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(answer)
+		return false
+	}
+	if !json.Valid(body) || !utf8.Valid(body) {
+		return refuse(errorAnswer(nil, codeParseError, "Parse error: the body is not JSON (RFC 8259: UTF-8, one value)"))
+	}
+	var members []json.RawMessage
+	if t := bytes.TrimSpace(body); t[0] == '[' {
+		if json.Unmarshal(t, &members) != nil || len(members) == 0 {
+			return refuse(errorAnswer(nil, codeInvalidRequest, "Invalid Request: an empty batch"))
+		}
+	} else {
+		members = []json.RawMessage{t}
+	}
+	for _, raw := range members {
+		m, err := checkMessage(raw)
+		if err != nil {
+			return refuse(err.(*invalid).answer())
+		}
+		if len(members) == 1 && m.kind == kindRequest {
+			if aw, ok := r.Context().Value(answerWriterKey{}).(*answerWriter); ok {
+				aw.id = m.id
+			}
+		}
+	}
+	return true
 }
