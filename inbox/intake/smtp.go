@@ -45,7 +45,7 @@ type Config struct {
 	// minutes: 25 MiB at 45 KB/s).
 	DataIdleTimeout, DataTimeout time.Duration
 	// MaxConnections limits simultaneous connections (default 200); one
-	// more is told 421 and closed.
+	// more is told 421 4.7.0 at once and closed.
 	MaxConnections int
 	// RecipientCache is how long an inbox found for a RCPT address is
 	// remembered (default 2 s; negative: not at all). An inbox created
@@ -554,9 +554,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		case l.slots <- struct{}{}:
 			return newWire(&slotConn{Conn: c, release: func() { <-l.slots }}, l.cfg.TLS, l.cfg.MaxLineLength, l.cfg.CommandTimeout), nil
 		default:
-			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			fmt.Fprintf(c, "421 4.3.2 %s Too many connections, try again later\r\n", l.cfg.Domain)
-			c.Close()
+			// Answered at once, and apart from the accepting: a client
+			// that does not read cannot hold the others up.
+			go func() {
+				c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				fmt.Fprintf(c, "421 4.7.0 %s Too many connections, try again later\r\n", l.cfg.Domain)
+				c.Close()
+			}()
 		}
 	}
 }

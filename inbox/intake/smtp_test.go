@@ -407,8 +407,8 @@ func TestSMTPConnectionLimit(t *testing.T) {
 	second.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 200)
 	n, _ := second.Read(buf)
-	if !strings.HasPrefix(string(buf[:n]), "421 4.3.2") {
-		t.Fatalf("second connection got %q, want 421 4.3.2", buf[:n])
+	if !strings.HasPrefix(string(buf[:n]), "421 4.7.0") {
+		t.Fatalf("second connection got %q, want 421 4.7.0", buf[:n])
 	}
 	first.send("QUIT\r\n")
 	first.expect("221")
