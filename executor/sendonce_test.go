@@ -287,3 +287,45 @@ func TestAStepIsSentOnceToAReceiverThatNeverAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A request that provably never reached its receiver — the connection
+// refused, or closed during the TLS handshake — is failed, not unknown: no
+// byte of it left.
+func TestAStepThatNeverLeftIsFailed(t *testing.T) {
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := refused.Addr().String()
+	refused.Close()
+	handshake, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { handshake.Close() })
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := handshake.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		}
+	}()
+	for name, addr := range map[string]string{"refused": refusedAddr, "TLS handshake": handshake.Addr().String()} {
+		t.Run(name, func(t *testing.T) {
+			g := allowLoopback()
+			ex := executor.New(executor.Options{Guard: g, Network: guard.Network{Dial: g.DialTo(addr), TLS: &tls.Config{InsecureSkipVerify: true}}})
+			rec := ex.Run(t.Context(), compilePlan(t, `{"result":1,"workflow":[{"type":"request","method":"POST","url":"https://erp.example/orders","body":{"n":1}}]}`), executor.Env{Journal: &stepJournal{}})
+			if s := rec.Steps[0]; s.State != runrecord.Failed || s.Reason != runrecord.ReasonTransport {
+				t.Errorf("the step is recorded %s %s: %s", s.State, s.Reason, s.Error)
+			}
+		})
+	}
+	if accepted.Load() == 0 {
+		t.Error("the TLS receiver saw no connection")
+	}
+}
