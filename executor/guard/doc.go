@@ -26,6 +26,12 @@
 //     [net.Dialer] with that hook, an [http.Transport] that never uses a proxy
 //     (a proxy would make the dialled IP the proxy's), and an [http.Client]
 //     that never follows redirects (a 3xx is the step's response).
+//   - [SendOnce] wraps a transport so that it never sends a request a
+//     second time on its own (net/http does, for a GET or a request with an
+//     Idempotency-Key, after a reused connection fails, and over HTTP/2
+//     after a reset stream), and reports a request written whole that got
+//     no complete answer as an [*UnansweredError]; [Guard.SendOnceVia] is
+//     the client the executor and the webhook deliveries use.
 //
 // A refusal at dial time reaches the caller wrapped by net/http
 // (*url.Error → *net.OpError → *DeniedError); errors.As finds it:
