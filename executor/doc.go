@@ -17,8 +17,9 @@
 // — or the run was stopped, its context cancelled, while the request may
 // have left: the receiver may have acted on it, so it is never recorded as
 // failed, and a resume sends it again with its identity). Later
-// independent steps still run after a failure; the run fails if any step
-// did not succeed.
+// independent steps still run after a failure, but nothing is sent after
+// an unknown step (a resume sends the steps after it); the run fails if
+// any step did not succeed.
 //
 // A step is sent once. The transport is guard.SendOnce's: net/http would
 // send a GET, or a request with an Idempotency-Key, again by itself on a

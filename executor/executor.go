@@ -150,7 +150,8 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrec
 	}
 	kept := env.Resume.kept(len(plan.Steps))
 	rec := &runrecord.Run{Status: runrecord.RunSucceeded, StartedAt: e.opts.Now().UTC(), Steps: []runrecord.Step{}}
-	stopped := "" // why the journal stopped the run
+	stopped := ""    // why the journal stopped the run
+	unanswered := "" // why the run sends nothing more: a step's outcome is unknown
 	for i, step := range plan.Steps {
 		var sr runrecord.Step
 		var res *resolve.Result
@@ -166,8 +167,17 @@ func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrec
 			sr = runrecord.Step{Index: i, Label: step.Label, State: runrecord.Skipped, StartedAt: e.opts.Now().UTC(),
 				Reason: runrecord.ReasonCancelled, Error: "not run: " + run.cause()}
 			res = &resolve.Result{State: runrecord.Skipped}
+		case unanswered != "":
+			// A resume starts again at the unknown step and sends every
+			// step after it, so none of them may be sent now.
+			sr = runrecord.Step{Index: i, Label: step.Label, State: runrecord.Skipped, StartedAt: e.opts.Now().UTC(),
+				Reason: runrecord.ReasonCancelled, Error: "not run: " + unanswered}
+			res = &resolve.Result{State: runrecord.Skipped}
 		default:
 			sr, res, resp = e.step(run, step, scope, red)
+			if sr.State == runrecord.Unknown {
+				unanswered = fmt.Sprintf("the outcome of step %d is unknown, and the run sends nothing after it (resuming it sends that step again and goes on)", i)
+			}
 		}
 		// The edge: everything the step record holds crosses the redactor
 		// here, once, before anyone sees it.

@@ -118,7 +118,8 @@ const (
 	// ReasonStatus: the response status is not the one the step expects.
 	ReasonStatus Reason = "unexpected-status"
 	// ReasonCancelled: the step was not run: its run was cancelled, reached
-	// its deadline or was interrupted before it.
+	// its deadline or was interrupted before it, or a step before it ended
+	// Unknown.
 	ReasonCancelled Reason = "cancelled"
 	// ReasonUploadAborted: an attachment could not be read mid-body, and
 	// the request was cut off before its Content-Length (see
