@@ -73,16 +73,28 @@ type options struct {
 	// poolConns sizes the PostgreSQL pool (pool_max_conns; zero: pgx's
 	// default).
 	poolConns int
+	// root is the directory of the SQLite database and the raw messages
+	// (empty: a temporary directory of the test).
+	root string
+	// dsn is the PostgreSQL connection string (empty: a schema of
+	// KOBANA_TEST_POSTGRES's own).
+	dsn string
 }
 
 func newEnv(t *testing.T, agent *scripted, opt options) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	root := t.TempDir()
+	root := opt.root
+	if root == "" {
+		root = t.TempDir()
+	}
 	e := &env{t: t, ctx: ctx, root: root, agent: agent}
 	if opt.pg {
-		dsn, _ := pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
+		dsn := opt.dsn
+		if dsn == "" {
+			dsn, _ = pgtest.SchemaDSN(t, "pipeline", "pipeline-test")
+		}
 		if opt.poolConns > 0 {
 			dsn += fmt.Sprintf(" pool_max_conns=%d", opt.poolConns)
 		}
@@ -415,6 +427,11 @@ type receiver struct {
 	// held are paths whose requests the receiver holds, answering nothing
 	// until the client gives up; each arrival is signalled on the channel.
 	held map[string]chan struct{}
+	// gates are paths whose requests wait, once read, until the gate's
+	// channel is closed, and are then answered as usual.
+	gates map[string]chan struct{}
+	// arrivals counts the requests gates hold or held, by path.
+	arrivals map[string]int
 }
 
 // received is one request the receiver got.
@@ -451,6 +468,23 @@ func (r *receiver) hold(path string) <-chan struct{} {
 	return ch
 }
 
+// gate makes the receiver keep every request to path, once read, until
+// open is called; waiting counts the requests that arrived at the gate.
+func (r *receiver) gate(path string) (waiting func() int, open func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gates == nil {
+		r.gates, r.arrivals = map[string]chan struct{}{}, map[string]int{}
+	}
+	ch := make(chan struct{})
+	r.gates[path] = ch
+	return func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.arrivals[path]
+	}, sync.OnceFunc(func() { close(ch) })
+}
+
 // fail makes the next n requests to path answer 500.
 func (r *receiver) fail(path string, n int) {
 	r.mu.Lock()
@@ -481,7 +515,14 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		r.failures[req.URL.Path]--
 	}
 	arrived := r.held[req.URL.Path]
+	gate := r.gates[req.URL.Path]
+	if gate != nil {
+		r.arrivals[req.URL.Path]++
+	}
 	r.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	if arrived != nil {
 		arrived <- struct{}{}
 		<-req.Context().Done()
