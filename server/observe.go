@@ -32,7 +32,7 @@ type Monitor struct {
 
 // newMetrics makes the server's metrics over what it runs.
 func (a *assembly) newMetrics() *metrics.Metrics {
-	return metrics.New(metrics.Sources{
+	m := metrics.New(metrics.Sources{
 		Sessions: func() int {
 			if srv := a.serverReady(); srv != nil {
 				return srv.OpenSessions()
@@ -47,6 +47,14 @@ func (a *assembly) newMetrics() *metrics.Metrics {
 		},
 		Logger: a.log,
 	})
+	if ww, ok := a.store.(store.WriteWatcher); ok {
+		name := "postgres"
+		if _, ok := a.store.(store.SQLDB); ok {
+			name = "sqlite"
+		}
+		m.WatchStore(name, ww.WriteHealth())
+	}
+	return m
 }
 
 // intakeObserver is what the intake tells of each transaction: a log
@@ -140,6 +148,14 @@ func (a *assembly) readiness(ctx context.Context) map[string]string {
 		checks["store"] = "unreachable"
 	} else {
 		checks["store"] = "ok"
+	}
+	if ww, ok := a.store.(store.WriteWatcher); ok {
+		if reason, since := ww.WriteHealth().Refusing(); reason != "" {
+			// The pipeline waits, the intake answers 452: nothing is lost,
+			// but nothing new should be sent here.
+			a.log.Warn("readiness: the store refuses writes; the pipeline is paused until it takes them", "reason", reason, "since", since)
+			checks["store_writes"] = "refused"
+		}
 	}
 	for _, s := range a.services {
 		if r, ok := s.(interface{ ready() string }); ok {
