@@ -20,6 +20,7 @@ import (
 	"github.com/kobana/workflow/inbox/mailstore"
 	"github.com/kobana/workflow/inbox/senderauth"
 	"github.com/kobana/workflow/internal/panics"
+	"github.com/kobana/workflow/store"
 )
 
 // Config configures the SMTP server. Zero fields take the defaults.
@@ -290,6 +291,8 @@ type session struct {
 var (
 	errInternal = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0},
 		Message: "Temporary local problem, message not accepted: please try again later"}
+	errNoSpace = &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 3, 1},
+		Message: "Insufficient system storage: please try again later"}
 	errTryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 0},
 		Message: "Sender could not be verified now (DNS failure): please try again later"}
 	errDataTimeout = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
@@ -469,6 +472,12 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	receipts, err := s.rec.Record(ctx, d)
 	if errors.Is(err, ErrTryLater) {
 		return nil, errTryLater
+	}
+	if errors.Is(err, store.ErrRefused) {
+		// The disk is full or the database unreachable: deferred, as a
+		// mail server out of queue space does (RFC 3463 4.3.1).
+		s.cfg.Logger.Warn("smtp: the store refuses writes; message deferred with 452", "err", err)
+		return nil, errNoSpace
 	}
 	if err != nil {
 		s.cfg.Logger.Error("smtp: recording a message", "err", err)
