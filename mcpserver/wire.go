@@ -242,7 +242,8 @@ const maxErrorMessage = 300
 // SDK answers params it could not decode with "handling 'initialize': json:
 // cannot unmarshal …" (Go's type names and the input, code 0 or -32602), a
 // second initialize with code 0, and some errors with a message of any
-// length. A code 0 becomes -32602 Invalid params for params the SDK could
+// length, and the SDK leaves the id out of an error about a notification
+// (JSON-RPC 2.0 wants null). A code 0 becomes -32602 Invalid params for params the SDK could
 // not decode, -32600 Invalid Request for a second initialize and -32603
 // Internal error otherwise; the message of params that could not be decoded
 // names the member at fault only; a long message is cut. Anything else is
@@ -268,7 +269,7 @@ func fixAnswer(answer []byte) []byte {
 		code = *m.Error.Code
 	}
 	decoding := strings.HasPrefix(msg, "handling '")
-	if code != 0 && !decoding && len(msg) <= maxErrorMessage {
+	if code != 0 && !decoding && len(msg) <= maxErrorMessage && len(m.ID) > 0 {
 		return answer
 	}
 	if c, plain := errorCodeOf(msg); code == 0 || decoding {

@@ -498,7 +498,13 @@ func FuzzMCPHostileClient(f *testing.F) {
 		"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c", "\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0", "\x09\x09\x02\x02\x01\x06\x03"} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte) { hostileRound(t, h, data) })
+}
+
+// hostileRound sends one hostile POST built from data, checks its answer
+// and that the server still answers.
+func hostileRound(t *testing.T, h *hostile, data []byte) {
+	{
 		g := &hostileGen{h: h, data: data}
 		era := []string{"2026-07-28", "2025-11-25"}[g.next(2)]
 		modern := era == "2026-07-28"
@@ -548,5 +554,5 @@ func FuzzMCPHostileClient(f *testing.F) {
 		if ping.StatusCode != http.StatusOK {
 			t.Fatalf("ping after\n%.500s\nHTTP %d %.300s", body, ping.StatusCode, pong)
 		}
-	})
+	}
 }
