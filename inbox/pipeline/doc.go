@@ -36,7 +36,9 @@
 //     one snapshot. The run's journal (a runrecord.Journal on the store)
 //     commits, before each request leaves, the record saying which step is
 //     being sent, and after the response the step's outcome (retried for a
-//     few seconds when the write fails); it gives each step its identity,
+//     few seconds when the write fails, and for as long as the job lives
+//     while the store refuses writes: the stages pause, see
+//     store.ErrRefused); it gives each step its identity,
 //     the workflow run's id and the step's index. A job that runs again and
 //     finds its run still running (the process stopped mid-run, or its
 //     earlier attempt could not record a step's outcome — its error says

@@ -93,7 +93,8 @@ var errConflict = errors.New("another worker started this run")
 
 // Done implements runrecord.Journal: it keeps s and, for a step that was
 // sent, commits its outcome, retrying a failed write with a growing pause
-// for as long as the job may take (commitRetries). If the outcome still
+// (commitAttempts) — and a write the store refuses (store.ErrRefused) for
+// as long as the job lives (Pipeline.commitWithin). If the outcome still
 // cannot be committed, the record goes on saying the step is being sent —
 // so a stop now leaves it unknown, never lost — and the error stops the
 // run: no request is sent after one whose outcome the record lacks.
