@@ -550,6 +550,9 @@ func hostileRound(t *testing.T, h *hostile, data []byte) {
 		if !modern && resp.StatusCode == http.StatusNotFound {
 			h.openSession(t) // the session ended (a DELETE-like message); open another
 		}
+		if resp.StatusCode < 500 && len(data)%4 != 0 {
+			return // a server that went down fails the next POST; a ping every few rounds says so sooner
+		}
 		ping, pong := h.post(t, "2026-07-28", []byte(`{"jsonrpc":"2.0","id":"alive","method":"tools/list","params":{`+modernMeta+`}}`), map[string]string{"Mcp-Method": "tools/list"})
 		if ping.StatusCode != http.StatusOK {
 			t.Fatalf("ping after\n%.500s\nHTTP %d %.300s", body, ping.StatusCode, pong)
