@@ -631,9 +631,15 @@ func (sc *stepCompiler) checkURLCharacters(v *jsonpos.Value, t lang.Template) {
 	sc.add(SeverityWarning, CodeURLUnencoded, ptr, start, end, "", "the url contains %s, which a URL may not hold as written: it is sent percent-encoded as %s, so write %s%s", what, enc.String(), enc.String(), more)
 }
 
+// clip shortens s to at most 80 bytes for a message, cut on a rune
+// boundary so that a diagnostic stays UTF-8.
 func clip(s string) string {
 	if len(s) > 80 {
-		return s[:77] + "..."
+		cut := 77
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "..."
 	}
 	return s
 }
