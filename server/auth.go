@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
 
+	"github.com/kobana/workflow/internal/panics"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/authserver"
 	"github.com/kobana/workflow/mcpserver/issuer"
@@ -174,26 +175,31 @@ func (h *httpServer) setupAuth(a *assembly) error {
 }
 
 // purgeOAuth removes expired codes, tokens and sign-in codes hourly (and
-// once now); it returns the function that stops it.
+// once now), starting again after a panic (panics.Loop); it returns the
+// function that stops it and waits for it.
 func purgeOAuth(a *assembly) func() {
 	ctx, cancel := context.WithCancel(a.ctx)
+	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := a.store.PurgeOAuth(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
-				a.log.Warn("purging expired oauth tokens", "error", err)
-			} else if n > 0 {
-				a.log.Info("purged expired oauth tokens", "count", n)
+		defer close(done)
+		panics.Loop(ctx, "oauth purge", panics.DefaultRestart, func(ctx context.Context) error {
+			t := time.NewTicker(time.Hour)
+			defer t.Stop()
+			for {
+				if n, err := a.store.PurgeOAuth(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+					a.log.Warn("purging expired oauth tokens", "error", err)
+				} else if n > 0 {
+					a.log.Info("purged expired oauth tokens", "count", n)
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-t.C:
+				}
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		})
 	}()
-	return cancel
+	return func() { cancel(); <-done }
 }
 
 // defaultHosts are the Host values accepted when none are configured: the

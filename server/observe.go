@@ -210,7 +210,7 @@ func (m *monitorServer) announce(w io.Writer) {
 func (m *monitorServer) serve(ctx context.Context, a *assembly) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics.Handler())
-	hs := &http.Server{Handler: a.withHealth(mux), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: DefaultHTTPIdleTimeout}
+	hs := &http.Server{Handler: recoverHTTP(a.withHealth(mux)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: DefaultHTTPIdleTimeout}
 	return serveUntilDone(ctx, hs, m.ln, min(5*time.Second, a.cfg.StopGrace), http.ErrServerClosed)
 }
 

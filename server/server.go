@@ -57,6 +57,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	a := newAssembly(ctx, cfg)
 	defer a.close()
+	defer a.listenPanics()()
 	if cfg.StorePath != "" {
 		release, err := InUse(cfg.StorePath)
 		if err != nil {

@@ -100,7 +100,7 @@ func (h *httpServer) serve(ctx context.Context, a *assembly) error {
 		idle = DefaultHTTPIdleTimeout
 	}
 	hs := &http.Server{
-		Handler: a.withHealth(a.server.HTTPHandler(mcpserver.HTTPOptions{
+		Handler: recoverHTTP(a.withHealth(a.server.HTTPHandler(mcpserver.HTTPOptions{
 			AllowedHosts:        h.cfg.AllowedHosts,
 			AllowedOrigins:      h.cfg.AllowedOrigins,
 			Extra:               a.handlers,
@@ -108,7 +108,7 @@ func (h *httpServer) serve(ctx context.Context, a *assembly) error {
 			OpenRoutes:          h.open,
 			MaxSessionsPerToken: h.cfg.MaxSessionsPerToken,
 			MaxSessions:         h.cfg.MaxSessions,
-		})),
+		}))),
 		ReadHeaderTimeout: min(10*time.Second, read),
 		ReadTimeout:       read,
 		IdleTimeout:       idle,

@@ -16,6 +16,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
 	"github.com/kobana/workflow/inbox/queue"
+	"github.com/kobana/workflow/internal/panics"
 	"github.com/kobana/workflow/internal/version"
 	"github.com/kobana/workflow/mcpserver"
 )
@@ -49,6 +50,7 @@ type Metrics struct {
 	purged        prometheus.Counter
 	mcpRequests   *prometheus.CounterVec
 	mcpSeconds    *prometheus.HistogramVec
+	panics        *prometheus.CounterVec
 }
 
 const namespace = "kobana"
@@ -84,6 +86,11 @@ func New(src Sources) *Metrics {
 	m.reg.MustRegister(m.purged)
 	m.mcpRequests = counter("mcp_requests_total", "MCP requests answered, by method, tool (tools/call) and result (ok, tool_error, input_required, error).", "method", "tool", "result")
 	m.mcpSeconds = histogram("mcp_request_seconds", "Time to answer an MCP request, by method.", seconds, "method")
+
+	m.panics = counter("panics_total", "Panics contained, by surface (mcp, smtp, http, job, loop): each one request, session, job or loop run that failed on a bug while the process went on serving.", "surface")
+	for _, s := range panics.Surfaces {
+		m.panics.WithLabelValues(string(s))
+	}
 
 	info := version.Read()
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "build_info", Help: "The running kobana: 1, labelled with its version, commit and Go version."}, []string{"version", "commit", "goversion"})
@@ -237,6 +244,9 @@ func (m *Metrics) MCP(o mcpserver.RequestObserved) {
 	m.mcpRequests.WithLabelValues(method, o.Tool, o.Result).Inc()
 	m.mcpSeconds.WithLabelValues(method).Observe(o.Duration.Seconds())
 }
+
+// Panic counts a panic contained on surface s (a panics.Listen listener).
+func (m *Metrics) Panic(s panics.Surface) { m.panics.WithLabelValues(string(s)).Inc() }
 
 // queueCollector reads the queue's depth at scrape time.
 type queueCollector struct {
