@@ -247,6 +247,7 @@ func (q *Queue) riverConfig(cfg Config) *river.Config {
 		// the worker of every kind on it (the rescuer discards jobs of kinds
 		// its leader does not know).
 		SkipUnknownJobCheck: true,
+		ErrorHandler:        panicReporter{},
 	}
 	if len(queues) > 0 {
 		c.Queues = queues
