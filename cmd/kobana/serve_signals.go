@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kobana/workflow/internal/panics"
 )
 
 // certFile is a TLS certificate kept in a PEM certificate file and its key
@@ -86,13 +88,17 @@ func onHangup(ctx context.Context, w io.Writer, certs []*certFile) {
 				fmt.Fprintln(w, "SIGHUP: nothing to reload (serve reloads its TLS certificates on SIGHUP); still serving")
 				continue
 			}
-			for _, c := range certs {
-				if err := c.reload(); err != nil {
-					fmt.Fprintf(w, "SIGHUP: kept the certificate in use: %v\n", err)
-					continue
+			// A panic while reloading is reported and the next SIGHUP
+			// is handled as usual.
+			panics.Do(panics.Background, "certificate reload", func() {
+				for _, c := range certs {
+					if err := c.reload(); err != nil {
+						fmt.Fprintf(w, "SIGHUP: kept the certificate in use: %v\n", err)
+						continue
+					}
+					fmt.Fprintf(w, "SIGHUP: reloaded %s from %s (expires %s); still serving\n", c.what, c.certPath, c.expiry().UTC().Format(time.RFC3339))
 				}
-				fmt.Fprintf(w, "SIGHUP: reloaded %s from %s (expires %s); still serving\n", c.what, c.certPath, c.expiry().UTC().Format(time.RFC3339))
-			}
+			})
 		}
 	}()
 }

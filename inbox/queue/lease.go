@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/kobana/workflow/internal/panics"
 )
 
 // DefaultLease is Config.Lease's default: a replica that has not said for
@@ -155,16 +157,20 @@ func (l *leases) loop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := l.renew(ctx); err != nil && ctx.Err() == nil {
-			l.log.Warn("queue: could not renew this replica's lease on its jobs", "replica", l.id, "err", err)
-		}
-		l.fence()
-		l.rescue(ctx)
-		if n%60 == 59 {
-			sctx, cancel := context.WithTimeout(ctx, l.every())
-			l.pool.Exec(sctx, sweepQuery, l.lease.Seconds())
-			cancel()
-		}
+		// A panic of one round is reported and the next round runs on
+		// time: the ticker is the backoff.
+		panics.Do(panics.Background, "queue lease and rescue", func() {
+			if err := l.renew(ctx); err != nil && ctx.Err() == nil {
+				l.log.Warn("queue: could not renew this replica's lease on its jobs", "replica", l.id, "err", err)
+			}
+			l.fence()
+			l.rescue(ctx)
+			if n%60 == 59 {
+				sctx, cancel := context.WithTimeout(ctx, l.every())
+				l.pool.Exec(sctx, sweepQuery, l.lease.Seconds())
+				cancel()
+			}
+		})
 	}
 }
 
