@@ -87,6 +87,43 @@ func New(src Sources) *Metrics {
 	m.mcpRequests = counter("mcp_requests_total", "MCP requests answered, by method, tool (tools/call) and result (ok, tool_error, input_required, error).", "method", "tool", "result")
 	m.mcpSeconds = histogram("mcp_request_seconds", "Time to answer an MCP request, by method.", seconds, "method")
 
+	// Every family exists from the first scrape, its known label values at
+	// zero, so that rate() and alerts work before the first event. A
+	// reason, a cause, a tool or a model appears once it is seen.
+	for _, via := range []string{"smtp", "http"} {
+		m.messages.WithLabelValues(via, "received", "")
+		m.intakeBytes.WithLabelValues(via)
+	}
+	for _, r := range []string{"stored", "refused", "too_large", "try_later", "timeout", "error"} {
+		m.smtp.WithLabelValues(r, "")
+		m.intakeSeconds.WithLabelValues("smtp", r)
+	}
+	for _, stage := range queue.Stages {
+		m.jobWait.WithLabelValues(stage)
+		for _, r := range []string{"completed", "retried", "discarded", "cancelled", "snoozed"} {
+			m.jobSeconds.WithLabelValues(stage, r)
+		}
+	}
+	for _, st := range []string{"succeeded", "failed"} {
+		m.agentRuns.WithLabelValues(st, "")
+	}
+	for _, d := range []string{"input", "output"} {
+		m.modelTokens.WithLabelValues("", d)
+	}
+	m.modelCost.WithLabelValues("")
+	for _, st := range []string{"succeeded", "failed", "interrupted"} {
+		m.workflowRuns.WithLabelValues(st)
+	}
+	for _, o := range []string{"succeeded", "failed", "skipped", "unknown"} {
+		m.steps.WithLabelValues(o, "")
+	}
+	for _, r := range []string{"delivered", "failed"} {
+		m.webhooks.WithLabelValues(r)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.mcpRequests.WithLabelValues("tools/call", "", r)
+	}
+	m.mcpSeconds.WithLabelValues("tools/call")
 	m.panics = counter("panics_total", "Panics contained, by surface (mcp, smtp, http, job, loop): each one request, session, job or loop run that failed on a bug while the process went on serving.", "surface")
 	for _, s := range panics.Surfaces {
 		m.panics.WithLabelValues(string(s))
