@@ -30,6 +30,7 @@ func boom() *mcpserver.Product {
 			mcpserver.NewTool(mcpserver.ToolSpec{Name: "boom_nil_map", Description: "Panics with a runtime error.", Access: mcpserver.Read},
 				func(context.Context, *mcpserver.Caller, struct{}) (noteOut, error) {
 					var m map[string]int
+					//lint:ignore SA5000 the panic is the point of this test
 					m[panicSecret]++
 					return noteOut{}, nil
 				}),

@@ -18,6 +18,7 @@ func ExampleRecover() {
 	handle := func() (err error) {
 		defer panics.Recover(panics.HTTP, "GET /x", &err)
 		var m map[string]int
+		//lint:ignore SA5000 the panic is the point of this test
 		m["a"] = 1 // a bug: assignment to a nil map
 		return nil
 	}
