@@ -1,0 +1,603 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/console"
+	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/internal/demo"
+	"github.com/kobana/workflow/internal/demo/inboxdemo"
+	"github.com/kobana/workflow/internal/pgtest"
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/store/pg"
+	"github.com/kobana/workflow/store/sqlite"
+)
+
+var demoNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// clock is a clock the test moves; the store and the console share it.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is the console over the demo's Inbox, served by httptest.
+type env struct {
+	t     *testing.T
+	st    store.Store
+	clk   *clock
+	srv   *httptest.Server
+	tools *mcpserver.Server
+}
+
+func openSQLite(t *testing.T, clk *clock) store.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "console.db"), store.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func openPG(t *testing.T, clk *clock) store.Store {
+	dsn, _ := pgtest.SchemaDSN(t, "console", "console-test")
+	st, err := pg.Open(context.Background(), dsn, pg.Options{Options: store.Options{Now: clk.Now}, PurgeInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
+	t.Helper()
+	ctx := context.Background()
+	clk := &clock{t: demoNow.Add(time.Hour)}
+	st := open(t, clk)
+	if _, err := inboxdemo.Load(ctx, st, demoNow); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ibx}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(console.Prefix, c.Handler())
+	mux.Handle(inboxmcp.DownloadPath, p.DownloadHandler())
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools}
+}
+
+// code mints a one-time sign-in code for a person in a workspace.
+func (e *env) code(person, workspace string) string {
+	e.t.Helper()
+	c := store.NewSignInCode()
+	if err := e.st.CreateSignInCode(context.Background(), store.SignInCode{Hash: store.HashToken(c), Person: person, Workspace: workspace, Expires: e.clk.Now().Add(10 * time.Minute)}); err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// browser is a client with its own cookies.
+func (e *env) browser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar}
+}
+
+type page struct {
+	code   int
+	header http.Header
+	body   string
+	url    string
+}
+
+func (e *env) get(c *http.Client, path string) page {
+	e.t.Helper()
+	res, err := c.Get(e.srv.URL + path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return read(e.t, res)
+}
+
+func (e *env) post(c *http.Client, path string, form url.Values, header map[string]string) page {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return read(e.t, res)
+}
+
+func read(t *testing.T, res *http.Response) page {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page{code: res.StatusCode, header: res.Header, body: string(b), url: res.Request.URL.Path}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF field on %s:\n%s", p.url, p.body)
+	}
+	return m[1]
+}
+
+// signIn signs the browser in with a fresh code and returns the page it
+// lands on.
+func (e *env) signIn(c *http.Client, person, workspace string) page {
+	e.t.Helper()
+	form := e.get(c, "/console/signin")
+	return e.post(c, "/console/signin", url.Values{"csrf": {csrfOf(e.t, form)}, "code": {e.code(person, workspace)}}, nil)
+}
+
+func bothStores(t *testing.T, run func(t *testing.T, open func(*testing.T, *clock) store.Store)) {
+	t.Run("sqlite", func(t *testing.T) { run(t, openSQLite) })
+	t.Run("postgres", func(t *testing.T) { run(t, openPG) })
+}
+
+func TestSignInListDetailSignOut(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(*testing.T, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		if p := e.get(b, "/console/emails?status=failed"); p.url != "/console/signin" {
+			t.Fatalf("signed out, the list sent the browser to %s, want the sign-in page", p.url)
+		}
+		p := e.signIn(b, demo.Owner, demo.Workspace)
+		if p.code != http.StatusOK || p.url != "/console/emails" {
+			t.Fatalf("after sign-in: %d at %s\n%s", p.code, p.url, p.body)
+		}
+		if !strings.Contains(p.body, "Ana Souza") || !strings.Contains(p.body, `href="/console/emails/eml_inv_00"`) {
+			t.Fatalf("the list does not show the person or the demo's e-mails:\n%s", p.body)
+		}
+		// The grant is listed with the other ways into the workspace.
+		acc, err := e.st.ListAccess(context.Background(), store.AccessQuery{Person: demo.Owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var grant string
+		for _, a := range acc {
+			if a.Client == console.ClientID {
+				grant = a.ID
+			}
+		}
+		if grant == "" {
+			t.Fatalf("the console session is not in the access list: %+v", acc)
+		}
+
+		d := e.get(b, "/console/emails/eml_inv_00")
+		if d.code != http.StatusOK || !strings.Contains(d.body, "Envelope") || !strings.Contains(d.body, "Timeline") {
+			t.Fatalf("detail: %d\n%s", d.code, d.body)
+		}
+		if nf := e.get(b, "/console/emails/eml_nope"); nf.code != http.StatusNotFound {
+			t.Fatalf("an unknown e-mail answered %d", nf.code)
+		}
+
+		out := e.post(b, "/console/signout", url.Values{"csrf": {csrfOf(t, p)}}, nil)
+		if out.url != "/console/signin" {
+			t.Fatalf("sign-out landed on %s (%d)", out.url, out.code)
+		}
+		if again := e.get(b, "/console/emails"); again.url != "/console/signin" {
+			t.Fatalf("after sign-out the list answered %d at %s", again.code, again.url)
+		}
+		if _, err := e.st.AuthenticateGrant(context.Background(), grant); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after sign-out the session's grant still authenticates: %v", err)
+		}
+	})
+}
+
+func TestFiltersAreInTheURLAndPagesAreKeyset(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	p := e.get(b, "/console/emails?status=failed")
+	if !strings.Contains(p.body, `href="/console/emails?status=failed" aria-current="page"`) {
+		t.Fatalf("the failed facet is not current:\n%s", p.body)
+	}
+	for _, m := range regexp.MustCompile(`class="status s-([a-z]+)"`).FindAllStringSubmatch(p.body, -1) {
+		if m[1] != "failed" {
+			t.Fatalf("status=failed lists a %s e-mail", m[1])
+		}
+	}
+	if bad := e.get(b, "/console/emails?status=%3Cscript%3E"); bad.code != http.StatusBadRequest {
+		t.Fatalf("an unknown status answered %d", bad.code)
+	}
+	if bad := e.get(b, "/console/emails?cursor=forged"); bad.code != http.StatusBadRequest {
+		t.Fatalf("a forged cursor answered %d", bad.code)
+	}
+
+	// Enough e-mails for two pages: the second continues where the first
+	// stopped, with the filters kept.
+	repo := inbox.NewRepo(e.st)
+	for i := range 60 {
+		em := inbox.Email{ID: "eml_bulk_" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26)), InboxID: "ibx_invoices", From: "bulk@example.com",
+			Subject: "bulk", Status: inbox.EmailPending, ReceivedAt: demoNow.Add(time.Duration(i) * time.Minute)}
+		if err := repo.Emails.Put(context.Background(), demo.Workspace, em); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := e.get(b, "/console/emails?status=pending")
+	next := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(first.body)
+	if next == nil {
+		t.Fatalf("no next page after 60 pending e-mails:\n%s", first.body)
+	}
+	nextURL := strings.ReplaceAll(next[1], "&amp;", "&")
+	if !strings.Contains(nextURL, "status=pending") || !strings.Contains(nextURL, "cursor=") {
+		t.Fatalf("the next page's link %q lost the filter or has no cursor", nextURL)
+	}
+	ids := regexp.MustCompile(`href="/console/emails/(eml_[^"]+)"`)
+	seen := map[string]bool{}
+	for _, m := range ids.FindAllStringSubmatch(first.body, -1) {
+		seen[m[1]] = true
+	}
+	second := e.get(b, nextURL)
+	for _, m := range ids.FindAllStringSubmatch(second.body, -1) {
+		if seen[m[1]] {
+			t.Fatalf("%s is on both pages", m[1])
+		}
+	}
+	if len(seen) != 50 {
+		t.Fatalf("the first page lists %d e-mails, want 50", len(seen))
+	}
+}
+
+func TestSignInRefusesWhatIsNotAFreshCode(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	tok, err := e.st.CreateToken(context.Background(), store.NewToken{Person: demo.Owner, Workspace: demo.Workspace, Scopes: []string{"read", "write"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := e.code(demo.Owner, demo.Workspace)
+	if _, err := e.st.UseSignInCode(context.Background(), store.HashToken(used)); err != nil {
+		t.Fatal(err)
+	}
+	for name, code := range map[string]string{"static token": tok, "used code": used, "unknown code": store.NewSignInCode()} {
+		b := e.browser()
+		form := e.get(b, "/console/signin")
+		p := e.post(b, "/console/signin", url.Values{"csrf": {csrfOf(t, form)}, "code": {code}}, nil)
+		if p.code != http.StatusUnauthorized || p.url != "/console/signin" {
+			t.Errorf("%s: %d at %s, want 401 on the sign-in page", name, p.code, p.url)
+		}
+		if e.get(b, "/console/emails").url != "/console/signin" {
+			t.Errorf("%s opened the console", name)
+		}
+	}
+	// A static token as a bearer header opens nothing either.
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/console/emails", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := (&http.Client{}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := read(t, res); p.url != "/console/signin" {
+		t.Fatalf("a bearer token reached %s", p.url)
+	}
+}
+
+func TestFormsNeedTheirCSRFTokenAndTheSameOrigin(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	list := e.signIn(b, demo.Owner, demo.Workspace)
+	csrf := csrfOf(t, list)
+	if p := e.post(b, "/console/signout", url.Values{}, nil); p.code != http.StatusForbidden {
+		t.Fatalf("sign-out without its token answered %d", p.code)
+	}
+	if p := e.post(b, "/console/signout", url.Values{"csrf": {csrf + "x"}}, nil); p.code != http.StatusForbidden {
+		t.Fatalf("sign-out with a wrong token answered %d", p.code)
+	}
+	for _, h := range []map[string]string{{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}, {"Origin": "https://evil.example"}} {
+		if p := e.post(b, "/console/signout", url.Values{"csrf": {csrf}}, h); p.code != http.StatusForbidden {
+			t.Fatalf("a cross-origin sign-out (%v) answered %d", h, p.code)
+		}
+	}
+	if p := e.get(b, "/console/emails"); p.url != "/console/emails" {
+		t.Fatalf("the refused forms ended the session: %s", p.url)
+	}
+	// The sign-in form's token is bound to this browser's pre-session
+	// cookie: another browser's token does not sign in (login CSRF).
+	other := e.browser()
+	form := e.get(other, "/console/signin")
+	p := e.post(e.browser(), "/console/signin", url.Values{"csrf": {csrfOf(t, form)}, "code": {e.code(demo.Owner, demo.Workspace)}}, nil)
+	if p.code != http.StatusForbidden {
+		t.Fatalf("a sign-in with another browser's token answered %d", p.code)
+	}
+	if p := e.post(b, "/console/signout", url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "same-origin"}); p.url != "/console/signin" {
+		t.Fatalf("a same-origin sign-out with its token answered %d at %s", p.code, p.url)
+	}
+}
+
+func TestEveryResponseCarriesItsOwnCSPNonce(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	nonces := map[string]bool{}
+	for _, path := range []string{"/console/signin", "/console/emails", "/console/emails/eml_inv_00", "/console/nothing"} {
+		p := e.get(b, path)
+		csp := p.header.Get("Content-Security-Policy")
+		m := regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9_-]+)'`).FindStringSubmatch(csp)
+		if m == nil {
+			t.Fatalf("%s: no script nonce in CSP %q", path, csp)
+		}
+		if nonces[m[1]] {
+			t.Fatalf("%s: nonce %s was used before", path, m[1])
+		}
+		nonces[m[1]] = true
+		for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %s", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("%s: CSP allows inline code: %q", path, csp)
+		}
+		if got := p.header.Get("Referrer-Policy"); got != "same-origin" {
+			t.Errorf("%s: Referrer-Policy %q", path, got)
+		}
+		if got := p.header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control %q", path, got)
+		}
+		if strings.Contains(p.body, "<script") && !strings.Contains(p.body, `<script type="module" nonce="`+m[1]+`"`) {
+			t.Errorf("%s: a script without this response's nonce:\n%s", path, p.body)
+		}
+		if regexp.MustCompile(`(?i)\son[a-z]+=`).MatchString(p.body) {
+			t.Errorf("%s: an inline event handler:\n%s", path, p.body)
+		}
+	}
+}
+
+func TestSessionCookie(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	form := e.get(e.browser(), "/console/signin")
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(e.srv.URL)
+	for _, ck := range (&http.Response{Header: form.header}).Cookies() {
+		jar.SetCookies(u, []*http.Cookie{ck})
+	}
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/console/signin", strings.NewReader(url.Values{"csrf": {csrfOf(t, form)}, "code": {e.code(demo.Owner, demo.Workspace)}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var session *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == "kobana-console" {
+			session = ck
+		}
+	}
+	if session == nil {
+		t.Fatalf("no session cookie: %v", res.Header["Set-Cookie"])
+	}
+	if !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != console.Prefix {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=%s", session, console.Prefix)
+	}
+	if session.Secure {
+		t.Fatalf("on plain-http loopback the cookie is Secure, which a non-browser client drops: %+v", session)
+	}
+	// The browser holds a random value, never a token the store could
+	// give back: the store keeps its hash only.
+	if strings.HasPrefix(session.Value, "kbn_") || strings.HasPrefix(session.Value, "kbs_") || len(session.Value) < 64 {
+		t.Fatalf("session cookie value %q", session.Value)
+	}
+	if _, err := e.st.GetOAuthToken(context.Background(), console.TokenKind, store.HashToken(session.Value)); err != nil {
+		t.Fatalf("the store does not know the session by the hash of its cookie: %v", err)
+	}
+}
+
+func TestHTTPSMakesTheCookieSecureAndPlainHTTPIsLoopbackOnly(t *testing.T) {
+	ctx := context.Background()
+	st := openSQLite(t, &clock{t: demoNow})
+	tools, err := mcpserver.New(mcpserver.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: "https://console.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://console.example/console/signin", nil))
+	var pre *http.Cookie
+	for _, ck := range rec.Result().Cookies() {
+		pre = ck
+	}
+	if pre == nil || !pre.Secure || !strings.HasPrefix(pre.Name, "__Host-") || pre.Path != "/" {
+		t.Fatalf("over https the sign-in cookie is %+v, want Secure, __Host-, Path=/", pre)
+	}
+	c, err = console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: "http://console.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = httptest.NewRecorder()
+	c.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://console.example/console/signin", nil))
+	if rec.Code != http.StatusForbidden || len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("plain http to a non-loopback host answered %d with cookies %v", rec.Code, rec.Result().Cookies())
+	}
+}
+
+func TestIdleAndAbsoluteExpiry(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	e.clk.Add(console.DefaultIdleTimeout - time.Minute)
+	if p := e.get(b, "/console/emails"); p.url != "/console/emails" {
+		t.Fatalf("a session used within its idle time ended: %s", p.url)
+	}
+	e.clk.Add(console.DefaultIdleTimeout - time.Minute)
+	if p := e.get(b, "/console/emails"); p.url != "/console/emails" {
+		t.Fatalf("a use did not move the idle expiry on: %s", p.url)
+	}
+	e.clk.Add(console.DefaultIdleTimeout + time.Second)
+	if p := e.get(b, "/console/emails"); p.url != "/console/signin" {
+		t.Fatalf("a session idle for longer than %v is still open", console.DefaultIdleTimeout)
+	}
+
+	b = e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	for used := time.Duration(0); used < console.DefaultLifetime-20*time.Minute; used += 20 * time.Minute {
+		e.clk.Add(20 * time.Minute)
+		if p := e.get(b, "/console/emails"); p.url != "/console/emails" {
+			t.Fatalf("a session used every 20 minutes ended after %v", used+20*time.Minute)
+		}
+	}
+	e.clk.Add(20 * time.Minute)
+	if p := e.get(b, "/console/emails"); p.url != "/console/signin" {
+		t.Fatalf("a session used all along outlived its lifetime of %v", console.DefaultLifetime)
+	}
+}
+
+func TestRevokedAccessEndsTheSession(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Viewer, demo.Workspace)
+	if n, err := e.st.RevokePersonAccess(context.Background(), demo.Viewer, ""); err != nil || n == 0 {
+		t.Fatalf("revoking: %d, %v", n, err)
+	}
+	if p := e.get(b, "/console/emails"); p.url != "/console/signin" {
+		t.Fatalf("a revoked session still opens the console: %s", p.url)
+	}
+}
+
+func TestViewerReadsAndMayNotWrite(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	p := e.signIn(b, demo.Viewer, demo.Workspace)
+	if p.url != "/console/emails" || !strings.Contains(p.body, "viewer") {
+		t.Fatalf("the viewer's list: %d at %s\n%s", p.code, p.url, p.body)
+	}
+	if strings.Count(p.body, `method="post"`) != 1 {
+		t.Fatalf("the viewer is shown a write control besides sign-out:\n%s", p.body)
+	}
+	acc, err := e.st.ListAccess(context.Background(), store.AccessQuery{Person: demo.Viewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grant string
+	for _, a := range acc {
+		if a.Client == console.ClientID {
+			grant = a.ID
+			if strings.Join(a.Scopes, ",") != "read" {
+				t.Fatalf("the viewer's console grant has scopes %v", a.Scopes)
+			}
+		}
+	}
+	// The tools the console reads through refuse a viewer's write, and an
+	// owner's destructive call that no one confirmed.
+	viewer, err := e.st.AuthenticateGrant(context.Background(), grant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.tools.Call(context.Background(), viewer, inboxmcp.ToolAgentsCreate, json.RawMessage(`{"name":"x","model":"x","system_message":"x"}`))
+	if te := (*mcpserver.ToolError)(nil); !errors.As(err, &te) || te.Code != "permission_denied" {
+		t.Fatalf("a viewer's agents_create: %v", err)
+	}
+	owner := viewer
+	owner.Role, owner.Scopes = "owner", []string{"read", "write"}
+	_, err = e.tools.Call(context.Background(), owner, inboxmcp.ToolEmailsDelete, json.RawMessage(`{"id":"eml_inv_00"}`))
+	if te := (*mcpserver.ToolError)(nil); !errors.As(err, &te) || te.Code != mcpserver.CodeConfirmationRequired {
+		t.Fatalf("an unconfirmed emails_delete: %v", err)
+	}
+	if _, err := inbox.NewRepo(e.st).Emails.Get(context.Background(), demo.Workspace, "eml_inv_00"); err != nil {
+		t.Fatalf("the unconfirmed delete deleted: %v", err)
+	}
+}
+
+func TestAnotherWorkspacesEmailIsNotFound(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	if err := inbox.NewRepo(e.st).Emails.Put(context.Background(), demo.Sandbox, inbox.Email{ID: "eml_sandbox_only", InboxID: "ibx_x", Subject: "sandbox secret", Status: inbox.EmailPending, ReceivedAt: demoNow}); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	if p := e.get(b, "/console/emails/eml_sandbox_only"); p.code != http.StatusNotFound || strings.Contains(p.body, "sandbox secret") {
+		t.Fatalf("Finance's session read a Sandbox e-mail: %d", p.code)
+	}
+}
+
+// hostile are values a stranger writes into an e-mail.
+var hostile = []string{
+	`<script>alert(1)</script>`,
+	`"><img src=x onerror=alert(2)>`,
+	`javascript:alert(3)`,
+	`<svg onload=alert(4)><a xlink:href="javascript:alert(5)">x</a></svg>`,
+	`</textarea><style>body{display:none}</style>`,
+	"\u202egnp.exe",
+	`=?UTF-8?B?PHNjcmlwdD5hbGVydCg2KTwvc2NyaXB0Pg==?=`,
+}
+
+func TestHostileContentIsShownEscaped(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	all := strings.Join(hostile, " ")
+	em := inbox.Email{ID: "eml_hostile", InboxID: "ibx_invoices", MessageID: all, From: all, To: []string{all}, Cc: []string{all},
+		Subject: all, Text: all, Status: inbox.EmailRejected, StatusDetail: all, ReceivedAt: demoNow.Add(time.Minute),
+		Headers:     map[string]string{"X-Evil": all, all: "name"},
+		Attachments: []inbox.AttachmentInfo{{Index: 0, Filename: all, ContentType: all, Size: 10}},
+		Auth:        &inbox.SenderAuth{EnvelopeFrom: all, Helo: all, SPF: inbox.AuthCheck{Result: "fail", Detail: all}, DMARC: inbox.AuthCheck{Result: "fail", Domain: all}}}
+	if err := inbox.NewRepo(e.st).Emails.Put(context.Background(), demo.Workspace, em); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	for _, path := range []string{"/console/emails", "/console/emails/eml_hostile"} {
+		p := e.get(b, path)
+		if p.code != http.StatusOK {
+			t.Fatalf("%s: %d", path, p.code)
+		}
+		for _, bad := range []string{"<script>alert", "<img", "<svg", "<style>", `href="javascript:`, "onerror=alert(2)>"} {
+			if strings.Contains(p.body, bad) {
+				t.Errorf("%s: the hostile %q reached the page unescaped", path, bad)
+			}
+		}
+		if !strings.Contains(p.body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("%s: the hostile subject is not shown, escaped", path)
+		}
+	}
+}
