@@ -134,4 +134,3 @@ func evalText(t *testing.T, ctx context.Context, expr string) string {
 	}
 	return s
 }
-
