@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/store"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	Store Store
 	// Tools runs the Inbox product's tools.
 	Tools Tools
+	// Messages opens raw messages, for the HTML body of an e-mail the
+	// person may read (emails_get says so first); nil shows no HTML body.
+	Messages inbox.Messages
 	// PublicURL is where the server is reached (scheme and host): an https
 	// URL makes the session cookie Secure; plain http is served only to a
 	// loopback host (development), with a cookie that is not.
@@ -57,6 +61,7 @@ type Options struct {
 type Console struct {
 	store    Store
 	tools    Tools
+	messages inbox.Messages
 	base     string
 	secure   bool
 	loopback bool
@@ -85,7 +90,7 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: signing key: %w", err)
 	}
-	c := &Console{store: opts.Store, tools: opts.Tools, base: strings.TrimRight(opts.PublicURL, "/"), secure: u.Scheme == "https",
+	c := &Console{store: opts.Store, tools: opts.Tools, messages: opts.Messages, base: strings.TrimRight(opts.PublicURL, "/"), secure: u.Scheme == "https",
 		loopback: isLoopback(u.Hostname()), idle: opts.IdleTimeout, lifetime: opts.Lifetime,
 		key: k.Secret, now: opts.Now, log: opts.Logger, pages: parsePages(), cop: http.NewCrossOriginProtection()}
 	if c.idle <= 0 {
@@ -129,6 +134,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails", c.signedIn(c.emails))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
+	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")

@@ -89,7 +89,7 @@ func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now})
+	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now, Messages: inbox.BlobMessages{Blobs: st}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,5 +599,72 @@ func TestHostileContentIsShownEscaped(t *testing.T) {
 		if !strings.Contains(p.body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 			t.Errorf("%s: the hostile subject is not shown, escaped", path)
 		}
+	}
+}
+
+// hostileHTML is an e-mail whose HTML body tries to run script, fetch a
+// remote image, send a form and navigate its parent.
+const hostileHTML = "From: a@example.com\r\nTo: b@example.com\r\nSubject: html\r\nMIME-Version: 1.0\r\n" +
+	"Content-Type: multipart/alternative; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nplain\r\n" +
+	"--b1\r\nContent-Type: text/html; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n" +
+	"<p>Ol=E1</p><script>alert(1)</script><img src=3D\"https://tracker.example/p.gif\"><form action=3D\"https://evil.example/\"><button>go</button></form>" +
+	"<a href=3D\"javascript:top.location=3D'https://evil.example'\">x</a>\r\n--b1--\r\n"
+
+func TestHTMLBodyOnlyInASandboxedFrame(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	ctx := context.Background()
+	repo := inbox.NewRepo(e.st)
+	for _, id := range []string{"eml_html", "eml_plain"} {
+		if err := repo.Emails.Put(ctx, demo.Workspace, inbox.Email{ID: id, InboxID: "ibx_invoices", Subject: id, Status: inbox.EmailProcessed, ReceivedAt: demoNow}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.st.PutBlob(ctx, demo.Workspace, "eml_html", []byte(hostileHTML)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.PutBlob(ctx, demo.Workspace, "eml_plain", []byte("From: a@example.com\r\nSubject: plain\r\n\r\njust text\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+
+	d := e.get(b, "/console/emails/eml_html")
+	frame := regexp.MustCompile(`<iframe[^>]*>`).FindString(d.body)
+	if frame != `<iframe class="html-body" sandbox src="/console/emails/eml_html/html" title="HTML body of the e-mail" referrerpolicy="no-referrer">` {
+		t.Fatalf("the HTML body's frame is %q", frame)
+	}
+	if strings.Contains(d.body, "tracker.example") || strings.Contains(d.body, "<script>alert") {
+		t.Fatalf("the HTML body reached the console's page")
+	}
+	h := e.get(b, "/console/emails/eml_html/html")
+	csp := h.header.Get("Content-Security-Policy")
+	if h.code != http.StatusOK || csp != "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox" {
+		t.Fatalf("the frame: %d, CSP %q", h.code, csp)
+	}
+	if h.header.Get("Content-Type") != "text/html; charset=utf-8" || h.header.Get("X-Frame-Options") != "SAMEORIGIN" || h.header.Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("the frame's headers: %v", h.header)
+	}
+	if !strings.Contains(h.body, "<p>Olá</p>") {
+		t.Fatalf("the frame's body is not the decoded HTML part: %q", h.body)
+	}
+	remote := e.get(b, "/console/emails/eml_html?images=remote")
+	if !strings.Contains(remote.body, `src="/console/emails/eml_html/html?images=remote"`) {
+		t.Fatalf("asking for remote images does not reach the frame")
+	}
+	if csp := e.get(b, "/console/emails/eml_html/html?images=remote").header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src data: https: http:;") || !strings.Contains(csp, "sandbox") {
+		t.Fatalf("with remote images asked for, the frame's CSP is %q", csp)
+	}
+	if p := e.get(b, "/console/emails/eml_plain"); strings.Contains(p.body, "<iframe") {
+		t.Fatalf("an e-mail without an HTML body shows a frame")
+	}
+	if p := e.get(b, "/console/emails/eml_plain/html"); p.code != http.StatusNotFound {
+		t.Fatalf("the frame of an e-mail without an HTML body answered %d", p.code)
+	}
+	// Another workspace's e-mail, even with a raw message, is not found.
+	if err := e.st.PutBlob(ctx, demo.Sandbox, "eml_other", []byte(hostileHTML)); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.get(b, "/console/emails/eml_other/html"); p.code != http.StatusNotFound || strings.Contains(p.body, "Ol") {
+		t.Fatalf("another workspace's HTML body answered %d", p.code)
 	}
 }

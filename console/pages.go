@@ -205,6 +205,9 @@ func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
 type emailData struct {
 	Email   inbox.Email
 	Headers []header
+	// HTML says the e-mail has an HTML body, shown in a sandboxed frame;
+	// RemoteImages that the person asked for its remote images.
+	HTML, RemoteImages bool
 }
 
 type header struct{ Name, Value string }
@@ -215,7 +218,14 @@ func (c *Console) email(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	d := emailData{Email: e}
+	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote"}
+	if !e.Purged {
+		ok, err := c.hasHTML(r.Context(), s.principal.Workspace, e.ID)
+		if err != nil {
+			c.log.ErrorContext(r.Context(), "console: html body", "email", e.ID, "error", err)
+		}
+		d.HTML = ok
+	}
 	for name, v := range e.Headers {
 		d.Headers = append(d.Headers, header{name, v})
 	}

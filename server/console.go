@@ -25,8 +25,12 @@ func (a *assembly) addConsole() error {
 		if !ok || h.cfg.Console.Off {
 			continue
 		}
-		c, err := console.New(a.ctx, console.Options{Store: a.store, Tools: a.server, PublicURL: a.publicURL,
-			IdleTimeout: h.cfg.Console.IdleTimeout, Lifetime: h.cfg.Console.Lifetime, Logger: a.log})
+		opts := console.Options{Store: a.store, Tools: a.server, PublicURL: a.publicURL,
+			IdleTimeout: h.cfg.Console.IdleTimeout, Lifetime: h.cfg.Console.Lifetime, Logger: a.log}
+		if a.inbox != nil {
+			opts.Messages = a.inbox.raw
+		}
+		c, err := console.New(a.ctx, opts)
 		if err != nil {
 			return fmt.Errorf("console: %w", err)
 		}
