@@ -135,6 +135,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
+	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
+	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")

@@ -23,6 +23,7 @@ import (
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
 	"github.com/kobana/workflow/store/sqlite"
@@ -666,5 +667,77 @@ func TestHTMLBodyOnlyInASandboxedFrame(t *testing.T) {
 	}
 	if p := e.get(b, "/console/emails/eml_other/html"); p.code != http.StatusNotFound || strings.Contains(p.body, "Ol") {
 		t.Fatalf("another workspace's HTML body answered %d", p.code)
+	}
+}
+
+func TestWorkflowRunPage(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	ctx := context.Background()
+	big := `"` + strings.Repeat("x", console.MaxShownBody+100) + `"`
+	run := inbox.WorkflowRun{ID: "wrun_page", AgentRunID: "arun_page", EmailID: "eml_inv_00", InboxID: "ibx_invoices", Status: runrecord.RunInterrupted, StartedAt: demoNow,
+		Steps: []runrecord.Step{
+			{Index: 0, Label: "<b>create</b>", State: runrecord.Succeeded, DurationMS: 12, ID: "wrun_page/0",
+				Request:  &runrecord.Request{Method: "POST", URL: "https://erp.example/payables?token=[redacted secrets.ERP_TOKEN]", Headers: map[string]string{"Idempotency-Key": `"wrun_page/0"`, "Authorization": "Bearer [redacted secrets.ERP_TOKEN]"}, Body: json.RawMessage(`{"n":1,"evil":"<script>alert(1)</script>"}`)},
+				Response: &runrecord.Response{Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(big), Size: int64(len(big))}},
+			{Index: 1, Label: "attach", State: runrecord.Unknown, Reason: runrecord.ReasonInterrupted, Error: "interrupted after sending; it uses steps.0.response.body.id and steps.7", ID: "wrun_page/1",
+				Request: &runrecord.Request{Method: "POST", URL: "https://erp.example/payables/${{steps.0.response.body.id}}/x", Headers: map[string]string{"Idempotency-Key": `"wrun_page/1"`, "X-Ref": "steps.0"}}},
+		}}
+	if err := inbox.NewRepo(e.st).WorkflowRuns.Put(ctx, demo.Workspace, run); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	p := e.get(b, "/console/workflow-runs/wrun_page")
+	if p.code != http.StatusOK {
+		t.Fatalf("%d\n%s", p.code, p.body)
+	}
+	for _, want := range []string{
+		`id="step-0"`, `id="step-1"`, "&lt;b&gt;create&lt;/b&gt;", "Request as sent", "HTTP 201",
+		"Bearer [redacted secrets.ERP_TOKEN]", "<code>&#34;wrun_page/1&#34;</code>",
+		`<a href="#step-0">steps.0</a>.response.body.id and steps.7`, // a reference to a step the run has not stays text
+		`<dd class="wrap"><a href="#step-0">steps.0</a></dd>`,
+		"Resuming sends it again with the same X-Kobana-Step-Id and Idempotency-Key",
+		"100 more bytes are not shown",
+		`\u003cscript\u003ealert(1)\u003c/script\u003e`, // as the record keeps it
+	} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the run's page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, strings.Repeat("x", console.MaxShownBody+1)) {
+		t.Errorf("the run's page holds the hostile body raw or the whole large body")
+	}
+	if e.get(b, "/console/emails/eml_inv_00").code != http.StatusOK {
+		t.Fatal("the e-mail's page")
+	}
+	if p := e.get(b, "/console/workflow-runs/wrun_none"); p.code != http.StatusNotFound {
+		t.Fatalf("an unknown run answered %d", p.code)
+	}
+}
+
+func TestAgentRunPage(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	ctx := context.Background()
+	run := inbox.AgentRun{ID: "arun_page", AgentID: "agt_x", EmailID: "eml_inv_00", Model: "gpt-x", Status: inbox.RunSucceeded, PromptVersion: "p7",
+		Output: json.RawMessage(`{"amount":12345678901234567890123,"note":"</pre><script>alert(1)</script>"}`),
+		Tokens: inbox.Tokens{Input: 1000, Output: 200, Cached: 100}, CostUSD: 0.0123,
+		Calls:     []inbox.ModelCall{{Round: 0, Attempt: 1, Status: 429, Cause: "rate_limited", DurationMS: 30, WaitMS: 2000}, {Round: 0, Attempt: 2, Status: 200, DurationMS: 900}},
+		Repairs:   []inbox.Repair{{Round: 1, Diagnostics: json.RawMessage(`[{"severity":"error","code":"unknown-field","message":"<img src=x onerror=alert(2)>","pointer":"/workflow/0/x","range":{"start":{"line":3,"column":7,"offset":20},"end":{"line":3,"column":9,"offset":22}}}]`)}},
+		StartedAt: demoNow, FinishedAt: demoNow.Add(time.Second)}
+	if err := inbox.NewRepo(e.st).AgentRuns.Put(ctx, demo.Workspace, run); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	p := e.get(b, "/console/agent-runs/arun_page")
+	for _, want := range []string{"gpt-x", "p7", "1000 in (100 cached), 200 out", "0.0123 USD", "rate_limited", "2000 ms",
+		`<pre class="body json" data-json>`, "12345678901234567890123", `\u003c/pre\u003e\u003cscript\u003e`, "<code>3:7</code> error <code>unknown-field</code>",
+		"&lt;img src=x onerror=alert(2)&gt;"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the agent run's page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, "<img src=x") {
+		t.Errorf("hostile text reached the agent run's page unescaped")
 	}
 }

@@ -55,7 +55,7 @@ var funcs = template.FuncMap{
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +55,10 @@ func TestConsoleInChromium(t *testing.T) {
 		`<p id="hi">hello</p><script>alert(7)</script><img src="` + tracker.URL + `/pixel.gif" onerror="alert(8)">` +
 		`<form action="` + tracker.URL + `/form"><button>go</button></form><meta http-equiv="refresh" content="0;url=` + tracker.URL + `/refresh">` + "\r\n"
 	if err := st.PutBlob(t.Context(), demo.Workspace, "eml_hostile", []byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if err := inbox.NewRepo(st).AgentRuns.Put(t.Context(), demo.Workspace, inbox.AgentRun{ID: "arun_big", EmailID: "eml_hostile", Model: "m", Status: inbox.RunSucceeded,
+		Output: json.RawMessage(`{"amount":12345678901234567890123,"lines":[{"n":1}],"note":"<img src=x onerror=alert(9)>"}`), StartedAt: time.Now(), FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	code := store.NewSignInCode()
@@ -117,6 +122,22 @@ func TestConsoleInChromium(t *testing.T) {
 	waitFor(t, ctx, `document.querySelector("iframe.html-body") && performance.getEntriesByName(document.querySelector("iframe.html-body").src).length > 0`)
 	if n := evalText(t, ctx, `String(document.querySelectorAll("main script, main img, main svg").length)`); n != "0" {
 		t.Errorf("the e-mail's markup became %s elements of the page", n)
+	}
+	// The agent run's answer in the JSON viewer: folded by the console's
+	// module, the large number exact, the hostile string text.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/console/agent-runs/arun_big")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.querySelector(".json-tree details[open] > summary")`)
+	if got := evalText(t, ctx, `document.querySelector(".json-number").textContent`); got != "12345678901234567890123" {
+		t.Errorf("the JSON viewer shows the amount as %s", got)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector(".json-tree summary").click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `!document.querySelector(".json-tree details").open`)
+	if n := evalText(t, ctx, `String(document.querySelectorAll("main img").length)`); n != "0" {
+		t.Errorf("the answer's markup became %s elements", n)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('form[action="/console/signout"] button').click(), true)`)); err != nil {
 		t.Fatal(err)
