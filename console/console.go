@@ -25,6 +25,13 @@ const Prefix = "/console/"
 // (mcpserver.Server.Call): the console reads only through it.
 type Tools interface {
 	Call(ctx context.Context, p store.Principal, tool string, args json.RawMessage) (json.RawMessage, error)
+	// CallConfirmed runs a destructive tool the person confirmed.
+	CallConfirmed(ctx context.Context, p store.Principal, tool string, args json.RawMessage) (json.RawMessage, error)
+	// Check runs a destructive tool's check before the person is asked.
+	Check(ctx context.Context, p store.Principal, tool string, args json.RawMessage) error
+	// May says whether the principal may run the tool (the pages show
+	// only the controls it may use).
+	May(p store.Principal, tool string) bool
 }
 
 // Store is what the console keeps in the product's store.
@@ -33,6 +40,10 @@ type Store interface {
 	store.AccessList
 	store.OAuth
 	store.Keys
+	// Ledger spends each confirmation once; Records keeps the system
+	// events of the actions people confirm.
+	store.Ledger
+	store.Records
 }
 
 // Options configures New.
@@ -135,6 +146,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
+	mux.HandleFunc("POST "+Prefix+"emails/{id}/reprocess", c.signedIn(c.reprocess))
+	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -51,7 +52,33 @@ type env struct {
 	clk   *clock
 	srv   *httptest.Server
 	tools *mcpserver.Server
+	proc  *fakeProcessor
 }
+
+// fakeProcessor stands in for the pipeline's: it records the reprocess
+// requests it is handed and refuses an e-mail that does not exist.
+type fakeProcessor struct {
+	repo inbox.Repo
+	mu   sync.Mutex
+	reqs []inbox.ReprocessRequest
+}
+
+func (f *fakeProcessor) Check(ctx context.Context, req inbox.ReprocessRequest) error {
+	_, err := f.repo.Emails.Get(ctx, req.Workspace, req.EmailID)
+	return err
+}
+
+func (f *fakeProcessor) Reprocess(ctx context.Context, req inbox.ReprocessRequest) (inbox.Reprocessed, error) {
+	if err := f.Check(ctx, req); err != nil {
+		return inbox.Reprocessed{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reqs = append(f.reqs, req)
+	return inbox.Reprocessed{EmailID: req.EmailID, Status: inbox.ReprocessQueued}, nil
+}
+
+func (f *fakeProcessor) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.reqs) }
 
 func openSQLite(t *testing.T, clk *clock) store.Store {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "console.db"), store.Options{Now: clk.Now})
@@ -82,7 +109,8 @@ func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now})
+	proc := &fakeProcessor{repo: inbox.NewRepo(st)}
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +128,7 @@ func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools}
+	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc}
 }
 
 // code mints a one-time sign-in code for a person in a workspace.
@@ -739,5 +767,102 @@ func TestAgentRunPage(t *testing.T) {
 	}
 	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, "<img src=x") {
 		t.Errorf("hostile text reached the agent run's page unescaped")
+	}
+}
+
+var hiddenField = regexp.MustCompile(`<input type="hidden" name="([a-z]+)" value="([^"]*)">`)
+
+// formOf reads the hidden fields of the page's first form posting to
+// action.
+func formOf(t *testing.T, p page, action string) url.Values {
+	t.Helper()
+	i := strings.Index(p.body, `action="`+action+`"`)
+	if i < 0 {
+		t.Fatalf("no form posting to %s on %s:\n%s", action, p.url, p.body)
+	}
+	end := strings.Index(p.body[i:], "</form>")
+	v := url.Values{}
+	for _, m := range hiddenField.FindAllStringSubmatch(p.body[i:i+end], -1) {
+		v.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return v
+}
+
+func TestReprocessAsksFirstRunsOnceAndIsRecorded(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	d := e.get(b, "/console/emails/eml_inv_00")
+	ask := e.post(b, "/console/emails/eml_inv_00/reprocess", formOf(t, d, "/console/emails/eml_inv_00/reprocess"), nil)
+	if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm emails_reprocess") || !strings.Contains(ask.body, "&#34;id&#34;: &#34;eml_inv_00&#34;") ||
+		!strings.Contains(ask.body, "<dt>Records</dt><dd>1</dd>") {
+		t.Fatalf("the confirmation page: %d\n%s", ask.code, ask.body)
+	}
+	if n := e.proc.count(); n != 0 {
+		t.Fatalf("asking ran the tool %d times", n)
+	}
+	answer := formOf(t, ask, "/console/confirm")
+	tampered := url.Values{}
+	for k, v := range answer {
+		tampered[k] = v
+	}
+	tampered.Set("arguments", `{"id":"eml_inv_01","mode":"restart"}`)
+	if p := e.post(b, "/console/confirm", tampered, nil); p.code != http.StatusForbidden {
+		t.Fatalf("a confirmation with other arguments answered %d", p.code)
+	}
+	done := e.post(b, "/console/confirm", answer, nil)
+	if done.code != http.StatusOK || e.proc.count() != 1 || e.proc.reqs[0].Actor != "person:"+demo.Owner || e.proc.reqs[0].Mode != "restart" {
+		t.Fatalf("the confirmed call: %d, %+v\n%s", done.code, e.proc.reqs, done.body)
+	}
+	if p := e.post(b, "/console/confirm", answer, nil); p.code != http.StatusConflict || e.proc.count() != 1 {
+		t.Fatalf("the same confirmation again: %d, %d runs", p.code, e.proc.count())
+	}
+	evs, err := inbox.NewRepo(e.st).Events.List(context.Background(), demo.Workspace, store.Query{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, ev := range evs.Items {
+		if ev.Type == console.EventConsoleAction && ev.Actor == "person:"+demo.Owner && strings.Contains(string(ev.Payload), `"client":"kobana-console"`) && strings.Contains(string(ev.Payload), `"tool":"emails_reprocess"`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no console.action event naming the person and the console: %+v", evs.Items)
+	}
+
+	// An answer left too long expires.
+	ask = e.post(b, "/console/emails/eml_inv_00/reprocess", formOf(t, d, "/console/emails/eml_inv_00/reprocess"), nil)
+	e.clk.Add(console.ConfirmationLifetime + time.Second)
+	if p := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil); p.code != http.StatusForbidden || e.proc.count() != 1 {
+		t.Fatalf("an expired confirmation: %d, %d runs", p.code, e.proc.count())
+	}
+	// A record the check refuses is not asked about.
+	if p := e.post(b, "/console/emails/eml_nope/reprocess", url.Values{"csrf": {answer.Get("csrf")}, "mode": {"restart"}}, nil); p.code != http.StatusNotFound || strings.Contains(p.body, "/console/confirm") {
+		t.Fatalf("reprocessing an unknown e-mail: %d", p.code)
+	}
+}
+
+func TestViewerSeesNoActionAndIsRefused(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Viewer, demo.Workspace)
+	d := e.get(b, "/console/emails/eml_inv_00")
+	if strings.Contains(d.body, "/reprocess") || strings.Count(d.body, `method="post"`) != 1 {
+		t.Fatalf("the viewer is shown a write control:\n%s", d.body)
+	}
+	csrf := csrfOf(t, d)
+	if p := e.post(b, "/console/emails/eml_inv_00/reprocess", url.Values{"csrf": {csrf}, "mode": {"restart"}}, nil); p.code != http.StatusForbidden {
+		t.Fatalf("the viewer's reprocess answered %d", p.code)
+	}
+	// An owner's answer, posted from the viewer's session, runs nothing:
+	// an answer is bound to the session it was asked in.
+	owner := e.browser()
+	e.signIn(owner, demo.Owner, demo.Workspace)
+	ask := e.post(owner, "/console/emails/eml_inv_00/reprocess", formOf(t, e.get(owner, "/console/emails/eml_inv_00"), "/console/emails/eml_inv_00/reprocess"), nil)
+	answer := formOf(t, ask, "/console/confirm")
+	answer.Set("csrf", csrf)
+	if p := e.post(b, "/console/confirm", answer, nil); p.code != http.StatusForbidden || e.proc.count() != 0 {
+		t.Fatalf("the owner's answer posted by the viewer: %d, %d runs", p.code, e.proc.count())
 	}
 }

@@ -55,7 +55,7 @@ var funcs = template.FuncMap{
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
@@ -208,6 +208,8 @@ type emailData struct {
 	// HTML says the e-mail has an HTML body, shown in a sandboxed frame;
 	// RemoteImages that the person asked for its remote images.
 	HTML, RemoteImages bool
+	// MayReprocess says the person may run emails_reprocess.
+	MayReprocess bool
 }
 
 type header struct{ Name, Value string }
@@ -218,7 +220,7 @@ func (c *Console) email(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote"}
+	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote", MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
 	if !e.Purged {
 		ok, err := c.hasHTML(r.Context(), s.principal.Workspace, e.ID)
 		if err != nil {
