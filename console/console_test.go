@@ -789,7 +789,11 @@ func formOf(t *testing.T, p page, action string) url.Values {
 }
 
 func TestReprocessAsksFirstRunsOnceAndIsRecorded(t *testing.T) {
-	e := newEnv(t, openSQLite)
+	bothStores(t, testReprocess)
+}
+
+func testReprocess(t *testing.T, open func(*testing.T, *clock) store.Store) {
+	e := newEnv(t, open)
 	b := e.browser()
 	e.signIn(b, demo.Owner, demo.Workspace)
 	d := e.get(b, "/console/emails/eml_inv_00")
