@@ -29,6 +29,7 @@ type action struct {
 // actions are the destructive tools the console runs, by form name.
 var actions = map[string]action{
 	"reprocess-restart": {inboxmcp.ToolEmailsReprocess, "Runs the inbox's agent on the e-mail again and the workflow it answers with: every step's request is sent again, with new step identities."},
+	"replay":            {inboxmcp.ToolWebhooksDeliveriesReplay, "Sends the delivery's event to its webhook again now, as one more attempt of the same delivery (same id, so the receiver can deduplicate), signed with the current secret. This calls a system outside Kobana."},
 	"reprocess-resume":  {inboxmcp.ToolEmailsReprocess, "Takes up the e-mail's interrupted workflow run: the steps it ended are not sent again; the step whose outcome is unknown is sent again with the same X-Kobana-Step-Id and Idempotency-Key, and the steps after it follow."},
 }
 
@@ -47,7 +48,7 @@ func (c *Console) reprocess(w http.ResponseWriter, r *http.Request, s *session) 
 		c.message(w, r, s, http.StatusBadRequest, "Unknown way to reprocess an e-mail.")
 		return
 	}
-	args, _ := json.Marshal(inboxmcp.ReprocessArg{ID: r.PathValue("id"), Mode: mode})
+	args, _ := jsonArgs(inboxmcp.ReprocessArg{ID: r.PathValue("id"), Mode: mode})
 	c.ask(w, r, s, name, args, Prefix+"emails/"+r.PathValue("id"))
 }
 
@@ -82,12 +83,12 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, s *session) {
 	a, ok := actions[name]
 	exp, err := strconv.ParseInt(expires, 10, 64)
 	if !ok || err != nil || localNext(back) != back || r.PostFormValue("signature") != c.mac("confirm", s.grant, name, args, back, nonce, expires) {
-		c.message(w, r, s, http.StatusForbidden, "This confirmation is not valid; nothing was run. Start again from the e-mail.")
+		c.message(w, r, s, http.StatusForbidden, "This confirmation is not valid; nothing was run. Start again from the page you came from.")
 		return
 	}
 	until := time.Unix(exp, 0)
 	if !c.now().Before(until) {
-		c.message(w, r, s, http.StatusForbidden, "This confirmation expired; nothing was run. Start again from the e-mail.")
+		c.message(w, r, s, http.StatusForbidden, "This confirmation expired; nothing was run. Start again from the page you came from.")
 		return
 	}
 	if err := c.store.Consume(r.Context(), "console-confirm:"+nonce, until); err != nil {
@@ -115,6 +116,9 @@ func (c *Console) confirm(w http.ResponseWriter, r *http.Request, s *session) {
 	c.log.InfoContext(r.Context(), "console: action", "person", s.principal.Person, "tool", a.Tool, "arguments", args)
 	c.render(w, r, s, http.StatusOK, "done", doneData{Tool: a.Tool, Result: string(out), Back: back})
 }
+
+// jsonArgs encodes a tool's arguments.
+func jsonArgs(v any) (json.RawMessage, error) { return json.Marshal(v) }
 
 type doneData struct {
 	Tool, Result, Back string

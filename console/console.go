@@ -148,6 +148,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
 	mux.HandleFunc("POST "+Prefix+"emails/{id}/reprocess", c.signedIn(c.reprocess))
 	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
+	mux.HandleFunc("GET "+Prefix+"deliveries", c.signedIn(c.deliveries))
+	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

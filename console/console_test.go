@@ -55,6 +55,14 @@ type env struct {
 	proc  *fakeProcessor
 }
 
+// refuse is a transport that sends nothing: the tests confirm no
+// delivery replay, and one that did would fail here, not leave.
+type refuse struct{}
+
+func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("the console's tests send nothing outside")
+}
+
 // fakeProcessor stands in for the pipeline's: it records the reprocess
 // requests it is handed and refuses an e-mail that does not exist.
 type fakeProcessor struct {
@@ -110,7 +118,7 @@ func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	proc := &fakeProcessor{repo: inbox.NewRepo(st)}
-	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc})
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: refuse{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -868,5 +876,40 @@ func TestViewerSeesNoActionAndIsRefused(t *testing.T) {
 	answer.Set("csrf", csrf)
 	if p := e.post(b, "/console/confirm", answer, nil); p.code != http.StatusForbidden || e.proc.count() != 0 {
 		t.Fatalf("the owner's answer posted by the viewer: %d, %d runs", p.code, e.proc.count())
+	}
+}
+
+func TestDeliveriesAndReplayAsksFirst(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	p := e.get(b, "/console/deliveries?status=delivered")
+	if p.code != http.StatusOK || !strings.Contains(p.body, `href="/console/deliveries?status=delivered" aria-current="page"`) {
+		t.Fatalf("deliveries: %d\n%s", p.code, p.body)
+	}
+	for _, m := range regexp.MustCompile(`class="status s-([a-z]+)"`).FindAllStringSubmatch(p.body, -1) {
+		if m[1] != "delivered" {
+			t.Fatalf("status=delivered lists a %s delivery", m[1])
+		}
+	}
+	m := regexp.MustCompile(`action="/console/deliveries/(dlv_[^"/]+)/replay"`).FindStringSubmatch(e.get(b, "/console/deliveries").body)
+	if m == nil {
+		t.Fatalf("the owner is offered no replay")
+	}
+	ask := e.post(b, "/console/deliveries/"+m[1]+"/replay", url.Values{"csrf": {csrfOf(t, p)}}, nil)
+	if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_deliveries_replay") || !strings.Contains(ask.body, m[1]) {
+		t.Fatalf("the replay's confirmation: %d\n%s", ask.code, ask.body)
+	}
+	if p := e.post(b, "/console/deliveries/dlv_nope/replay", url.Values{"csrf": {csrfOf(t, p)}}, nil); p.code != http.StatusNotFound {
+		t.Fatalf("replaying an unknown delivery answered %d", p.code)
+	}
+	if p := e.get(b, "/console/deliveries?status=bogus"); p.code != http.StatusBadRequest {
+		t.Fatalf("an unknown status answered %d", p.code)
+	}
+
+	v := e.browser()
+	e.signIn(v, demo.Viewer, demo.Workspace)
+	if p := e.get(v, "/console/deliveries"); p.code != http.StatusOK || strings.Contains(p.body, "/replay") {
+		t.Fatalf("the viewer's deliveries: %d, or a replay control", p.code)
 	}
 }

@@ -55,7 +55,7 @@ var funcs = template.FuncMap{
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
@@ -126,6 +126,11 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 			return
 		case "permission_denied":
 			c.message(w, r, s, http.StatusForbidden, "Your role does not allow this.")
+			return
+		case "internal_error":
+		default:
+			// The product's refusal, meant for the person: say it.
+			c.message(w, r, s, http.StatusConflict, "Nothing was done: "+te.Message+" ("+te.Code+")")
 			return
 		}
 	}
