@@ -142,6 +142,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"signin", c.signinPage)
 	mux.HandleFunc("POST "+Prefix+"signin", c.signin)
 	mux.HandleFunc("POST "+Prefix+"signout", c.signedIn(c.signout))
+	mux.HandleFunc("POST "+Prefix+"workspace", c.signedIn(c.switchWorkspace))
 	mux.HandleFunc("GET "+Prefix+"emails", c.signedIn(c.emails))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
@@ -298,4 +299,28 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
 	c.log.InfoContext(r.Context(), "console: sign-out", "person", s.principal.Person, "grant", s.grant)
 	c.setCookie(w, c.cookieName(), "", -1)
 	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
+}
+
+// switchWorkspace moves the person to another workspace they are a member
+// of: a new session for it (its grant carries the role there), and the
+// old one revoked. Its absolute expiry starts again: the person is the
+// same, the grant is new.
+func (c *Console) switchWorkspace(w http.ResponseWriter, r *http.Request, s *session) {
+	ws := r.PostFormValue("workspace")
+	value, p, err := c.openSession(r.Context(), s.principal.Person, ws)
+	if errors.Is(err, store.ErrNotFound) {
+		c.message(w, r, s, http.StatusForbidden, "You are not a member of that workspace.")
+		return
+	}
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "console: switching workspace", "error", err)
+		c.message(w, r, s, http.StatusServiceUnavailable, "The workspace cannot be switched right now; try again.")
+		return
+	}
+	if err := c.store.RevokeToken(r.Context(), s.grant); err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.log.ErrorContext(r.Context(), "console: ending the session switched from", "grant", s.grant, "error", err)
+	}
+	c.log.InfoContext(r.Context(), "console: workspace switched", "person", p.Person, "workspace", p.Workspace, "grant", p.TokenID)
+	c.setCookie(w, c.cookieName(), value, c.lifetime)
+	http.Redirect(w, r, Prefix+"emails", http.StatusSeeOther)
 }

@@ -913,3 +913,39 @@ func TestDeliveriesAndReplayAsksFirst(t *testing.T) {
 		t.Fatalf("the viewer's deliveries: %d, or a replay control", p.code)
 	}
 }
+
+func TestSwitchWorkspace(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	if err := inbox.NewRepo(e.st).Emails.Put(context.Background(), demo.Sandbox, inbox.Email{ID: "eml_sandbox_only", InboxID: "ibx_x", Subject: "only in the sandbox", Status: inbox.EmailPending, ReceivedAt: demoNow}); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	p := e.signIn(b, demo.Owner, demo.Workspace)
+	if !strings.Contains(p.body, `<option value="ws_sandbox">`) || strings.Contains(p.body, "only in the sandbox") {
+		t.Fatalf("the owner of two workspaces is not offered the other, or sees its e-mails:\n%s", p.body)
+	}
+	form := formOf(t, p, "/console/workspace")
+	if p := e.post(b, "/console/workspace", url.Values{"csrf": {form.Get("csrf")}, "workspace": {"ws_nowhere"}}, nil); p.code != http.StatusForbidden {
+		t.Fatalf("switching to a workspace of no membership answered %d", p.code)
+	}
+	before, _ := e.st.ListAccess(context.Background(), store.AccessQuery{Person: demo.Owner})
+	sw := e.post(b, "/console/workspace", url.Values{"csrf": {form.Get("csrf")}, "workspace": {demo.Sandbox}}, nil)
+	if sw.url != "/console/emails" || !strings.Contains(sw.body, "only in the sandbox") || !strings.Contains(sw.body, "· ws_sandbox ·") {
+		t.Fatalf("after switching: %d at %s\n%s", sw.code, sw.url, sw.body)
+	}
+	after, _ := e.st.ListAccess(context.Background(), store.AccessQuery{Person: demo.Owner})
+	live := 0
+	for _, a := range after {
+		if a.Client == console.ClientID {
+			live++
+		}
+	}
+	if live != 1 || len(after) != len(before) {
+		t.Fatalf("after switching %d console sessions are live (want 1), %d accesses (were %d)", live, len(after), len(before))
+	}
+	// The viewer, a member of one workspace, is offered no switch.
+	v := e.browser()
+	if p := e.signIn(v, demo.Viewer, demo.Workspace); strings.Contains(p.body, "/console/workspace") {
+		t.Fatal("a member of one workspace is offered a switch")
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/store"
 )
 
 //go:embed templates/*.html
@@ -72,12 +73,18 @@ type view struct {
 // sessionView is the signed-in person as the pages show them.
 type sessionView struct {
 	Person, Workspace, Role, CSRF string
+	// Workspaces are the person's memberships, when there are several to
+	// switch between.
+	Workspaces []store.Membership
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, code int, page string, data any) {
 	v := view{Nonce: nonceOf(r), Data: data}
 	if s != nil {
 		v.Session = &sessionView{Person: s.principal.PersonName, Workspace: s.principal.Workspace, Role: string(s.principal.Role), CSRF: s.csrf}
+		if ms, err := c.store.Memberships(r.Context(), s.principal.Person); err == nil && len(ms) > 1 {
+			v.Session.Workspaces = ms
+		}
 	}
 	var b bytes.Buffer
 	if err := c.pages[page].ExecuteTemplate(&b, "layout", v); err != nil {

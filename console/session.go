@@ -51,12 +51,19 @@ func (c *Console) startSession(ctx context.Context, code string) (string, store.
 	if err != nil {
 		return "", store.Principal{}, err
 	}
-	role, err := c.role(ctx, sc.Person, sc.Workspace)
+	return c.openSession(ctx, sc.Person, sc.Workspace)
+}
+
+// openSession opens a session for a person in a workspace they are a
+// member of: a grant of the console client and a token keyed by the hash
+// of the cookie value it returns.
+func (c *Console) openSession(ctx context.Context, person, workspace string) (string, store.Principal, error) {
+	role, err := c.role(ctx, person, workspace)
 	if err != nil {
 		return "", store.Principal{}, err
 	}
 	now := c.now()
-	g := store.Grant{ID: store.NewGrantID(), Client: ClientID, Person: sc.Person, Workspace: sc.Workspace,
+	g := store.Grant{ID: store.NewGrantID(), Client: ClientID, Person: person, Workspace: workspace,
 		Scopes: scopesFor(role), Resource: c.base + Prefix, Created: now, Expires: now.Add(c.idle)}
 	if err := c.store.CreateGrant(ctx, g); err != nil {
 		return "", store.Principal{}, fmt.Errorf("console session: %w", err)
