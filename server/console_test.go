@@ -139,6 +139,20 @@ func TestConsoleInChromium(t *testing.T) {
 	if n := evalText(t, ctx, `String(document.querySelectorAll("main img").length)`); n != "0" {
 		t.Errorf("the answer's markup became %s elements", n)
 	}
+	// Readable at 320 px: no page is wider than the screen (wide tables
+	// scroll inside their own box).
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640)); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/console/emails", "/console/emails/eml_hostile", "/console/emails/eml_inv_00", "/console/agent-runs/arun_big", "/console/deliveries"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+path)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `document.readyState === "complete" && document.getElementById("main")`)
+		if w := evalText(t, ctx, `document.documentElement.scrollWidth + " of " + document.documentElement.clientWidth`); !strings.HasSuffix(w, " of "+strings.SplitN(w, " ", 2)[0]) {
+			t.Errorf("%s is %s px wide on a 320 px screen", path, w)
+		}
+	}
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('form[action="/console/signout"] button').click(), true)`)); err != nil {
 		t.Fatal(err)
 	}
