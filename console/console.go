@@ -238,7 +238,7 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 // next field, else the e-mails.
 func localNext(next string) string {
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(u.Path, Prefix) || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.EscapedPath(), Prefix) || strings.Contains(next, "\\") {
 		return Prefix + "emails"
 	}
 	return u.RequestURI()
