@@ -637,6 +637,16 @@ func TestHostileContentIsShownEscaped(t *testing.T) {
 			t.Errorf("%s: the hostile subject is not shown, escaped", path)
 		}
 	}
+	// A 1 MB subject still renders, escaped, in the list and its page.
+	huge := strings.Repeat("<b>", 1<<20/3)
+	if err := inbox.NewRepo(e.st).Emails.Put(context.Background(), demo.Workspace, inbox.Email{ID: "eml_huge", InboxID: "ibx_invoices", Subject: huge, Status: inbox.EmailPending, ReceivedAt: demoNow.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/console/emails", "/console/emails/eml_huge"} {
+		if p := e.get(b, path); p.code != http.StatusOK || strings.Contains(p.body, "<b><b>") || !strings.Contains(p.body, "&lt;b&gt;&lt;b&gt;") {
+			t.Errorf("%s with a 1 MB subject: %d", path, p.code)
+		}
+	}
 }
 
 // hostileHTML is an e-mail whose HTML body tries to run script, fetch a
