@@ -12,10 +12,10 @@
 // asked first (what, with which arguments, how many), its answer is signed
 // for the session and spent once in the store's ledger, and it is recorded
 // as an EventConsoleAction system event naming the person and the console.
-// Two reads go beside the tools, each after the tool allowed it: an
-// e-mail's HTML body, read from the raw message (Options.Messages) once
-// emails_get allowed the e-mail, and served only into a sandboxed frame
-// under its own Content-Security-Policy.
+// One read goes beside the tools, after a tool allowed it: an e-mail's
+// HTML body, read from the raw message (Options.Messages) once emails_get
+// allowed the e-mail, and served only into a sandboxed frame under its own
+// Content-Security-Policy; and one write, the console's own system event.
 //
 // People sign in with a one-time sign-in code (store.NewSignInCode;
 // `kobana token signin` prints one). The console keeps the session on the
