@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -47,7 +48,7 @@ func (c *clock) Add(d time.Duration) {
 
 // env is the console over the demo's Inbox, served by httptest.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	st    store.Store
 	clk   *clock
 	srv   *httptest.Server
@@ -88,7 +89,7 @@ func (f *fakeProcessor) Reprocess(ctx context.Context, req inbox.ReprocessReques
 
 func (f *fakeProcessor) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.reqs) }
 
-func openSQLite(t *testing.T, clk *clock) store.Store {
+func openSQLite(t testing.TB, clk *clock) store.Store {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "console.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +98,7 @@ func openSQLite(t *testing.T, clk *clock) store.Store {
 	return st
 }
 
-func openPG(t *testing.T, clk *clock) store.Store {
+func openPG(t testing.TB, clk *clock) store.Store {
 	dsn, _ := pgtest.SchemaDSN(t, "console", "console-test")
 	st, err := pg.Open(context.Background(), dsn, pg.Options{Options: store.Options{Now: clk.Now}, PurgeInterval: -1})
 	if err != nil {
@@ -107,7 +108,7 @@ func openPG(t *testing.T, clk *clock) store.Store {
 	return st
 }
 
-func newEnv(t *testing.T, open func(*testing.T, *clock) store.Store) *env {
+func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	t.Helper()
 	ctx := context.Background()
 	clk := &clock{t: demoNow.Add(time.Hour)}
@@ -185,7 +186,7 @@ func (e *env) post(c *http.Client, path string, form url.Values, header map[stri
 	return read(e.t, res)
 }
 
-func read(t *testing.T, res *http.Response) page {
+func read(t testing.TB, res *http.Response) page {
 	t.Helper()
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
@@ -197,7 +198,7 @@ func read(t *testing.T, res *http.Response) page {
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func csrfOf(t *testing.T, p page) string {
+func csrfOf(t testing.TB, p page) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(p.body)
 	if m == nil {
@@ -214,13 +215,13 @@ func (e *env) signIn(c *http.Client, person, workspace string) page {
 	return e.post(c, "/console/signin", url.Values{"csrf": {csrfOf(e.t, form)}, "code": {e.code(person, workspace)}}, nil)
 }
 
-func bothStores(t *testing.T, run func(t *testing.T, open func(*testing.T, *clock) store.Store)) {
+func bothStores(t *testing.T, run func(t *testing.T, open func(testing.TB, *clock) store.Store)) {
 	t.Run("sqlite", func(t *testing.T) { run(t, openSQLite) })
 	t.Run("postgres", func(t *testing.T) { run(t, openPG) })
 }
 
 func TestSignInListDetailSignOut(t *testing.T) {
-	bothStores(t, func(t *testing.T, open func(*testing.T, *clock) store.Store) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
 		e := newEnv(t, open)
 		b := e.browser()
 		if p := e.get(b, "/console/emails?status=failed"); p.url != "/console/signin" {
@@ -810,7 +811,7 @@ func TestReprocessAsksFirstRunsOnceAndIsRecorded(t *testing.T) {
 	bothStores(t, testReprocess)
 }
 
-func testReprocess(t *testing.T, open func(*testing.T, *clock) store.Store) {
+func testReprocess(t *testing.T, open func(testing.TB, *clock) store.Store) {
 	e := newEnv(t, open)
 	b := e.browser()
 	e.signIn(b, demo.Owner, demo.Workspace)
@@ -957,5 +958,35 @@ func TestSwitchWorkspace(t *testing.T) {
 	v := e.browser()
 	if p := e.signIn(v, demo.Viewer, demo.Workspace); strings.Contains(p.body, "/console/workspace") {
 		t.Fatal("a member of one workspace is offered a switch")
+	}
+}
+
+// BenchmarkPages renders the e-mails list and an e-mail's page for a
+// signed-in person, over the demo's records and 1000 more e-mails, through
+// the whole handler (session, tool call, template).
+func BenchmarkPages(b *testing.B) {
+	e := newEnv(b, openSQLite)
+	repo := inbox.NewRepo(e.st)
+	for i := range 1000 {
+		em := inbox.Email{ID: fmt.Sprintf("eml_bench_%04d", i), InboxID: "ibx_invoices", From: "bench@example.com", Subject: "bench", Status: inbox.EmailProcessed, ReceivedAt: demoNow.Add(time.Duration(i) * time.Second)}
+		if err := repo.Emails.Put(context.Background(), demo.Workspace, em); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := e.browser()
+	e.signIn(c, demo.Owner, demo.Workspace)
+	for _, page := range []struct{ name, path string }{{"list", "/console/emails"}, {"list-processed", "/console/emails?status=processed"}, {"email", "/console/emails/eml_inv_00"}} {
+		path := page.path
+		b.Run(page.name, func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				p := e.get(c, path)
+				if p.code != http.StatusOK {
+					b.Fatalf("%s: %d", path, p.code)
+				}
+				size = len(p.body)
+			}
+			b.ReportMetric(float64(size), "bytes/page")
+		})
 	}
 }
