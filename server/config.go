@@ -152,6 +152,8 @@ type HTTP struct {
 	// MaxSessionsPerToken and MaxSessions cap the 2025-era sessions (see
 	// mcpserver.HTTPOptions; zero means its defaults).
 	MaxSessionsPerToken, MaxSessions int
+	// Console tunes the back office at /console/.
+	Console ConsoleOptions
 }
 
 // Defaults of HTTP.ReadTimeout and HTTP.IdleTimeout. A message of the

@@ -177,7 +177,7 @@ func (a *assembly) assemble() error {
 	}
 	a.server = srv
 	a.mcp.Store(srv)
-	return nil
+	return a.addConsole()
 }
 
 // seedDemo seeds the demo organization and each product's demo records,

@@ -47,6 +47,8 @@ type httpServer struct {
 	auth     *mcpserver.ResourceAuth
 	open     map[string]http.Handler
 	authNote string
+	// console is the console's URL once it is mounted.
+	console string
 }
 
 func (h *httpServer) name() string { return "http" }
@@ -80,6 +82,9 @@ func (h *httpServer) addr() net.Addr { return h.ln.Addr() }
 func (h *httpServer) announce(w io.Writer) {
 	fmt.Fprintf(w, "serving MCP on %s://%s/mcp\n", h.scheme, h.ln.Addr())
 	fmt.Fprintln(w, playgroundNote(h.scheme+"://"+h.ln.Addr().String()))
+	if h.console != "" {
+		fmt.Fprintf(w, "console on %s (sign in with a code from kobana token signin)\n", h.console)
+	}
 	if h.auth != nil {
 		fmt.Fprintf(w, "OAuth: %s is a protected resource of %s\n", h.auth.Resource, strings.Join(h.auth.AuthorizationServers, ", "))
 	}

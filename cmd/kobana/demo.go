@@ -50,7 +50,7 @@ const (
 // demoHosts are the names in the complete example's URLs that the receiver plays.
 var demoHosts = []string{"erp.example.com", "hooks.example.com"}
 
-const demoUsage = `usage: kobana demo [-model-base-url URL [-model-api-key-env NAME]] [-agents-config FILE]
+const demoUsage = `usage: kobana demo [-serve] [-model-base-url URL [-model-api-key-env NAME]] [-agents-config FILE]
 
 Runs the complete example (create a payable, attach the e-mail's
 first attachment as a file, notify a chat webhook) end to end on this
@@ -66,7 +66,10 @@ a receiver on 127.0.0.1 plays the ERP and the chat webhook, reached behind
 the SSRF guard with 127.0.0.1/32 as its only exception. The demo then reads
 the e-mail, the agent run and the workflow run back through the MCP server
 with an MCP client, and prints them with what the receiver got for each
-step. Everything stops and is removed at the end. Without the model flags
+step. Everything stops and is removed at the end; with -serve the server
+keeps serving until interrupted (Ctrl-C), and the demo prints the address of
+its console (the back office at /console/) with a one-time sign-in code, so
+the run it just made can be looked at in a browser. Without the model flags
 nothing leaves the machine and no setup is needed.
 
 Exit status: 0 the run succeeded and the receiver got the e-mail's
@@ -79,6 +82,7 @@ func demoCommand(c *Command, args []string) int {
 	fs := flag.NewFlagSet("kobana demo", flag.ContinueOnError)
 	var models agent.Flags
 	models.Register(fs)
+	keep := fs.Bool("serve", false, "keep the demo's server serving when the run is done, until interrupted, and print its console's address with a one-time sign-in code")
 	if code, ok := c.parseFlags(fs, demoUsage, args); !ok {
 		return code
 	}
@@ -93,7 +97,7 @@ func demoCommand(c *Command, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(c.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := runDemo(ctx, c.Stdout, cfg)
+	ok, err := runDemo(ctx, c.Stdout, cfg, *keep)
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "kobana demo: %v\n", err)
 		return exitFailure

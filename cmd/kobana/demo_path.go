@@ -45,7 +45,7 @@ const (
 // against the receiver; the runs read back through the MCP server. It
 // reports whether the run succeeded and the uploaded file matched the
 // e-mail's attachment.
-func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
+func runDemo(ctx context.Context, w io.Writer, cfg agent.Config, keep bool) (ok bool, err error) {
 	fmt.Fprintln(w, "kobana demo: the complete example, run end to end on this machine")
 	fmt.Fprintln(w)
 	standIn := !cfg.Configured()
@@ -92,6 +92,13 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 		return false, err
 	}
 	defer srv.stop()
+	if keep {
+		defer func() {
+			if err == nil {
+				err = keepServing(ctx, w, db, srv.http)
+			}
+		}()
+	}
 
 	fmt.Fprintln(w, "A kobana serve runs on this machine, on a fresh store with the demo organization:")
 	for _, l := range strings.Split(strings.TrimSpace(srv.output.String()), "\n") {
@@ -198,8 +205,33 @@ func runDemo(ctx context.Context, w io.Writer, cfg agent.Config) (bool, error) {
 	}
 	fmt.Fprintf(w, "\ndemo succeeded: %d steps succeeded; the ERP received attachment 0 of the e-mail byte for byte (sha256 %s…).\n", len(steps), wantHash[:16])
 	fmt.Fprintln(w, "Next: `kobana serve -demo -http 127.0.0.1:8080 -smtp 127.0.0.1:2525` runs the same server for you to explore;")
+	if !keep {
+		fmt.Fprintln(w, "`kobana demo -serve` keeps this one serving and prints its console's address, where this run is the first thing you see;")
+	}
 	fmt.Fprintln(w, "run your own workflow with `kobana run -h`, or check one with `kobana validate FILE`.")
 	return true, nil
+}
+
+// keepServing tells where the demo server's console is, with a one-time
+// sign-in code for the demo's owner, and waits until ctx ends (Ctrl-C).
+func keepServing(ctx context.Context, w io.Writer, db, httpAddr string) error {
+	st, err := sqlite.Open(ctx, db, store.Options{})
+	if err != nil {
+		return err
+	}
+	code := store.NewSignInCode()
+	exp := time.Now().Add(15 * time.Minute)
+	err = st.CreateSignInCode(ctx, store.SignInCode{Hash: store.HashToken(code), Person: demo.Owner, Workspace: demo.Workspace, Expires: exp})
+	st.Close()
+	if err != nil {
+		return fmt.Errorf("a sign-in code for the console: %w", err)
+	}
+	fmt.Fprintf(w, "\nThe server keeps serving (-serve). Its console: http://%s/console/\n", httpAddr)
+	fmt.Fprintf(w, "sign in with the one-time code %s (once, until %s; `kobana token signin -db %s -person %s -workspace %s` prints another)\n",
+		code, exp.Format(time.Kitchen), db, demo.Owner, demo.Workspace)
+	fmt.Fprintln(w, "Press Ctrl-C to stop; the demo's store is removed then.")
+	<-ctx.Done()
+	return nil
 }
 
 // seedDemoStore creates the store the demo's server runs on: the demo

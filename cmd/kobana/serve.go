@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/kobana/workflow/agent"
+	"github.com/kobana/workflow/console"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/inbox/intake"
@@ -81,6 +82,9 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.StringVar(&h.PublicURL, "public-url", "", "base URL clients reach this server at (a TLS proxy's https://HOST): what signed download links and the OAuth metadata name (default http(s)://ADDR)")
 	fs.Var(&hosts, "allowed-host", "Host header value accepted on HTTP (repeatable; default: loopback names only)")
 	fs.Var(&origins, "allowed-origin", "browser Origin accepted on HTTP (repeatable; default: pages of an allowed host)")
+	fs.BoolVar(&h.Console.Off, "no-console", false, "serve no console (the back office at /console/ of the HTTP listener)")
+	fs.DurationVar(&h.Console.IdleTimeout, "console-idle", console.DefaultIdleTimeout, "end a console session nobody used for this long")
+	fs.DurationVar(&h.Console.Lifetime, "console-lifetime", console.DefaultLifetime, "end a console session this long after sign-in, used or not")
 	var authf authFlags
 	authf.register(fs)
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
