@@ -80,6 +80,8 @@ type reply struct {
 	tokens   inbox.Tokens
 	// noUsage says the provider reported no usage for the answer.
 	noUsage bool
+	// header is the answer's headers, for the budget.
+	header http.Header
 }
 
 // failure is a request that got no usable answer, classified.
@@ -95,6 +97,8 @@ type failure struct {
 	// formatRefused says the provider refused the response format asked
 	// for (its schema or JSON mode): asking with a simpler one may work.
 	formatRefused bool
+	// header is the answer's headers when one came, for the budget.
+	header http.Header
 }
 
 // MaxResponseBytes is the most bytes of a provider's answer the runner
@@ -113,7 +117,18 @@ type request struct {
 	format string
 	// family is the endpoint's provider family.
 	family Family
+	// promptBytes is the size of the messages' text and files, for the
+	// budget's token estimate.
+	promptBytes int64
 }
+
+// answerAllowance is the tokens an answer is expected to take, added to
+// the prompt's in a call's estimate: a workflow of a few steps.
+const answerAllowance = 1024
+
+// estimate is the tokens the request is expected to use: its prompt's (a
+// token per four bytes) and an answer's.
+func (rq *request) estimate() int { return int(rq.promptBytes/4) + answerAllowance }
 
 // setFormat makes the request ask for JSON with format, the schema being
 // the family's.
@@ -236,6 +251,9 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 	if err != nil {
 		f := classify(ctx, err)
 		f.formatRefused = f.formatRefused && rq.format != FormatNone
+		if httpRes != nil {
+			f.header = httpRes.Header
+		}
 		return reply{}, f
 	}
 	if len(res.Choices) == 0 {
@@ -246,6 +264,9 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 		tokens: inbox.Tokens{Input: int(res.Usage.PromptTokens), Output: int(res.Usage.CompletionTokens),
 			Cached: int(res.Usage.PromptTokensDetails.CachedTokens)},
 		noUsage: !res.JSON.Usage.Valid()}
+	if httpRes != nil {
+		out.header = httpRes.Header
+	}
 	if strings.TrimSpace(out.content) == "" && len(c.Message.ToolCalls) > 0 {
 		out.content, out.toolCall = c.Message.ToolCalls[0].Function.Arguments, true
 	}
