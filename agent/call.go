@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -342,37 +342,13 @@ func classify(ctx context.Context, err error) *failure {
 		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider rejected the request (%d %s)%s", s, http.StatusText(s), said)
 	}
 	if apiErr.Response != nil {
-		f.after, f.hasAfter = retryAfter(apiErr.Response.Header, time.Now())
+		f.after, f.hasAfter = budget.RetryAfter(apiErr.Response.Header, time.Now())
 	}
 	if !f.hasAfter && pe.HasDelay {
 		f.after, f.hasAfter = pe.RetryDelay, true
 		f.msg += " (retryDelay " + retryDelayText(pe.RetryDelay) + ")"
 	}
 	return f
-}
-
-// retryAfter reads the wait a response asks for: Retry-After-Ms, or
-// Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || s > 1e9 {
-			return 0, false
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // clipText makes s one line of at most n bytes.
