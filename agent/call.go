@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve/eml"
 )
@@ -80,6 +80,8 @@ type reply struct {
 	tokens   inbox.Tokens
 	// noUsage says the provider reported no usage for the answer.
 	noUsage bool
+	// header is the answer's headers, for the budget.
+	header http.Header
 }
 
 // failure is a request that got no usable answer, classified.
@@ -95,6 +97,8 @@ type failure struct {
 	// formatRefused says the provider refused the response format asked
 	// for (its schema or JSON mode): asking with a simpler one may work.
 	formatRefused bool
+	// header is the answer's headers when one came, for the budget.
+	header http.Header
 }
 
 // MaxResponseBytes is the most bytes of a provider's answer the runner
@@ -113,7 +117,18 @@ type request struct {
 	format string
 	// family is the endpoint's provider family.
 	family Family
+	// promptBytes is the size of the messages' text and files, for the
+	// budget's token estimate.
+	promptBytes int64
 }
+
+// answerAllowance is the tokens an answer is expected to take, added to
+// the prompt's in a call's estimate: a workflow of a few steps.
+const answerAllowance = 1024
+
+// estimate is the tokens the request is expected to use: its prompt's (a
+// token per four bytes) and an answer's.
+func (rq *request) estimate() int { return int(rq.promptBytes/4) + answerAllowance }
 
 // setFormat makes the request ask for JSON with format, the schema being
 // the family's.
@@ -236,6 +251,9 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 	if err != nil {
 		f := classify(ctx, err)
 		f.formatRefused = f.formatRefused && rq.format != FormatNone
+		if httpRes != nil {
+			f.header = httpRes.Header
+		}
 		return reply{}, f
 	}
 	if len(res.Choices) == 0 {
@@ -246,6 +264,9 @@ func (rq request) send(ctx context.Context) (reply, *failure) {
 		tokens: inbox.Tokens{Input: int(res.Usage.PromptTokens), Output: int(res.Usage.CompletionTokens),
 			Cached: int(res.Usage.PromptTokensDetails.CachedTokens)},
 		noUsage: !res.JSON.Usage.Valid()}
+	if httpRes != nil {
+		out.header = httpRes.Header
+	}
 	if strings.TrimSpace(out.content) == "" && len(c.Message.ToolCalls) > 0 {
 		out.content, out.toolCall = c.Message.ToolCalls[0].Function.Arguments, true
 	}
@@ -321,37 +342,13 @@ func classify(ctx context.Context, err error) *failure {
 		f.cause, f.msg = inbox.CauseProviderError, fmt.Sprintf("the provider rejected the request (%d %s)%s", s, http.StatusText(s), said)
 	}
 	if apiErr.Response != nil {
-		f.after, f.hasAfter = retryAfter(apiErr.Response.Header, time.Now())
+		f.after, f.hasAfter = budget.RetryAfter(apiErr.Response.Header, time.Now())
 	}
 	if !f.hasAfter && pe.HasDelay {
 		f.after, f.hasAfter = pe.RetryDelay, true
 		f.msg += " (retryDelay " + retryDelayText(pe.RetryDelay) + ")"
 	}
 	return f
-}
-
-// retryAfter reads the wait a response asks for: Retry-After-Ms, or
-// Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || s > 1e9 {
-			return 0, false
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // clipText makes s one line of at most n bytes.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/inbox"
 )
 
@@ -61,6 +62,15 @@ type Endpoint struct {
 	// by (e.g. "claude-sonnet-4-5" → "anthropic/claude-sonnet-4.5" on
 	// OpenRouter); a model not listed is sent under its catalog id.
 	Models map[string]string `json:"models,omitempty"`
+	// RPM is the most requests per minute sent to the endpoint, TPM the
+	// most tokens (estimated before a call, corrected by its usage), and
+	// MaxInFlight the most calls waiting for their answer — ceilings as
+	// LiteLLM's router takes rpm and tpm per deployment; 0 sets none. They
+	// hold for every agent and workspace using the endpoint together
+	// (Config.Budget), within the limits the provider's answers announce.
+	RPM         int `json:"rpm,omitempty"`
+	TPM         int `json:"tpm,omitempty"`
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 
 	// key is behind a pointer so that printing an Endpoint with fmt's
 	// %v shows an address, never the key.
@@ -76,6 +86,15 @@ func (e Endpoint) modelName(id string) string {
 		return n
 	}
 	return id
+}
+
+// ID names the endpoint — its base URL and key — for the budget, logs and
+// metrics without the key (budget.EndpointID).
+func (e Endpoint) ID() string { return budget.EndpointID(e.BaseURL, e.apiKeyValue()) }
+
+// limits are the endpoint's configured ceilings.
+func (e Endpoint) limits() budget.Limits {
+	return budget.Limits{RequestsPerMinute: e.RPM, TokensPerMinute: e.TPM, InFlight: e.MaxInFlight}
 }
 
 // HasKey reports whether an API key was loaded for the endpoint.
@@ -118,6 +137,16 @@ func (c Config) Endpoint(provider string) (Endpoint, bool) {
 	}
 	e, ok := c.Providers[AnyProvider]
 	return e, ok
+}
+
+// Budget returns a budget.Budget with each endpoint's ceilings (RPM, TPM,
+// MaxInFlight): the one a Runner's calls share.
+func (c Config) Budget(opts budget.Options) *budget.Budget {
+	b := budget.New(opts)
+	for _, e := range c.Providers {
+		b.SetLimits(e.ID(), e.limits())
+	}
+	return b
 }
 
 // Configured reports whether any endpoint is configured.
@@ -277,6 +306,17 @@ func loadFile(path string, getenv func(string) string, providers []string) (Conf
 			}
 			e.key = newKey(k)
 		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"rpm", e.RPM}, {"tpm", e.TPM}, {"max_in_flight", e.MaxInFlight}} {
+			if f.v < 0 {
+				return Config{}, &ConfigError{at + "." + f.name, fmt.Sprintf("%d is negative; give the ceiling as a positive number, or leave it out for none", f.v)}
+			}
+		}
+		if e.TPM > 0 && e.TPM < minTPM {
+			return Config{}, &ConfigError{at + ".tpm", fmt.Sprintf("%d tokens a minute cannot carry one agent call (a prompt is about %d tokens); give at least %d, or leave it out", e.TPM, minTPM/2, minTPM)}
+		}
 		for id, name := range e.Models {
 			if strings.TrimSpace(name) == "" {
 				return Config{}, &ConfigError{at + ".models." + id, "empty model name"}
@@ -286,6 +326,10 @@ func loadFile(path string, getenv func(string) string, providers []string) (Conf
 	}
 	return c, nil
 }
+
+// minTPM is the smallest tokens-per-minute ceiling taken: two agent calls'
+// worth.
+const minTPM = 8000
 
 // check validates the endpoint and loads its key from the environment.
 func (e *Endpoint) check(getenv func(string) string, urlAt, keyAt, formatAt, familyAt string) error {

@@ -142,6 +142,10 @@ func TestConfigFileErrors(t *testing.T) {
 		{`{"providers": {"openai": {"base_url": "https://x/v1", "models": {"gpt-4.1-mini": " "}}}}`, ".providers.openai.models.gpt-4.1-mini", "empty model name"},
 		{`{"providers": {"*": {"base_url": "https://x/v1"}}} {}`, "", "more than one JSON value"},
 		{`[`, "", "not a valid agents configuration"},
+		{`{"providers": {"openai": {"base_url": "https://x/v1", "rpm": -1}}}`, ".providers.openai.rpm", "-1 is negative"},
+		{`{"providers": {"openai": {"base_url": "https://x/v1", "max_in_flight": -3}}}`, ".providers.openai.max_in_flight", "-3 is negative"},
+		{`{"providers": {"openai": {"base_url": "https://x/v1", "tpm": 500}}}`, ".providers.openai.tpm", "cannot carry one agent call"},
+		{`{"providers": {"openai": {"base_url": "https://x/v1", "rpm": "600"}}}`, "", "not a valid agents configuration"},
 	} {
 		path := writeFile(t, "agents.json", c.json)
 		_, err := Load(Flags{ConfigFile: path}, env(map[string]string{"K": "k"}), providers())

@@ -42,6 +42,13 @@
 // a rate or quota, a timeout) is marked Transient, for the pipeline's
 // retry schedule.
 //
+// With a Budget (package budget; Config.Budget applies each endpoint's
+// rpm, tpm and max_in_flight), every request waits for its endpoint to
+// admit it, for the e-mail's workspace, and reports the answer's status,
+// rate-limit headers and usage back; a rate-limited retry then waits in
+// the budget, where a 429 pauses the whole endpoint. The SDK's own retries
+// are off: each request is the runner's, and recorded.
+//
 // Keys come from the environment or a key file named by the configuration
 // (Flags, Load), never from records; they print as a redaction, the runner
 // logs no key, prompt or answer, and a key the provider echoes back is

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	workflow "github.com/kobana/workflow"
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/agent/prompt"
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
@@ -49,6 +51,12 @@ type Runner struct {
 	// or until ctx ends.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Budget, when set, admits each request to its endpoint (Endpoint.ID)
+	// for the e-mail's workspace (Config.Budget makes one with the
+	// configured ceilings) and learns from every answer; a 429, 503 or 529
+	// then pauses the whole endpoint, and the retry waits in the budget.
+	// nil sends at once.
+	Budget *budget.Budget
 
 	clientOnce sync.Once
 	client     *http.Client
@@ -226,11 +234,13 @@ func (ru *run) converse(ctx context.Context) {
 			// An empty assistant turn is refused by some providers
 			// (Anthropic): the repair message says the answer was empty.
 			req.params.Messages = append(req.params.Messages, openai.UserMessage(text))
+			req.promptBytes += int64(len(text))
 			continue
 		}
 		// The answer goes back as it was linted, so the diagnostics'
 		// lines and columns point into the text the model sees.
 		req.params.Messages = append(req.params.Messages, openai.AssistantMessage(doc), openai.UserMessage(text))
+		req.promptBytes += int64(len(doc) + len(text))
 	}
 }
 
@@ -330,8 +340,13 @@ func (ru *run) ask(ctx context.Context, round int, req *request) (reply, *failur
 	retry := ru.r.Retry
 	fallbacks := 0
 	for attempt := 1; ; attempt++ {
+		lease, f := ru.admit(ctx, req)
+		if f != nil {
+			return reply{}, f
+		}
 		start := ru.r.now()
 		ans, f := req.send(ctx)
+		lease.done(ans, f)
 		call := inbox.ModelCall{Round: round, Attempt: attempt, DurationMS: ru.r.now().Sub(start).Milliseconds(), ResponseFormat: req.format}
 		if f != nil && f.cause == inbox.CauseModelTimeout {
 			f.msg = fmt.Sprintf("the model did not answer within the agent's timeout of %s", ru.timeout)
@@ -385,10 +400,50 @@ func (ru *run) ask(ctx context.Context, round int, req *request) (reply, *failur
 		}
 		call.WaitMS = wait.Milliseconds()
 		ru.record(call)
+		if ru.r.Budget != nil && slows(f.status) {
+			continue // the budget paused the endpoint: the retry waits there
+		}
 		if err := ru.r.sleep(ctx, wait); err != nil {
 			return reply{}, &failure{cause: inbox.CauseModelTimeout, msg: fmt.Sprintf("the model did not answer within the agent's timeout of %s", ru.timeout)}
 		}
 	}
+}
+
+// slows says an answer of this status pauses the endpoint in the budget.
+func slows(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable || status == 529
+}
+
+// lease is a request's admission by the Runner's budget; the zero lease
+// is a Runner without one.
+type lease struct{ l *budget.Lease }
+
+// admit waits for the budget to admit the request, when there is one.
+func (ru *run) admit(ctx context.Context, req *request) (lease, *failure) {
+	b := ru.r.Budget
+	if b == nil {
+		return lease{}, nil
+	}
+	l, err := b.Acquire(ctx, ru.endpoint.ID(), ru.in.Workspace.ID, req.estimate())
+	switch {
+	case err == nil:
+		return lease{l}, nil
+	case errors.Is(err, budget.ErrClosed):
+		return lease{}, &failure{cause: inbox.CauseModelUnavailable, retry: true, msg: "the request was not sent: " + err.Error()}
+	}
+	return lease{}, &failure{cause: inbox.CauseModelTimeout, msg: fmt.Sprintf("the model endpoint did not admit the request within the agent's timeout of %s (its rate limit was reached)", ru.timeout)}
+}
+
+// done tells the budget what the answer said.
+func (l lease) done(ans reply, f *failure) {
+	if l.l == nil {
+		return
+	}
+	if f != nil {
+		l.l.Done(budget.Result{Status: f.status, Header: f.header})
+		return
+	}
+	l.l.Done(budget.Result{Status: http.StatusOK, Header: ans.header, Tokens: ans.tokens.Input + ans.tokens.Output})
 }
 
 func (ru *run) record(c inbox.ModelCall) {
@@ -466,6 +521,10 @@ func (ru *run) firstRequest() (request, error) {
 		userMsg = openai.UserMessage(p.User)
 	} else {
 		userMsg = openai.UserMessage(user)
+	}
+	req.promptBytes = int64(len(p.System) + len(p.User))
+	for _, f := range req.files {
+		req.promptBytes += f.att.Size * 4 / 3 // sent as base64
 	}
 	req.params = openai.ChatCompletionNewParams{
 		Model:    ru.endpoint.modelName(ru.model.ID),

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/agent/prompt"
 	"github.com/kobana/workflow/agent/standin"
 	"github.com/kobana/workflow/compile"
@@ -311,7 +312,7 @@ func TestRetryAfterForms(t *testing.T) {
 		{http.Header{"Retry-After": {"-1"}}, 0, false},
 		{http.Header{}, 0, false},
 	} {
-		got, ok := retryAfter(c.h, now)
+		got, ok := budget.RetryAfter(c.h, now)
 		if got != c.want || ok != c.ok {
 			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", c.h, got, ok, c.want, c.ok)
 		}

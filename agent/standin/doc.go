@@ -13,6 +13,12 @@
 // no model writes: an event stream, an HTML page, a body without end, no
 // usage, an answer in a tool call, a 401 quoting the key (EchoKey).
 //
+// A Server may also answer after a Latency (a model taking 2 s or 10 s to
+// write) and enforce a provider's rate limit (Limit, RateLimit: requests
+// and tokens per window, OpenAI's x-ratelimit-* headers on every answer,
+// 429 with retry-after past it) — the behaviour the providers document,
+// not their numbers.
+//
 // Entry points: New (a Server, an http.Handler serving POST
 // /chat/completions and /v1/chat/completions), Server.Start (listen on
 // loopback), Server.Requests (what was received), and the Responders

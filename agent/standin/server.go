@@ -198,7 +198,15 @@ type Server struct {
 	// Provider is whose documented behaviour the server reproduces (its
 	// response_format checks and error bodies); "" takes every request.
 	Provider Provider
+	// Latency is how long the server takes to answer a request it takes:
+	// a model writing its answer (2 s, 10 s). A client that gives up
+	// first gets nothing.
+	Latency time.Duration
+	// Forget keeps no request (Requests is then empty): for benchmarks
+	// that send more than memory should hold.
+	Forget bool
 
+	limiter  *limiter
 	mu       sync.Mutex
 	requests []Request
 	seq      int
@@ -206,6 +214,13 @@ type Server struct {
 
 // New returns a server answering with respond.
 func New(respond Responder) *Server { return &Server{respond: respond} }
+
+// Limit makes the server enforce rl, as a provider enforces its rate
+// limits: every answer carries OpenAI's x-ratelimit-limit|remaining|reset-
+// requests|tokens headers, and a request past the limit is answered at
+// once with 429, retry-after (seconds) and retry-after-ms. Call it before
+// serving.
+func (s *Server) Limit(rl RateLimit) { s.limiter = newLimiter(rl, time.Now()) }
 
 // Requests returns the requests received so far, oldest first; requests
 // refused before decoding (wrong path, method or key) are included with
@@ -257,6 +272,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := s.record(req)
+	if s.limiter != nil && !s.limiter.take(req.PromptTokens(), time.Now(), w.Header()) {
+		writeReply(w, Error(http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached for requests: the stand-in's limit; retry after the time in retry-after"), req.Model, n, 0)
+		return
+	}
+	if s.Latency > 0 {
+		t := time.NewTimer(s.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
 	if refused, ok := checkRequest(s.Provider, req); !ok {
 		writeReply(w, refused, req.Model, n, 0)
 		return
@@ -312,7 +340,9 @@ func writeHuge(w http.ResponseWriter, r Reply, model string, n int) {
 func (s *Server) record(req Request) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, req)
+	if !s.Forget {
+		s.requests = append(s.requests, req)
+	}
 	s.seq++
 	return s.seq
 }
