@@ -489,7 +489,7 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 		sc.errorAt(v, CodeURL, ptr, "the url is empty: write an absolute https:// or http:// URL, or build it of placeholders")
 		return
 	}
-	if t.IsLiteral() && strings.Contains(v.Text, "${{") {
+	if slices.ContainsFunc(t.Segments, func(s lang.Segment) bool { return s.Invalid }) {
 		return // a broken placeholder, already reported
 	}
 	for _, r := range t.Refs() {
