@@ -14,7 +14,7 @@ func TestErrKeepsEveryDiagnostic(t *testing.T) {
 	doc := []byte(`{"result":"x","workflow":[
 		{"type":"http","method":"post","url":"https://erp.example/é"},
 		{"type":"http","method":"GET","url":"https://erp.example/a","bogus":1}]}`)
-	_, diags := compile.Compile(doc)
+	_, diags := compile.Compile(doc, compile.Options{})
 	var warnings, errs int
 	for _, d := range diags {
 		if d.Severity == compile.SeverityWarning {
