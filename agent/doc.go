@@ -25,7 +25,7 @@
 //     written before it (<think>…</think>, reasoning_content) apart, takes
 //     it out of a code fence if it came in one, lints it with the
 //     workspace's secret names and the run's policy (ValidateWith, the
-//     lint.Check call the workflows_validate tool makes too) and, if it
+//     lint.Bytes call the workflows_validate tool makes too) and, if it
 //     does not validate or is empty, sends the linter's text — codes,
 //     positions, the source line with a caret, did-you-mean — back for at
 //     most the agent's repair rounds, never as an empty assistant turn.

@@ -128,7 +128,7 @@ func TestDerivedSchemasAcceptValidAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ds := compile.Compile(d); ds.HasErrors() {
+			if _, ds := compile.Compile(d, compile.Options{}); ds.HasErrors() {
 				t.Fatalf("document %d is not valid: %v", i, ds)
 			}
 			if err := sch.Validate(v); err != nil {

@@ -509,16 +509,16 @@ func TestCost(t *testing.T) {
 }
 
 // TestValidateIsTheToolsLinter checks the repair loop's text and the
-// workflows_validate tool's JSON come from one call, lint.Check with the
+// workflows_validate tool's JSON come from one call, lint.Bytes with the
 // workspace's options: the same diagnostics, each line of the text naming
 // one of them.
 func TestValidateIsTheToolsLinter(t *testing.T) {
 	opts := lint.Options{SecretNames: []string{"FINANCE_TOKEN"}}
 	for _, doc := range []string{misspelt, repaired, payableAnswer, `{"workflow": [{"type": "request", "url": "ftp://x", "method": "post"}]}`, `{`, ``} {
 		v := ValidateWith([]byte(doc), opts)
-		r := lint.Check(AnswerFile, []byte(doc), opts)
+		r := lint.Bytes(AnswerFile, []byte(doc), opts)
 		if r.OK() != v.OK() {
-			t.Errorf("lint.Check and ValidateWith disagree on %q", doc)
+			t.Errorf("lint.Bytes and ValidateWith disagree on %q", doc)
 		}
 		var ds compile.Diagnostics
 		if err := json.Unmarshal(v.JSON(), &ds); err != nil {
@@ -527,7 +527,8 @@ func TestValidateIsTheToolsLinter(t *testing.T) {
 		if d := cmp.Diff([]compile.Diagnostic(r.Diagnostics), []compile.Diagnostic(ds), cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("the tool's diagnostics are not the repair loop's (-want +got):\n%s", d)
 		}
-		if d := cmp.Diff(compile.LintWith([]byte(doc), opts), ds, cmpopts.EquateEmpty()); d != "" {
+		if _, want := compile.Compile([]byte(doc), opts); cmp.Diff(want, ds, cmpopts.EquateEmpty()) != "" {
+			d := cmp.Diff(want, ds, cmpopts.EquateEmpty())
 			t.Errorf("the tool's diagnostics are not the compiler's (-want +got):\n%s", d)
 		}
 		text := v.Text()

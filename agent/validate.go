@@ -13,7 +13,7 @@ import (
 const AnswerFile = "answer.json"
 
 // Validation is what the platform's workflow linter says about an agent's
-// answer: lint.Check's report, the call the workflows_validate tool makes
+// answer: lint.Bytes's report, the call the workflows_validate tool makes
 // too (returning JSON to an author) while the repair loop sends Text to the
 // model, so what an agent is told and what an author sees agree.
 type Validation struct {
@@ -26,12 +26,12 @@ type Validation struct {
 func Validate(doc []byte) Validation { return ValidateWith(doc, lint.Options{}) }
 
 // ValidateWith lints an agent's answer with what is known of the
-// workspace: its secret names and where requests may go (lint.Check).
+// workspace: its secret names and where requests may go (lint.Bytes).
 // The repair loop lints with the run's, so a reference to a secret the
 // workspace lacks or a request the policy refuses is a diagnostic the
 // model is sent back, not a failure at run time.
 func ValidateWith(doc []byte, opts lint.Options) Validation {
-	return Validation{Report: lint.Check(AnswerFile, doc, opts)}
+	return Validation{Report: lint.Bytes(AnswerFile, doc, opts)}
 }
 
 // OK reports whether the workflow may run: no diagnostic is an error.

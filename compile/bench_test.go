@@ -14,7 +14,7 @@ func BenchmarkCompilePayableExample(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(doc)))
 		for b.Loop() {
-			if plan, _ := Compile(doc); plan == nil {
+			if plan, _ := Compile(doc, Options{}); plan == nil {
 				b.Fatal("no plan")
 			}
 		}

@@ -38,15 +38,22 @@ var transportHeaders = [...]string{"Trailer", "TE", "Keep-Alive", "Proxy-Connect
 // sent would not be the one recorded (compared case-insensitively).
 func TransportHeaders() []string { return slices.Clone(transportHeaders[:]) }
 
-// Compile validates doc, the agent's output, and returns its Plan with every
-// diagnostic found. The Plan is nil when any diagnostic is an error, or when
-// the document has no workflow (then the agent asked for no action).
-func Compile(doc []byte) (*Plan, Diagnostics) {
-	plan, ds, _ := Read(doc)
+// Compile validates doc, the agent's output, with what is known of the
+// workspace it will run in (the zero Options know nothing: the document is
+// checked alone), and returns its Plan with every diagnostic found. The Plan
+// is nil when any diagnostic is an error; it has no steps when the document
+// asks for no action.
+func Compile(doc []byte, opts Options) (*Plan, Diagnostics) {
+	c := &compiler{doc: doc, opts: opts}
+	plan := c.compile()
+	ds := c.finish()
+	if ds.HasErrors() {
+		return nil, ds
+	}
 	return plan, ds
 }
 
-// Outline is what a document holds at its top level, as the compiler read
+// Outline is what a document holds at its top level, as the compiler reads
 // it (strictly: of duplicate keys, none is taken for another).
 type Outline struct {
 	// Object reports whether the document is a JSON object.
@@ -59,28 +66,29 @@ type Outline struct {
 	Workflow bool
 }
 
-// Read is Compile that also returns the document's Outline, for a caller
-// that decides from one reading what to do with an agent's answer (is it
-// an answer at all, does it ask for a workflow) and then runs its Plan.
-func Read(doc []byte) (*Plan, Diagnostics, Outline) { return ReadWith(doc, Options{}) }
-
-// ReadWith is Read with what is known of the workspace the document will
-// run in (Options).
-func ReadWith(doc []byte, opts Options) (*Plan, Diagnostics, Outline) {
-	c := &compiler{doc: doc, opts: opts}
-	plan := c.compile()
-	ds := c.finish()
-	if ds.HasErrors() {
-		return nil, ds, c.outline
+// OutlineOf returns doc's Outline, for a caller that decides what to do
+// with an agent's answer (is it an answer at all, does it ask for a
+// workflow) whether or not it compiles. A document that is not JSON has the
+// zero Outline.
+func OutlineOf(doc []byte) Outline {
+	if len(doc) > MaxDocumentSize {
+		return Outline{}
 	}
-	return plan, ds, c.outline
+	root, _, fatal := jsonpos.Parse(doc)
+	if fatal || root.Kind != jsonpos.Object {
+		return Outline{}
+	}
+	return outlineOf(root)
 }
 
-// Lint returns the diagnostics of doc; it is Compile for tools that only
-// report.
-func Lint(doc []byte) Diagnostics {
-	_, ds := Compile(doc)
-	return ds
+// outlineOf reads the outline of a document whose root is an object.
+func outlineOf(root *jsonpos.Value) Outline {
+	workflow := root.Get("workflow")
+	return Outline{
+		Object:   true,
+		Result:   root.Get("result") != nil,
+		Workflow: workflow != nil && workflow.Kind != jsonpos.Null && (workflow.Kind != jsonpos.Array || len(workflow.Elems) > 0),
+	}
 }
 
 // issue is a diagnostic before its byte range is mapped to lines and columns.
@@ -94,10 +102,9 @@ type issue struct {
 }
 
 type compiler struct {
-	doc     []byte
-	opts    Options
-	issues  []issue
-	outline Outline
+	doc    []byte
+	opts   Options
+	issues []issue
 }
 
 func (c *compiler) add(sev Severity, code, ptr string, start, end int, suggestion, format string, args ...any) {
@@ -145,7 +152,6 @@ func (c *compiler) compile() *Plan {
 		c.errorAt(root, CodeNotObject, "", `the document must be a JSON object {"result": …, "workflow": […]}, not %s %s`, article(root.Kind), root.Kind)
 		return nil
 	}
-	c.outline.Object = true
 	plan := &Plan{}
 	var workflow *jsonpos.Value
 	for _, m := range root.Members {
@@ -169,8 +175,6 @@ func (c *compiler) compile() *Plan {
 			c.add(SeverityWarning, CodeUnknownTopLevel, pointer(m.Key.Text), m.Key.Start, m.Key.End, sugg, "%s", msg)
 		}
 	}
-	c.outline.Result = root.Get("result") != nil
-	c.outline.Workflow = workflow != nil && workflow.Kind != jsonpos.Null && (workflow.Kind != jsonpos.Array || len(workflow.Elems) > 0)
 	if root.Get("result") == nil {
 		c.add(SeverityWarning, CodeMissingResult, "", root.Start, root.Start+1, "", `the document has no "result": the agent's analysis belongs there`)
 	}
@@ -489,7 +493,7 @@ func (sc *stepCompiler) checkURL(v *jsonpos.Value, t lang.Template) {
 		sc.errorAt(v, CodeURL, ptr, "the url is empty: write an absolute https:// or http:// URL, or build it of placeholders")
 		return
 	}
-	if t.IsLiteral() && strings.Contains(v.Text, "${{") {
+	if slices.ContainsFunc(t.Segments, func(s lang.Segment) bool { return s.Invalid }) {
 		return // a broken placeholder, already reported
 	}
 	for _, r := range t.Refs() {

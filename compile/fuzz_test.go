@@ -88,7 +88,7 @@ func FuzzCompile(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		plan, ds := Compile(doc)
+		plan, ds := Compile(doc, Options{})
 		checkDiagnostics(t, doc, ds)
 		checkPlaceholderRanges(t, doc, ds)
 		if (plan != nil) == ds.HasErrors() {
@@ -97,7 +97,7 @@ func FuzzCompile(f *testing.F) {
 		if plan == nil {
 			return
 		}
-		again, ds2 := Compile(doc)
+		again, ds2 := Compile(doc, Options{})
 		if diff := cmp.Diff(plan, again); diff != "" {
 			t.Fatalf("a second compile differs:\n%s", diff)
 		}
@@ -117,7 +117,7 @@ func checkReformatted(t *testing.T, doc []byte, plan *Plan, ds Diagnostics) {
 	if err := json.Indent(&buf, doc, "\t", " \t "); err != nil {
 		t.Fatalf("the document compiles, but encoding/json does not take it as JSON: %v", err)
 	}
-	plan2, ds2 := Compile(buf.Bytes())
+	plan2, ds2 := Compile(buf.Bytes(), Options{})
 	if plan2 == nil {
 		t.Fatalf("re-indented, the document no longer compiles: %v", ds2)
 	}
@@ -226,7 +226,7 @@ func posAt(doc []byte, off int) Pos {
 func TestFuzzSeedsHostile(t *testing.T) {
 	t.Parallel()
 	for _, s := range hostileSeeds {
-		_, ds := Compile([]byte(s))
+		_, ds := Compile([]byte(s), Options{})
 		checkDiagnostics(t, []byte(s), ds)
 		if len(s) > 0 && len(ds) == 0 && !json.Valid([]byte(s)) {
 			t.Errorf("%.60q: not JSON, yet no diagnostic", s)
@@ -244,11 +244,11 @@ func TestDocumentSizeLimit(t *testing.T) {
 		return []byte(head + strings.Repeat("a", size-len(head)-len(tail)) + tail)
 	}
 	atLimit := build(MaxDocumentSize)
-	if plan, ds := Compile(atLimit); plan == nil || len(ds) != 0 {
+	if plan, ds := Compile(atLimit, Options{}); plan == nil || len(ds) != 0 {
 		t.Errorf("a %d-byte document: %v", len(atLimit), ds)
 	}
 	over := build(MaxDocumentSize + 1)
-	plan, ds := Compile(over)
+	plan, ds := Compile(over, Options{})
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeTooLarge || !strings.Contains(ds[0].Message, "1048577 bytes") {
 		t.Fatalf("a %d-byte document: %v", len(over), ds)
 	}
@@ -261,7 +261,7 @@ func TestManyPlaceholders(t *testing.T) {
 	t.Parallel()
 	body := strings.Repeat("${{kobana.now}}", 10000)
 	doc := []byte(`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "body": "` + body + `"}]}`)
-	plan, ds := Compile(doc)
+	plan, ds := Compile(doc, Options{})
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeTooManyPlaceholders {
 		t.Fatalf("%d diagnostics: %.300v", len(ds), ds)
 	}
@@ -273,7 +273,7 @@ func TestManyPlaceholders(t *testing.T) {
 // of placeholders, so it must not compile.
 func TestEmptyURLIsAnError(t *testing.T) {
 	t.Parallel()
-	plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ""}]}`))
+	plan, ds := Compile([]byte(`{"result": 1, "workflow": [{"type": "request", "url": ""}]}`), Options{})
 	if plan != nil || len(ds) != 1 || ds[0].Code != CodeURL || ds[0].Pointer != "/workflow/0/url" {
 		t.Errorf("an empty url: plan %v, diagnostics %v; want one url-invalid error", plan != nil, ds)
 	}

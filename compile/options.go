@@ -29,19 +29,6 @@ type Options struct {
 	Policy *egress.Policy
 }
 
-// CompileWith is Compile with what is known of the workspace the document
-// will run in.
-func CompileWith(doc []byte, opts Options) (*Plan, Diagnostics) {
-	plan, ds, _ := ReadWith(doc, opts)
-	return plan, ds
-}
-
-// LintWith is CompileWith for tools that only report.
-func LintWith(doc []byte, opts Options) Diagnostics {
-	_, ds := CompileWith(doc, opts)
-	return ds
-}
-
 // placedSecret is a reference to a secret with its place in the document.
 type placedSecret struct {
 	ref *lang.Ref

@@ -38,15 +38,15 @@ func TestRuleTablesCannotBeChangedFromOutside(t *testing.T) {
 	// The compiler still enforces the original lists.
 	m := compile.Methods()
 	m[0] = "BREW"
-	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"GET","url":"https://a.example/"}]}`)); ds.HasErrors() {
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"GET","url":"https://a.example/"}]}`), compile.Options{}); ds.HasErrors() {
 		t.Errorf("GET refused after a caller edited its copy of Methods: %v", ds)
 	}
-	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"BREW","url":"https://a.example/"}]}`)); !ds.HasErrors() {
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","method":"BREW","url":"https://a.example/"}]}`), compile.Options{}); !ds.HasErrors() {
 		t.Error("BREW accepted after a caller wrote it into its copy of Methods")
 	}
 	h := compile.ReservedHeaders()
 	h[0] = "X-Other"
-	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"Host":"x"}}]}`)); !ds.HasErrors() {
+	if _, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"Host":"x"}}]}`), compile.Options{}); !ds.HasErrors() {
 		t.Error("Host accepted after a caller edited its copy of ReservedHeaders")
 	}
 }

@@ -17,7 +17,8 @@ func ExampleRender() {
 	plan, _ := compile.Compile([]byte(`{"result": 1, "workflow": [{"type": "request",
   "url": "https://erp.example.com/payables?source=${{kobana.email_id}}",
   "headers": {"Authorization": "Bearer ${{secrets.FINANCE_TOKEN}}"},
-  "body": {"supplier": "ACME \"Ltda\"", "note": "token ${{secrets.FINANCE_TOKEN}}"}}]}`))
+  "body": {"supplier": "ACME \"Ltda\"", "note": "token ${{secrets.FINANCE_TOKEN}}"}}]}`), compile.Options{})
+
 	scope := &resolve.Scope{
 		Secrets: resolve.SecretMap{"FINANCE_TOKEN": "tok-9f8e7d"},
 		Facts:   resolve.FactMap{"email_id": "em_42"},
@@ -43,7 +44,8 @@ func ExampleRender() {
 // anything is sent.
 func ExampleRender_failBeforeSend() {
 	plan, _ := compile.Compile([]byte(`{"result": 1, "workflow": [{"type": "request",
-  "url": "https://erp.example.com/", "headers": {"X-Note": "${{secrets.NOTE}}"}}]}`))
+  "url": "https://erp.example.com/", "headers": {"X-Note": "${{secrets.NOTE}}"}}]}`), compile.Options{})
+
 	scope := &resolve.Scope{Secrets: resolve.SecretMap{"NOTE": "a\r\nX-Injected: 1"}}
 	scope.Begin(0, time.Now())
 	_, err := emit.Render(plan.Steps[0], scope)

@@ -51,7 +51,7 @@ func FuzzEmit(f *testing.F) {
 	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/${{secrets.S}}","headers":{"X":"${{secrets.S}}"}},{"type":"request","url":"https://a.example/","body":{"e":"${{steps.0.response.body.e}}","n":"C"}}]}`, "C", []byte(`{"e":"C"}`))
 	f.Add(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/"},{"type":"request","url":"https://a.example/?q=${{steps.0.response.body.e}}","body":"${{steps.0.response.body}}"}]}`, "my secret", []byte(`{"e":"my%20secret","f":"my+secret"}`))
 	f.Fuzz(func(t *testing.T, doc, secret string, respBody []byte) {
-		p, _ := compile.Compile([]byte(doc))
+		p, _ := compile.Compile([]byte(doc), compile.Options{})
 		if p == nil {
 			return
 		}

@@ -27,7 +27,7 @@ var pdf = append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte{0, 1, 2, 0xff, '\r', 
 
 func plan(t testing.TB, doc string) *compile.Plan {
 	t.Helper()
-	p, ds := compile.Compile([]byte(doc))
+	p, ds := compile.Compile([]byte(doc), compile.Options{})
 	if p == nil {
 		t.Fatalf("compile: %v", ds)
 	}

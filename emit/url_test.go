@@ -26,7 +26,7 @@ func TestLinterWarnsExactlyAboutWhatIsEncoded(t *testing.T) {
 	chars = append(chars, `\"`, `\\`, "é", "€", "𝄞", "%4", "%zz", "%41")
 	for _, ch := range chars {
 		doc := `{"result":1,"workflow":[{"type":"request","url":"https://a.example/p` + ch + `q"}]}`
-		p, ds := compile.Compile([]byte(doc))
+		p, ds := compile.Compile([]byte(doc), compile.Options{})
 		if p == nil {
 			if ch != "#" && ch != "?" {
 				t.Errorf("%q: does not compile: %v", ch, ds)
@@ -66,7 +66,7 @@ func TestLinterNamesTheHostSent(t *testing.T) {
 		"https://${{kobana.inbox_id}}.bücher.example/x",
 	} {
 		doc := `{"result":1,"workflow":[{"type":"request","url":"` + url + `"}]}`
-		p, ds := compile.Compile([]byte(doc))
+		p, ds := compile.Compile([]byte(doc), compile.Options{})
 		if p == nil || len(ds) != 1 || ds[0].Code != compile.CodeURLUnencoded {
 			t.Fatalf("%s: %v", url, ds)
 		}
@@ -91,7 +91,7 @@ func TestLinterNamesTheHostSent(t *testing.T) {
 // (the dry run names the reason header-injection).
 func TestHeaderInjectionIsTyped(t *testing.T) {
 	t.Parallel()
-	p, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"X-Note":"${{kobana.email_message_id}}"}}]}`))
+	p, ds := compile.Compile([]byte(`{"result":1,"workflow":[{"type":"request","url":"https://a.example/","headers":{"X-Note":"${{kobana.email_message_id}}"}}]}`), compile.Options{})
 	if p == nil {
 		t.Fatal(ds)
 	}

@@ -59,11 +59,9 @@
 // fails before sending with runrecord.ReasonResponseUnavailable), and the
 // run goes on from the step whose outcome was unknown.
 //
-// Executor.RunDocument (and RunDocument) is the path from an agent's
-// output to a runrecord.Document: it compiles the document, runs its
-// workflow when it validates, and records a document that does not as a
-// failed run that sent nothing, with its diagnostics. RunCompiled does the
-// same for a document the caller compiled already.
+// Executor.Run is the one way to run: it takes the Plan compile.Compile
+// returned for a document without errors (a document with errors has no
+// Plan, and nothing to send).
 //
 // Options.Network is the one network seam: the executor always builds its
 // transport from the guard (guard.Guard.TransportVia), and a Network's own

@@ -32,7 +32,7 @@ func ExampleExecutor_Run() {
 	doc := strings.ReplaceAll(`{"result": 1, "workflow": [
   {"type": "request", "url": "SERVER/payables", "headers": {"Authorization": "Bearer ${{secrets.TOKEN}}"}, "body": {"amount": 10}, "expected_status": 201},
   {"type": "request", "url": "SERVER/payables/${{steps.0.response.body.data.id}}/approve"}]}`, "SERVER", srv.URL)
-	plan, diags := compile.Compile([]byte(doc))
+	plan, diags := compile.Compile([]byte(doc), compile.Options{})
 	if plan == nil {
 		fmt.Println(diags)
 		return
@@ -51,11 +51,12 @@ func ExampleExecutor_Run() {
 
 // With the default options only the deny-list applies: a step aimed at a
 // private or loopback address fails, and nothing is sent.
-func ExampleRun() {
+func ExampleExecutor_Run_denied() {
 	plan, _ := compile.Compile([]byte(`{"result": 1, "workflow": [
   {"type": "request", "url": "http://169.254.169.254/latest/meta-data/"},
-  {"type": "request", "url": "http://[::ffff:10.0.0.1]/admin"}]}`))
-	rec := executor.Run(context.Background(), plan, executor.Env{})
+  {"type": "request", "url": "http://[::ffff:10.0.0.1]/admin"}]}`), compile.Options{})
+
+	rec := executor.New(executor.Options{}).Run(context.Background(), plan, executor.Env{})
 	for _, s := range rec.Steps {
 		fmt.Println(s.Index, s.State, s.Reason, s.Error)
 	}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -129,11 +128,17 @@ func New(opts Options) *Executor {
 	return &Executor{opts: opts, guard: g, client: g.SendOnceVia(opts.Network)}
 }
 
-// Run runs plan with env and returns its record. It never returns a
-// partial record: when ctx ends, the steps not yet started are recorded as
-// skipped with ReasonCancelled; a step whose request may have left when ctx
-// is cancelled (a stop, not a deadline) is recorded Unknown.
+// Run runs plan, as compile.Compile returned it, with env and returns its
+// record. It never returns a partial record: when ctx ends, the steps not yet
+// started are recorded as skipped with ReasonCancelled; a step whose request
+// may have left when ctx is cancelled (a stop, not a deadline) is recorded
+// Unknown. A nil plan, or one without steps (the document asked for no
+// action), is a succeeded run with no steps.
 func (e *Executor) Run(ctx context.Context, plan *compile.Plan, env Env) *runrecord.Run {
+	if plan == nil || len(plan.Steps) == 0 {
+		now := e.opts.Now().UTC()
+		return &runrecord.Run{Status: runrecord.RunSucceeded, StartedAt: now, FinishedAt: now, Steps: []runrecord.Step{}}
+	}
 	// The run's deadline bounds each step's context (see step), rather than
 	// wrapping the run in a context of its own.
 	run := runState{ctx: ctx, deadline: time.Now().Add(e.opts.RunTimeout), journal: env.Journal, policy: env.Policy}
@@ -535,13 +540,4 @@ func innerError(err error) string {
 		return innerError(ue.Err)
 	}
 	return err.Error()
-}
-
-var defaultExecutor = sync.OnceValue(func() *Executor { return New(Options{}) })
-
-// Run runs plan with env on a shared Executor with default Options: the
-// deny-list guard, DefaultStepTimeout, DefaultRunTimeout and
-// DefaultCaptureLimit.
-func Run(ctx context.Context, plan *compile.Plan, env Env) *runrecord.Run {
-	return defaultExecutor().Run(ctx, plan, env)
 }

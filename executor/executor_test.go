@@ -98,7 +98,7 @@ func to(g *guard.Guard, rv *receiver) guard.Network {
 
 func compilePlan(t testing.TB, doc string) *compile.Plan {
 	t.Helper()
-	p, ds := compile.Compile([]byte(doc))
+	p, ds := compile.Compile([]byte(doc), compile.Options{})
 	if p == nil {
 		t.Fatalf("compile: %v", ds)
 	}
@@ -556,7 +556,8 @@ func TestForwardReferenceFailsOnlyThatStep(t *testing.T) {
 	plan, ds := compile.Compile([]byte(`{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/a"},
 		{"type":"request","url":"https://x.example/b/${{steps.0.response.body.id}}","body":{"later":"${{steps.2.response.body.id}}"}},
-		{"type":"request","url":"https://x.example/c"}]}`))
+		{"type":"request","url":"https://x.example/c"}]}`), compile.Options{})
+
 	if plan == nil {
 		t.Fatalf("the workflow is rejected: %v", ds)
 	}

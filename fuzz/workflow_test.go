@@ -250,7 +250,7 @@ func FuzzWorkflow(f *testing.F) {
 // the requests the receiver got per step.
 func check(t testing.TB, doc []byte, secret string, respBody []byte) (*runrecord.Run, []int) {
 	t.Helper()
-	plan, diags := compile.Compile(doc)
+	plan, diags := compile.Compile(doc, compile.Options{})
 	if diags.HasErrors() && plan != nil {
 		t.Fatalf("a document with errors has a plan: %v", diags.Err())
 	}
@@ -428,7 +428,8 @@ func TestCheckBodyFindsMalformedRequests(t *testing.T) {
 	plan, _ := compile.Compile([]byte(`{"result":1,"workflow":[
 		{"type":"request","url":"https://x.example/","body":{"a":1}},
 		{"type":"request","url":"https://x.example/","form":{"f":"${{email.attachments.0}}","t":"x"}},
-		{"type":"request","url":"https://x.example/"}]}`))
+		{"type":"request","url":"https://x.example/"}]}`), compile.Options{})
+
 	if plan == nil {
 		t.Fatal("no plan")
 	}

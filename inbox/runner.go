@@ -218,7 +218,8 @@ type Answer struct {
 // ReadAnswer reads an agent's output with the compiler: strictly, so that
 // a key written twice is an error, never a silent second value.
 func ReadAnswer(output json.RawMessage) Answer {
-	plan, diags, outline := compile.Read(output)
+	plan, diags := compile.Compile(output, compile.Options{})
+	outline := compile.OutlineOf(output)
 	return Answer{Document: outline.Object && outline.Result, Workflow: outline.Workflow || diags.HasErrors() && outline.Object,
 		Plan: plan, Diagnostics: diags}
 }

@@ -58,6 +58,30 @@ const (
 	AttachmentSize
 )
 
+var stepPartNames = [...]string{StepStatus: "status", StepBody: "body", StepHeaders: "headers"}
+
+// String returns the part as written after "response." in a reference:
+// "status", "body" or "headers".
+func (p StepPart) String() string {
+	if int(p) < len(stepPartNames) && p != 0 {
+		return stepPartNames[p]
+	}
+	return "StepPart(" + strconv.Itoa(int(p)) + ")"
+}
+
+// String returns the part's name: "content" for AttachmentContent (written
+// as email.attachments.N, with no suffix), else the suffix as written after
+// "email.attachments.N.", such as "base64" or "content_type".
+func (p AttachmentPart) String() string {
+	switch {
+	case p == AttachmentContent:
+		return "content"
+	case p > AttachmentContent && int(p)-int(AttachmentBase64) < len(attachmentSuffixNames):
+		return attachmentSuffixNames[p-AttachmentBase64]
+	}
+	return "AttachmentPart(" + strconv.Itoa(int(p)) + ")"
+}
+
 var attachmentSuffixes = map[string]AttachmentPart{
 	"base64":       AttachmentBase64,
 	"filename":     AttachmentFilename,
@@ -150,9 +174,14 @@ func (r *Ref) String() string { return strings.Join(r.Path, ".") }
 func (r *Ref) Placeholder() string { return "${{" + r.String() + "}}" }
 
 // Segment is a piece of a template: literal text, or a reference when Ref is set.
+// A placeholder that did not parse (Parse returned an error for it) is kept
+// as its own text in Literal, with Invalid set, so that the Template still
+// covers every byte of its Source.
 type Segment struct {
 	Literal string
 	Ref     *Ref
+	// Invalid marks the text of a placeholder Parse reported an error for.
+	Invalid bool
 }
 
 // Template is a parsed string. A Template with no Segments is the literal
@@ -162,7 +191,8 @@ type Template struct {
 	Segments []Segment
 }
 
-// IsLiteral reports whether the template holds no reference.
+// IsLiteral reports whether the template holds no placeholder, valid or not:
+// then Source is its value.
 func (t Template) IsLiteral() bool { return len(t.Segments) == 0 }
 
 // Refs returns the template's references in order of appearance.

@@ -43,6 +43,16 @@ func (e *Error) Error() string {
 // ErrorList is every problem found in one string, in order of position.
 type ErrorList []*Error
 
+// Unwrap returns each Error of the list, so that errors.As finds a *Error
+// in the error Parse returns.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
 func (l ErrorList) Error() string {
 	switch len(l) {
 	case 0:

@@ -124,11 +124,13 @@ func parseGrammar(s string) (Template, ErrorList) {
 		}
 		if perr.Code == CodeUnterminated {
 			b.fail(perr)
+			b.invalid(at, len(s))
 			break
 		}
 		end := placeholderEnd(s, at)
 		if b.countPlaceholder(at) {
 			b.fail(perr)
+			b.invalid(at, end)
 		}
 		base = end
 	}

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,9 @@ const maxIndex = 1 << 16
 
 // Parse parses s into a Template. The error, when not nil, is an ErrorList
 // holding every problem in s; the Template is then still the best reading of
-// s (invalid placeholders are dropped), for tools that want to go on.
+// s, for tools that want to go on: each placeholder that did not parse is a
+// Segment marked Invalid holding its text, so IsLiteral is false for a string
+// that holds any placeholder and no text of s is lost.
 //
 // The hand-written scanner reads s first; the moment it meets something it
 // does not accept, s is read again by the grammar, which reports every
@@ -108,9 +111,18 @@ func (b *builder) placeholder(start, end int, path []string) {
 	}
 	if err := shape(ref, path, Span{start, end}); err != nil {
 		b.fail(err)
+		b.invalid(start, end)
 		return
 	}
 	b.segs = append(b.segs, Segment{Ref: ref})
+}
+
+// invalid keeps src[start:end], a placeholder that did not parse, as text
+// marked Invalid.
+func (b *builder) invalid(start, end int) {
+	if !b.stopped && start < end {
+		b.segs = append(b.segs, Segment{Literal: b.src[start:end], Invalid: true})
+	}
 }
 
 // fail records an error, unless a limit was reached.
@@ -124,11 +136,11 @@ func (b *builder) fail(e *Error) {
 	}
 }
 
-// result returns the Template and the errors. A Template without references
-// has no segments: it is its literal Source.
+// result returns the Template and the errors. A Template without
+// placeholders, valid or not, has no segments: it is its literal Source.
 func (b *builder) result() (Template, ErrorList) {
 	t := Template{Source: b.src, Segments: b.segs}
-	if t.Refs() == nil {
+	if !slices.ContainsFunc(t.Segments, func(s Segment) bool { return s.Ref != nil || s.Invalid }) {
 		t.Segments = nil
 	}
 	return t, b.errs

@@ -33,7 +33,8 @@ type placedRef struct {
 
 func analyse(text string) *analysis {
 	doc := []byte(text)
-	a := &analysis{diags: compile.Lint(doc)}
+	_, diags := compile.Compile(doc, compile.Options{})
+	a := &analysis{diags: diags}
 	if len(doc) > compile.MaxDocumentSize {
 		return a
 	}

@@ -497,7 +497,7 @@ func (s *Server) diagnostics(text string, an *analysis, li *lineIndex, enc Encod
 		if len(names) > 0 {
 			opts.SecretNames = names
 		}
-		ds = compile.LintWith([]byte(text), opts)
+		_, ds = compile.Compile([]byte(text), opts)
 	}
 	out := make([]Diagnostic, 0, len(ds))
 	for _, d := range ds {

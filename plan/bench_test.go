@@ -29,7 +29,7 @@ func BenchmarkMakePayableExample(b *testing.B) {
 	b.Run("Compile", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if p, _ := compile.Compile(doc); p == nil {
+			if p, _ := compile.Compile(doc, compile.Options{}); p == nil {
 				b.Fatal("no plan")
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/plan"
@@ -85,7 +86,11 @@ func TestThePlanIsWhatTheExecutorSends(t *testing.T) {
 	}
 	g := &guard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	ex := executor.New(executor.Options{Guard: g, Now: func() time.Time { return testNow }})
-	rec := ex.RunDocument(context.Background(), []byte(doc), executor.Env{Secrets: secrets, Facts: facts,
+	compiled, diags := compile.Compile([]byte(doc), compile.Options{})
+	if diags.HasErrors() {
+		t.Fatalf("the document does not compile: %v", diags)
+	}
+	rec := ex.Run(context.Background(), compiled, executor.Env{Secrets: secrets, Facts: facts,
 		Attachments: func() (resolve.Attachments, error) { return msg, nil }, Journal: identities("wrun_plan")})
 	if rec.Status != runrecord.RunSucceeded {
 		b, _ := json.MarshalIndent(rec, "", " ")

@@ -33,7 +33,7 @@ func FuzzMake(f *testing.F) {
 		Responses: map[int]*plan.Response{0: {Status: 201, Body: []byte(`{"data":{"id":"p1","n":null}}`)}}, Now: testNow}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p := plan.Make(context.Background(), doc, in)
-		cp, diags := compile.Compile(doc)
+		cp, diags := compile.Compile(doc, compile.Options{})
 		if p.Valid != !diags.HasErrors() {
 			t.Fatalf("valid %v, diagnostics %v", p.Valid, diags)
 		}

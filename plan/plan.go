@@ -279,7 +279,7 @@ func Make(ctx context.Context, doc []byte, in Inputs) *Plan {
 		in.Now = time.Now()
 	}
 	p.Inputs = given(in)
-	cp, diags := compile.Compile(doc)
+	cp, diags := compile.Compile(doc, compile.Options{})
 	p.Diagnostics = diags
 	if p.Diagnostics == nil {
 		p.Diagnostics = compile.Diagnostics{}

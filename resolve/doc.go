@@ -9,7 +9,8 @@
 // null or missing path, a missing attachment, an unreadable e-mail).
 //
 // Every source is an interface (Secrets, Facts, Attachments) so services plug
-// in their own; SecretMap, FactMap and package resolve/eml (EMLFile,
+// in their own; a Secrets that can also list every value should implement
+// SecretLister, so that redaction covers secrets a run never referenced; SecretMap, FactMap and package resolve/eml (EMLFile,
 // EMLIndexed) are the ready-made implementations. The e-mail is opened once
 // per run and is one snapshot for the whole run; before a step sends an
 // attachment's bytes, Attachments.Check confirms they can still be read,
@@ -25,6 +26,15 @@
 // on as a value.
 //
 // # Response bodies
+//
+// A reference to a path inside an earlier step's body,
+// ${{steps.N.response.body.PATH}}, needs that receiver to have answered with
+// a JSON content type (application/json, or any type ending in +json such as
+// application/problem+json); any other type — text/plain, none at all — fails
+// the referencing step before it sends, with runrecord.ReasonNotJSON, even
+// when the body happens to be JSON. ${{steps.N.response.body}} (no path) is
+// the body as text, whatever its type. A body larger than the capture limit
+// cannot be referenced (runrecord.ReasonNotCaptured).
 //
 // A path into a JSON response body is read as JavaScript's JSON.parse reads
 // it: own properties only; of duplicate keys the last one wins; an object or

@@ -13,7 +13,9 @@ import (
 	"github.com/kobana/workflow/resolve/eml"
 )
 
-// Secrets looks up workspace secrets by key.
+// Secrets looks up workspace secrets by key. A source that can list every
+// value should also implement SecretLister: a Redactor then hides from the
+// records every secret of the workspace, not only those the run resolved.
 type Secrets interface {
 	// Secret returns the value of key and whether it exists. An error means
 	// the source itself failed; the step then fails before sending.

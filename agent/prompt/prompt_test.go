@@ -151,7 +151,7 @@ func TestGolden(t *testing.T) {
 // TestExampleIsValid checks the example the model is shown compiles
 // without a single diagnostic, so the model is never taught a mistake.
 func TestExampleIsValid(t *testing.T) {
-	plan, ds := compile.Compile([]byte(Example))
+	plan, ds := compile.Compile([]byte(Example), compile.Options{})
 	if len(ds) > 0 || plan == nil {
 		t.Fatalf("the prompt's example has diagnostics: %v", ds)
 	}
@@ -280,7 +280,7 @@ func FuzzRender(f *testing.F) {
 // TestExampleSecrets keeps ExampleSecrets the names the Example uses, so
 // the prompt says so whenever the workspace lacks one.
 func TestExampleSecrets(t *testing.T) {
-	plan, _ := compile.Compile([]byte(Example))
+	plan, _ := compile.Compile([]byte(Example), compile.Options{})
 	var got []string
 	for _, st := range plan.Steps {
 		for _, r := range st.Refs() {

@@ -97,12 +97,12 @@ func (f *workflowFlags) check(c *Command, fs *flag.FlagSet) bool {
 func (f *workflowFlags) readWorkflow(c *Command) (lint.Report, error) {
 	switch {
 	case f.workflow != "-":
-		r := lint.ReadFile(f.workflow)
+		r := lint.Files(lint.Options{}, f.workflow)[0]
 		return r, r.Err
 	case c.Stdin == nil:
 		return lint.Report{}, errors.New("-workflow -: there is no standard input to read")
 	}
-	r := lint.Read("<stdin>", c.Stdin)
+	r := lint.Reader("<stdin>", c.Stdin, lint.Options{})
 	return r, r.Err
 }
 

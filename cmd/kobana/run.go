@@ -17,6 +17,7 @@ import (
 	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/lang"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/resolve/eml"
@@ -191,7 +192,7 @@ func (in *runInputs) run(c *Command, f *runFlags) int {
 	ex := executor.New(executor.Options{Guard: &guard.Guard{Allow: f.allow}, RunTimeout: f.timeout})
 	// The run's journal prints a progress line as each step ends.
 	progress := runrecord.DoneFunc(func(s runrecord.Step) { fmt.Fprintln(c.Stderr, in.red.String(progressLine(s))) })
-	rec := ex.RunDocument(ctx, in.report.Source, executor.Env{Secrets: in.secrets, Facts: in.facts, Attachments: in.attachments, Journal: progress})
+	rec := inbox.ReadAnswer(in.report.Source).Run(ctx, ex, executor.Env{Secrets: in.secrets, Facts: in.facts, Attachments: in.attachments, Journal: progress})
 	switch {
 	case !rec.Valid():
 		fmt.Fprintf(c.Stderr, "kobana run: %s is not a valid workflow; nothing was sent\n", file)

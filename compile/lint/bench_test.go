@@ -21,7 +21,7 @@ func BenchmarkLint(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(doc)))
 				for b.Loop() {
-					reports := []lint.Report{lint.File(name, doc)}
+					reports := []lint.Report{lint.Bytes(name, doc, lint.Options{})}
 					var err error
 					switch format {
 					case "text":

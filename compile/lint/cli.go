@@ -109,7 +109,7 @@ func (c *CLI) Run(args []string) int {
 	stdinUsed := false
 	for i, f := range files {
 		if f != "-" {
-			reports[i] = ReadFileWith(f, opts)
+			reports[i] = file(f, opts)
 			continue
 		}
 		if stdinUsed {
@@ -121,7 +121,7 @@ func (c *CLI) Run(args []string) int {
 			reports[i] = Report{File: *stdinName, Err: errors.New("no standard input")}
 			continue
 		}
-		reports[i] = ReadWith(*stdinName, c.Stdin, opts)
+		reports[i] = Reader(*stdinName, c.Stdin, opts)
 	}
 
 	readErrors := false

@@ -4,7 +4,7 @@
 // It is the library behind the validate-workflow program and `kobana
 // validate`. A service that embeds the linter needs one call:
 //
-//	report := lint.File("agent-output.json", doc)
+//	report := lint.Bytes("agent-output.json", doc, lint.Options{})
 //	if report.Errors() > 0 { … report.Diagnostics … }
 //
 // Files and Read read documents from disk or a stream (capped at

@@ -28,8 +28,8 @@ const multiline = "{\"result\": {\"nota\": \"caf\u00e9 \\u00e9 \\\"q\\\"\"},\n" 
 
 func multilineReports() []lint.Report {
 	return []lint.Report{
-		lint.File("docs/a b.json", []byte(multiline)),
-		lint.File("clean.json", []byte(`{"result": 1}`)),
+		lint.Bytes("docs/a b.json", []byte(multiline), lint.Options{}),
+		lint.Bytes("clean.json", []byte(`{"result": 1}`), lint.Options{}),
 	}
 }
 
@@ -274,7 +274,7 @@ func TestSARIFOfEveryExample(t *testing.T) {
 	sort.Strings(paths)
 	reports := make([]lint.Report, len(paths))
 	for i, p := range paths {
-		reports[i] = lint.ReadFileWith(p, exampleOptions(t, p))
+		reports[i] = lint.Files(exampleOptions(t, p), p)[0]
 	}
 	var buf bytes.Buffer
 	if err := lint.WriteSARIF(&buf, reports); err != nil {
@@ -333,7 +333,8 @@ func TestRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range compile.LintWith(doc, exampleOptions(t, path)) {
+		_, diags := compile.Compile(doc, exampleOptions(t, path))
+		for _, d := range diags {
 			if d.Code != code {
 				continue
 			}

@@ -29,7 +29,7 @@ func FuzzWriters(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		rep := File("doc.json", doc)
+		rep := Bytes("doc.json", doc, Options{})
 		var text, js, sarif bytes.Buffer
 		if err := WriteText(&text, []Report{rep}, TextOptions{MaxWidth: 60}); err != nil {
 			t.Fatal(err)

@@ -104,7 +104,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := lint.ReadWith(displayName(path), bytes.NewReader(doc), exampleOptions(t, path))
+			rep := lint.Reader(displayName(path), bytes.NewReader(doc), exampleOptions(t, path))
 			if rep.Err != nil {
 				t.Fatal(rep.Err)
 			}
@@ -137,7 +137,7 @@ func TestValidExamplesAreClean(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no valid examples: %v", err)
 	}
-	reports := lint.Files(paths...)
+	reports := lint.Files(lint.Options{}, paths...)
 	for _, r := range reports {
 		if r.Err != nil || len(r.Diagnostics) != 0 {
 			t.Errorf("%s: %v %v", r.File, r.Err, r.Diagnostics)

@@ -22,35 +22,29 @@ type Report struct {
 	Err error
 }
 
-// File lints one document held in memory and reports it under name.
-func File(name string, doc []byte) Report { return Check(name, doc, Options{}) }
-
 // Options are what the linter knows of the workspace a document will run
 // in: its secret names and where its requests may go (compile.Options).
 // The zero Options know nothing, and lint the document alone.
 type Options = compile.Options
 
-// Check lints one document held in memory with what is known of the
-// workspace, and reports it under name. It is the linter's one typed call:
-// the agent's repair loop and the workflows_validate tool make it with the
-// workspace's secret names and policy, validate-workflow with its -secrets
-// and -policy files.
-func Check(name string, doc []byte, opts Options) Report {
-	return Report{File: name, Source: doc, Diagnostics: compile.LintWith(doc, opts)}
-}
-
 // OK reports whether the document may run: no diagnostic is an error (and
 // it could be read).
 func (r Report) OK() bool { return r.Err == nil && r.Errors() == 0 }
 
-// Read lints the document read from r. It reads at most
-// compile.MaxDocumentSize+1 bytes, so an endless stream is answered with a
-// document-too-large diagnostic rather than a hang; a read error is
-// returned in Report.Err.
-func Read(name string, r io.Reader) Report { return ReadWith(name, r, Options{}) }
+// Bytes lints one document held in memory with what is known of the
+// workspace, and reports it under name. The agent's repair loop and the
+// workflows_validate tool call it with the workspace's secret names and
+// policy.
+func Bytes(name string, doc []byte, opts Options) Report {
+	_, ds := compile.Compile(doc, opts)
+	return Report{File: name, Source: doc, Diagnostics: ds}
+}
 
-// ReadWith is Read with Options.
-func ReadWith(name string, r io.Reader, opts Options) Report {
+// Reader lints the document read from r and reports it under name. It reads
+// at most compile.MaxDocumentSize+1 bytes, so an endless stream is answered
+// with a document-too-large diagnostic rather than a hang; a read error is
+// returned in Report.Err.
+func Reader(name string, r io.Reader, opts Options) Report {
 	doc, err := io.ReadAll(io.LimitReader(r, compile.MaxDocumentSize+1))
 	if err != nil {
 		return Report{File: name, Err: fmt.Errorf("read %s: %w", name, err)}
@@ -64,35 +58,31 @@ func ReadWith(name string, r io.Reader, opts Options) Report {
 			Range:    compile.Range{Start: compile.Pos{Line: 1, Column: 1}, End: compile.Pos{Line: 1, Column: 1}},
 		}}}
 	}
-	return Check(name, doc, opts)
+	return Bytes(name, doc, opts)
 }
 
-// ReadFile lints the file at path; an unreadable file gives a Report whose
-// Err names it.
-func ReadFile(path string) Report { return ReadFileWith(path, Options{}) }
+// Files lints each file at paths, in order, reporting each under its path;
+// an unreadable file gives a Report whose Err names it.
+func Files(opts Options, paths ...string) []Report {
+	out := make([]Report, len(paths))
+	for i, p := range paths {
+		out[i] = file(p, opts)
+	}
+	return out
+}
 
-// ReadFileWith is ReadFile with Options.
-func ReadFileWith(path string, opts Options) Report {
+func file(path string, opts Options) Report {
 	f, err := os.Open(path)
 	if err != nil {
 		return Report{File: path, Err: err}
 	}
 	defer f.Close()
-	r := ReadWith(path, f, opts)
+	r := Reader(path, f, opts)
 	var pe *os.PathError
 	if r.Err != nil && errors.As(r.Err, &pe) {
 		r.Err = pe // it names the file already
 	}
 	return r
-}
-
-// Files lints each file at paths, in order.
-func Files(paths ...string) []Report {
-	out := make([]Report, len(paths))
-	for i, p := range paths {
-		out[i] = ReadFile(p)
-	}
-	return out
 }
 
 // Errors counts the report's diagnostics of error severity.

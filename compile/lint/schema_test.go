@@ -228,7 +228,7 @@ func TestSchemaOnExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, _ := compile.Compile(doc)
+		plan, _ := compile.Compile(doc, compile.Options{})
 		ok, err := validates(t, sch, doc)
 		switch {
 		case plan != nil && !ok:
@@ -283,7 +283,7 @@ func TestSchemaRules(t *testing.T) {
 		}() + `"`)},
 	}
 	for _, tc := range tests {
-		if _, ds := compile.Compile([]byte(tc.doc)); ds.HasErrors() {
+		if _, ds := compile.Compile([]byte(tc.doc), compile.Options{}); ds.HasErrors() {
 			t.Fatalf("%s: the test document does not compile: %v", tc.name, ds)
 		}
 		if ok, err := validates(t, sch, []byte(tc.doc)); !ok {
@@ -334,7 +334,7 @@ func TestSchemaRules(t *testing.T) {
 		{"Expect header", step(`, "headers": {"Expect": "100-continue"}`)},
 	}
 	for _, tc := range bad {
-		if _, ds := compile.Compile([]byte(tc.doc)); !ds.HasErrors() {
+		if _, ds := compile.Compile([]byte(tc.doc), compile.Options{}); !ds.HasErrors() {
 			t.Fatalf("%s: the compiler accepts the test document", tc.name)
 		}
 		if ok, _ := validates(t, sch, []byte(tc.doc)); ok {
@@ -454,7 +454,7 @@ func FuzzSchemaAcceptsWhatCompiles(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		plan, ds := compile.Compile(doc)
+		plan, ds := compile.Compile(doc, compile.Options{})
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 		if plan != nil {
 			if err != nil {

@@ -199,7 +199,7 @@ func TestSummary(t *testing.T) {
 
 func TestWriteTextOptions(t *testing.T) {
 	t.Parallel()
-	r := File("a.json", []byte(`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "method": "get"}]}`))
+	r := Bytes("a.json", []byte(`{"result": 1, "workflow": [{"type": "request", "url": "https://a.example/", "method": "get"}]}`), Options{})
 	var full, bare bytes.Buffer
 	if err := WriteText(&full, []Report{r}, TextOptions{}); err != nil {
 		t.Fatal(err)

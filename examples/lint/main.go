@@ -26,7 +26,7 @@ const agentOutput = `{
 }`
 
 func main() {
-	report := lint.File("agent-output.json", []byte(agentOutput))
+	report := lint.Bytes("agent-output.json", []byte(agentOutput), lint.Options{})
 	if report.Errors() == 0 {
 		fmt.Println("the workflow is valid")
 		return

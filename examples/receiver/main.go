@@ -207,7 +207,7 @@ func (rv *receiver) selfTest(emlPath string, stdout, stderr io.Writer) int {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	plan, diags := compile.Compile(fmt.Appendf(nil, uploadStep, "http://"+ln.Addr().String()))
+	plan, diags := compile.Compile(fmt.Appendf(nil, uploadStep, "http://"+ln.Addr().String()), compile.Options{})
 	if plan == nil {
 		fmt.Fprintln(stderr, diags.Err())
 		return 1

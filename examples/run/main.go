@@ -83,7 +83,7 @@ func run(args []string, lookupEnv func(string) (string, bool), stdout, stderr io
 		return 2
 	}
 	doc = []byte(strings.ReplaceAll(string(doc), "https://erp.example.com", srv.URL)) // aim the example at the receiver
-	plan, diags := compile.Compile(doc)
+	plan, diags := compile.Compile(doc, compile.Options{})
 	if diags.HasErrors() {
 		for _, d := range diags.Errors() {
 			fmt.Fprintln(stderr, d)

@@ -115,7 +115,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[queue.Workflow
 	journal.held = func(ctx context.Context, tx store.Tx) error { return queue.HeldTx(ctx, tx, job) }
 	env := executor.Env{Secrets: resolve.SecretMap(secrets), Facts: resolve.FactMap(rc.Facts()), Attachments: attachments(msg, index, e),
 		Journal: journal, Resume: resume, Policy: inbox.RunPolicy(policy, rc.Agent)}
-	rec := p.executor.RunCompiled(ctx, answer.Plan, answer.Diagnostics, env)
+	rec := answer.Run(ctx, p.executor, env)
 	if journal.conflict {
 		// Another worker started this run (a job rescued while its first
 		// worker still ran): its record is the truth; this attempt sent

@@ -225,7 +225,7 @@ func (p *Product) workflowsValidate(ctx context.Context, c *mcpserver.Caller, in
 	if err != nil {
 		return Validation{}, err
 	}
-	r := lint.Check(answerFile, []byte(in.Document), lint.Options{SecretNames: names, Policy: pol})
+	r := lint.Bytes(answerFile, []byte(in.Document), lint.Options{SecretNames: names, Policy: pol})
 	ds := r.Diagnostics
 	if ds == nil {
 		ds = compile.Diagnostics{}

@@ -281,7 +281,7 @@ func CompileLoop(doc string, n int) int {
 	b := []byte(doc)
 	var ds compile.Diagnostics
 	for range n {
-		_, ds = compile.Compile(b)
+		_, ds = compile.Compile(b, compile.Options{})
 	}
 	return len(ds)
 }

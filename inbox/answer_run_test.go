@@ -1,4 +1,4 @@
-package executor_test
+package inbox_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/executor"
 	"github.com/kobana/workflow/executor/guard"
+	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/resolve"
 	"github.com/kobana/workflow/runrecord"
 )
@@ -54,7 +55,7 @@ func topKeys(t *testing.T, rec *runrecord.Document) map[string]json.RawMessage {
 	return m
 }
 
-func TestRunDocumentNotValidSendsNothing(t *testing.T) {
+func TestAnswerRunNotValidSendsNothing(t *testing.T) {
 	srv, sent := documentReceiver(t)
 	const secret = "tok-Secret-77a1"
 	// The second step has a misspelt field named after a secret's value: the
@@ -63,7 +64,7 @@ func TestRunDocumentNotValidSendsNothing(t *testing.T) {
 		{"type": "request", "url": "` + srv.URL + `/a"},
 		{"type": "request", "url": "` + srv.URL + `/b", "` + secret + `": 1}
 	]}`
-	rec := documentExecutor().RunDocument(t.Context(), []byte(doc), executor.Env{Secrets: resolve.SecretMap{"TOKEN": secret}})
+	rec := inbox.ReadAnswer([]byte(doc)).Run(t.Context(), documentExecutor(), executor.Env{Secrets: resolve.SecretMap{"TOKEN": secret}})
 	if n := sent.Load(); n != 0 {
 		t.Errorf("the receiver got %d requests from a document that did not validate", n)
 	}
@@ -89,13 +90,13 @@ func TestRunDocumentNotValidSendsNothing(t *testing.T) {
 	}
 }
 
-func TestRunDocumentRunsAndKeepsWarnings(t *testing.T) {
+func TestAnswerRunRunsAndKeepsWarnings(t *testing.T) {
 	srv, sent := documentReceiver(t)
 	doc := `{"result": {}, "note": "unknown top-level keys are a warning", "workflow": [
 		{"type": "request", "url": "` + srv.URL + `/payables", "expected_status": 201},
 		{"type": "request", "url": "` + srv.URL + `/payables/${{steps.0.response.body.data.id}}/done", "expected_status": 201}
 	]}`
-	rec := documentExecutor().RunDocument(t.Context(), []byte(doc), executor.Env{})
+	rec := inbox.ReadAnswer([]byte(doc)).Run(t.Context(), documentExecutor(), executor.Env{})
 	if !rec.Valid() || rec.Status != runrecord.RunSucceeded || len(rec.Steps) != 2 || sent.Load() != 2 {
 		t.Fatalf("record: valid %v, status %q, %d steps, %d sent", rec.Valid(), rec.Status, len(rec.Steps), sent.Load())
 	}
@@ -110,9 +111,9 @@ func TestRunDocumentRunsAndKeepsWarnings(t *testing.T) {
 	}
 }
 
-func TestRunDocumentWithoutWorkflow(t *testing.T) {
+func TestAnswerRunWithoutWorkflow(t *testing.T) {
 	for _, doc := range []string{`{"result": {"supplier": "ACME"}}`, `{"result": 1, "workflow": []}`} {
-		rec := documentExecutor().RunDocument(t.Context(), []byte(doc), executor.Env{})
+		rec := inbox.ReadAnswer([]byte(doc)).Run(t.Context(), documentExecutor(), executor.Env{})
 		keys := topKeys(t, rec)
 		if !rec.Valid() || rec.Status != runrecord.RunSucceeded || string(keys["steps"]) != "[]" || keys["error"] != nil {
 			t.Errorf("%s: valid %v, status %q, steps %s", doc, rec.Valid(), rec.Status, keys["steps"])
