@@ -153,6 +153,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
+	mux.HandleFunc("GET "+Prefix+"try", c.signedIn(c.try))
+	mux.HandleFunc("POST "+Prefix+"try", tryBody(c.signedIn(c.tryRun)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")
