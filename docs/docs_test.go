@@ -144,7 +144,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 			cmds = append(cmds, strings.TrimSpace(cmd))
 		}
 	}
-	if want := []string{"go run ./cmd/kobana demo", "go test ./..."}; !slices.Equal(cmds, want) {
+	if want := []string{"go run ./mcpserver/cmd/kobana demo", "go test ./... ./mcpserver/..."}; !slices.Equal(cmds, want) {
 		t.Errorf("the README's first code block runs %q, want %q", cmds, want)
 	}
 }
@@ -199,7 +199,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 	if err != nil {
 		t.Skip("the go command is not on PATH: the layout is not checked")
 	}
-	cmd := exec.Command(goBin, "list", "./...")
+	cmd := exec.Command(goBin, "list", "./...", "./mcpserver/...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Call runs a tool in-process for a principal, as a tools/call from that

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Access is what a tool does, from least to most powerful.

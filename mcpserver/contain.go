@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/internal/panics"
+	"github.com/kobana/workflow/mcpserver/internal/panics"
 )
 
 // errInternal answers a request whose handling panicked: the client learns

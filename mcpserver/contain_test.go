@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/internal/panics"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/internal/panics"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 

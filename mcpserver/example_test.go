@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // A product with one read tool, served to a client that speaks 2026-07-28.

@@ -3,7 +3,7 @@ package mcpserver
 import (
 	"errors"
 
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Page sizes of list tools.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // oauthEnv serves the toy product as a protected resource whose Verify

@@ -16,11 +16,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // toy is a small product exercising every framework feature.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Cookies of the sign-in page. With an https issuer they are __Host-

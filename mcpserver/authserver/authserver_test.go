@@ -22,8 +22,8 @@ import (
 
 	"github.com/kobana/workflow/internal/testwait"
 	"github.com/kobana/workflow/mcpserver/authserver"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // env is an authorization server on loopback over a fresh store with one

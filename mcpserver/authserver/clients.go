@@ -19,7 +19,7 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Client kinds, as store.OAuthClient.Kind.

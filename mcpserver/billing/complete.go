@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 var templateSources = map[string]mcpserver.IDSource{

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kobana/workflow/internal/demo"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // withCheckDigits completes the first digits of a CPF (9) or CNPJ (12).

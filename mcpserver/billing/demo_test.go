@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/internal/demo"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 func TestSeedDemo(t *testing.T) {

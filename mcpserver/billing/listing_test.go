@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Listing, filtering, sorting and completion see every record, not a recent

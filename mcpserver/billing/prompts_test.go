@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 func promptNames(t *testing.T, cs *mcp.ClientSession) []string {

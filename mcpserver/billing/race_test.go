@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // racingStore plays another replica that claims the invoice's next NF-e

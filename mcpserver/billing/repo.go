@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // newID returns a fresh id with a kind prefix.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // CustomerListArg filters billing_customers_list.

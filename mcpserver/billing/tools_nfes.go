@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // NFeListArg filters billing_nfes_list.

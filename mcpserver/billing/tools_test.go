@@ -14,10 +14,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/billing"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 func billingTools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {

@@ -19,10 +19,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kobana/workflow/internal/chromiumtest"
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/internal/testwait"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/internal/chromiumtest"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // oauthServer serves both demo products with the embedded authorization

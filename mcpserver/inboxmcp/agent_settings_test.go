@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/mcpserver/inbox"
 )
 
 // TestAgentSettingsTools: agents_create and agents_update set an agent's

@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
 )
 
 var templateSources = map[string]mcpserver.IDSource{

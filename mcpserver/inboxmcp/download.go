@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
 )
 
 // DownloadTTL is how long a signed .eml link stays valid.

@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
-	"github.com/kobana/workflow/internal/demo"
-	"github.com/kobana/workflow/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
+	"github.com/kobana/workflow/mcpserver/internal/demo/inboxdemo"
 	"github.com/kobana/workflow/mcpserver/mcptest"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // receiver is a webhook endpoint that records what it got.

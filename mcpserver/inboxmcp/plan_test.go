@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kobana/workflow/internal/demo"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/mcpserver/internal/demo"
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/runrecord"
 )

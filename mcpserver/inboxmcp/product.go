@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/kobana/workflow/executor/guard"
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // Options are the Inbox product's dependencies.

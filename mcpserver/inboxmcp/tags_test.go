@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
+	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/runrecord"
 )

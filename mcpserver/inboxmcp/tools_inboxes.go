@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // InboxListArg filters inboxes_list.

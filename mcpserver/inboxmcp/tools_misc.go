@@ -12,9 +12,9 @@ import (
 	"github.com/kobana/workflow/compile"
 	"github.com/kobana/workflow/compile/lint"
 	"github.com/kobana/workflow/egress"
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // SecretName is a secret's name without its value, and where it may be

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/plan"
 	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
-	"github.com/kobana/workflow/store"
 )
 
 // PlanArg is the input of workflows_plan.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/runrecord"
 )
 

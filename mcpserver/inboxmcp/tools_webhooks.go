@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
-	"github.com/kobana/workflow/store"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // WebhookListArg filters webhooks_list.

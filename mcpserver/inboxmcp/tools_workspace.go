@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kobana/workflow/inbox"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
 )
 
 // WorkspaceArg optionally names the workspace (it must be the token's).

@@ -17,8 +17,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/kobana/workflow/mcpserver/issuer"
-	"github.com/kobana/workflow/store"
-	"github.com/kobana/workflow/store/sqlite"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
 
 // idp is an OpenID provider on loopback: discovery, its JWKS, and a key

@@ -1,0 +1,267 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/mcpserver/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// staticHandler serves the embedded CSS and ES modules.
+func staticHandler() http.Handler {
+	sub, _ := fs.Sub(staticFS, "static")
+	return http.FileServerFS(sub)
+}
+
+// pages are the parsed page templates, by name.
+type pages map[string]*template.Template
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"size": func(n int64) string {
+		switch {
+		case n >= 1<<20:
+			return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+		case n >= 1<<10:
+			return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+		}
+		return fmt.Sprintf("%d B", n)
+	},
+	"int64": func(n int) int64 { return int64(n) },
+}
+
+func parsePages() pages {
+	p := pages{}
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "try"} {
+		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return p
+}
+
+// view is what the layout renders around a page.
+type view struct {
+	Nonce   string
+	Title   string
+	Session *sessionView
+	Data    any
+}
+
+// sessionView is the signed-in person as the pages show them.
+type sessionView struct {
+	Person, Workspace, Role, CSRF string
+	// Workspaces are the person's memberships, when there are several to
+	// switch between.
+	Workspaces []store.Membership
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, code int, page string, data any) {
+	v := view{Nonce: nonceOf(r), Data: data}
+	if s != nil {
+		v.Session = &sessionView{Person: s.principal.PersonName, Workspace: s.principal.Workspace, Role: string(s.principal.Role), CSRF: s.csrf}
+		if ms, err := c.store.Memberships(r.Context(), s.principal.Person); err == nil && len(ms) > 1 {
+			v.Session.Workspaces = ms
+		}
+	}
+	var b bytes.Buffer
+	if err := c.pages[page].ExecuteTemplate(&b, "layout", v); err != nil {
+		c.log.ErrorContext(r.Context(), "console: rendering", "page", page, "error", err)
+		http.Error(w, "The page could not be shown.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	w.Write(b.Bytes())
+}
+
+// message renders a page that says one thing.
+func (c *Console) message(w http.ResponseWriter, r *http.Request, s *session, code int, text string) {
+	c.render(w, r, s, code, "message", text)
+}
+
+// call runs a tool for the session's person and decodes its result into
+// out.
+func (c *Console) call(r *http.Request, s *session, tool string, args any, out any) error {
+	in, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("console: arguments of %s: %w", tool, err)
+	}
+	res, err := c.tools.Call(r.Context(), s.principal, tool, in)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("console: result of %s: %w", tool, err)
+	}
+	return nil
+}
+
+// fail answers a tool's failure: a missing record as 404, bad arguments
+// (a filter or cursor edited by hand) as 400, a refusal as 403.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	var te *mcpserver.ToolError
+	if errors.As(err, &te) {
+		switch te.Code {
+		case "not_found":
+			c.message(w, r, s, http.StatusNotFound, "Nothing by that id in this workspace.")
+			return
+		case "invalid_arguments":
+			c.message(w, r, s, http.StatusBadRequest, "The page's filters are not valid: "+te.Message)
+			return
+		case "permission_denied":
+			c.message(w, r, s, http.StatusForbidden, "Your role does not allow this.")
+			return
+		case "internal_error":
+		default:
+			// The product's refusal, meant for the person: say it.
+			c.message(w, r, s, http.StatusConflict, "Nothing was done: "+te.Message+" ("+te.Code+")")
+			return
+		}
+	}
+	c.log.ErrorContext(r.Context(), "console: tool call", "error", err)
+	c.message(w, r, s, http.StatusInternalServerError, "The console could not read this right now; try again.")
+}
+
+// Statuses are the e-mail status facets, in the order shown.
+var Statuses = []string{inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected, inbox.EmailDuplicate}
+
+// pageSize is how many e-mails a list page shows.
+const pageSize = 50
+
+type facet struct {
+	Label, URL string
+	Current    bool
+}
+
+type emailsData struct {
+	Status, Inbox string
+	Facets        []facet
+	Inboxes       []inbox.Inbox
+	Emails        []inboxmcp.EmailSummary
+	Next, First   string
+}
+
+// emailsURL is the list's URL for filters and a cursor.
+func emailsURL(status, inboxID, cursor string) string {
+	q := url.Values{}
+	if status != "" {
+		q.Set("status", status)
+	}
+	if inboxID != "" {
+		q.Set("inbox", inboxID)
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if len(q) == 0 {
+		return Prefix + "emails"
+	}
+	return Prefix + "emails?" + q.Encode()
+}
+
+func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	d := emailsData{Status: q.Get("status"), Inbox: q.Get("inbox")}
+	if d.Status != "" && !slices.Contains(Statuses, d.Status) {
+		c.message(w, r, s, http.StatusBadRequest, "Unknown status; choose one of the facets.")
+		return
+	}
+	var list inboxmcp.EmailList
+	args := inboxmcp.EmailListArg{Page: mcpserver.Page{Limit: pageSize, Cursor: q.Get("cursor")}, InboxID: d.Inbox, Status: d.Status}
+	if err := c.call(r, s, inboxmcp.ToolEmailsList, args, &list); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	var inboxes inboxmcp.InboxList
+	if err := c.call(r, s, inboxmcp.ToolInboxesList, inboxmcp.InboxListArg{Page: mcpserver.Page{Limit: 100}}, &inboxes); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d.Emails, d.Inboxes = list.Emails, inboxes.Inboxes
+	d.Facets = append(d.Facets, facet{Label: "all", URL: emailsURL("", d.Inbox, ""), Current: d.Status == ""})
+	for _, st := range Statuses {
+		d.Facets = append(d.Facets, facet{Label: st, URL: emailsURL(st, d.Inbox, ""), Current: d.Status == st})
+	}
+	if list.NextCursor != "" {
+		d.Next = emailsURL(d.Status, d.Inbox, list.NextCursor)
+	}
+	if q.Get("cursor") != "" {
+		d.First = emailsURL(d.Status, d.Inbox, "")
+	}
+	c.render(w, r, s, http.StatusOK, "emails", d)
+}
+
+type emailData struct {
+	Email   inbox.Email
+	Headers []header
+	// HTML says the e-mail has an HTML body, shown in a sandboxed frame;
+	// RemoteImages that the person asked for its remote images.
+	HTML, RemoteImages bool
+	// MayReprocess says the person may run emails_reprocess.
+	MayReprocess bool
+}
+
+type header struct{ Name, Value string }
+
+func (c *Console) email(w http.ResponseWriter, r *http.Request, s *session) {
+	var e inbox.Email
+	if err := c.call(r, s, inboxmcp.ToolEmailsGet, inboxmcp.EmailIDArg{ID: r.PathValue("id")}, &e); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote", MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
+	if !e.Purged {
+		ok, err := c.hasHTML(r.Context(), s.principal.Workspace, e.ID)
+		if err != nil {
+			c.log.ErrorContext(r.Context(), "console: html body", "email", e.ID, "error", err)
+		}
+		d.HTML = ok
+	}
+	for name, v := range e.Headers {
+		d.Headers = append(d.Headers, header{name, v})
+	}
+	slices.SortFunc(d.Headers, func(a, b header) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	c.render(w, r, s, http.StatusOK, "email", d)
+}
+
+// eml sends the browser to the raw message's short-lived signed download
+// link, which emails_eml makes as it does for an MCP client.
+func (c *Console) eml(w http.ResponseWriter, r *http.Request, s *session) {
+	var link inboxmcp.EMLLink
+	if err := c.call(r, s, inboxmcp.ToolEmailsEML, inboxmcp.EmailIDArg{ID: r.PathValue("id")}, &link); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, link.URL, http.StatusSeeOther)
+}

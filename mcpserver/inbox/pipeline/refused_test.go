@@ -1,0 +1,141 @@
+package pipeline_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/inbox/pipeline"
+	"github.com/kobana/workflow/mcpserver/store"
+	"github.com/kobana/workflow/runrecord"
+)
+
+// smallDisk mounts a file system of size bytes (tmpfs) in a new directory
+// and returns it; the test is skipped where mounting is not allowed (it
+// needs root). It is unmounted after everything else the test cleans up.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Skipf("a small file system is needed (mount tmpfs: %v; run as root)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// fill writes a file in dir until its file system is full, and returns a
+// function that removes it.
+func fill(t *testing.T, dir string) (free func()) {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 64<<10)
+	for {
+		_, err := f.Write(block)
+		if errors.Is(err, syscall.ENOSPC) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{4096, 512, 1} { // the last pages too
+		for {
+			if _, err := f.Write(block[:n]); err != nil {
+				break
+			}
+		}
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The database's disk fills while e-mails are being processed — steps have
+// been sent and their responses are coming back — and frees up later. The
+// store refuses the writes meanwhile (store.RefusedFull), the stages wait
+// with what they have (a step's outcome kept, not given up), and once space
+// returns every e-mail is processed, each step sent once, no run
+// interrupted: nobody has to resume anything.
+func TestAFullDiskPausesThePipeline(t *testing.T) {
+	const emails = 8
+	disk := smallDisk(t, 64<<20)
+	e := newEnv(t, agentAnswering(invoiceWorkflow), options{root: disk, cfg: func(c *pipeline.Config) {
+		c.Executor.RunTimeout = 2 * time.Minute // the pause is the test's
+	}})
+	waiting, open := e.recv.gate("/payables")
+	e.start()
+	var ids []string
+	for i := range emails {
+		ids = append(ids, e.receive(uniqueEmail(i)).ID)
+	}
+	// Step 0 of every run has left (recorded as being sent) and waits for
+	// its response.
+	if err := testwait.Until(30*time.Second, func() error {
+		if n := waiting(); n < emails {
+			return fmt.Errorf("step 0 of %d runs has arrived", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Every later commit must grow the write-ahead log: none fits in space
+	// the log already has.
+	db := e.st.(store.SQLDB).SQLDB()
+	var busy, logged, moved int
+	if err := db.QueryRowContext(e.ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		t.Fatal(err)
+	}
+	free := fill(t, disk)
+	open()
+	health := e.st.(store.WriteWatcher).WriteHealth()
+	// The disk stays full for longer than a write was ever retried: more
+	// refusals than every run's outcome and final record could have had
+	// (an outcome was tried 6 times, the final record once). SQLite
+	// says a full disk either way: SQLITE_FULL, or an I/O error writing its
+	// log. (River's own writes — fetching jobs — fail too, and are not
+	// counted: they are not the store's transactions.)
+	if err := testwait.Until(60*time.Second, func() error {
+		if n := health.Errors(store.RefusedFull) + health.Errors(store.RefusedIO); n < 12*emails {
+			return fmt.Errorf("%d writes refused so far", n)
+		}
+		if reason, _ := health.Refusing(); reason != store.RefusedFull && reason != store.RefusedIO {
+			return fmt.Errorf("the store says it refuses writes for %q", reason)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	free()
+	for _, id := range ids {
+		got := e.settled(id)
+		wr, _ := e.repo().WorkflowRuns.Get(e.ctx, testWS, got.WorkflowRunID)
+		if got.Status != inbox.EmailProcessed || wr.Status != runrecord.RunSucceeded {
+			t.Errorf("e-mail %s: %s (%s), run %s %q: %+v", id, got.Status, got.StatusDetail, wr.Status, wr.Error, wr.Steps)
+		}
+	}
+	for _, path := range []string{"/payables", "/payables/pay_1/attachments", "/notify"} {
+		if n := len(e.recv.requests(path)); n != emails {
+			t.Errorf("%s: %d requests for %d e-mails", path, n, emails)
+		}
+	}
+	if reason, _ := health.Refusing(); reason != "" {
+		t.Errorf("the store still says it refuses writes (%s)", reason)
+	}
+}
