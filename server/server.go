@@ -153,6 +153,7 @@ func (a *assembly) assemble() error {
 			return err
 		}
 	}
+	a.closers = append(a.closers, probeWrites(a))
 	var served []*mcpserver.Product
 	var instructions []string
 	for _, p := range products {
