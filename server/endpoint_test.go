@@ -390,3 +390,55 @@ func TestModelCallsSideBySide(t *testing.T) {
 		}
 	})
 }
+
+// fairnessBacklog is how many e-mails workspace A has queued in
+// TestAWorkspaceBacklogDoesNotHoldUpAnother.
+const fairnessBacklog = 2000
+
+// Workspace A has 2,000 e-mails queued behind one endpoint that takes 8
+// calls at a time (max_in_flight) and 2 s to answer — four minutes of work
+// — when workspace B's first e-mail arrives: B's call reaches the model
+// within the next two rounds of A's calls (at most 16 of A's calls arrive
+// between B's 250 and B's call), not behind A's backlog, and B's e-mail is
+// processed. The budget admits the workspaces waiting for the endpoint in
+// turn; the workspace share lets B's job past A's in the queue's order.
+func TestAWorkspaceBacklogDoesNotHoldUpAnother(t *testing.T) {
+	eachStore(t, func(t *testing.T, onPG bool) {
+		const ceiling = 8
+		rv := newStepReceiver(t)
+		probe, base := newModelProbe(t, stepDoc(rv), 2*time.Second, false)
+		st, path := endpointStore(t, onPG)
+		cfg := endpointConfig(t, st, path, base, ceiling)
+		cfg.StopGrace = 3 * time.Second
+		addrs, stop := start(t, cfg)
+		smtpAddr := addrs["smtp"].String()
+		sendMarked(t, smtpAddr, marks("A", fairnessBacklog), 8)
+		before, aBefore := probe.arrived("mark-A")
+		if aBefore > fairnessBacklog/2 {
+			t.Fatalf("%d of A's e-mails reached the model while they were sent: no backlog to test with", aBefore)
+		}
+		sent := time.Now()
+		sendMarked(t, smtpAddr, []string{"mark-B-0"}, 1)
+		if err := testwait.Until(2*time.Minute, func() error {
+			if probe.indexOf("mark-B-0") < 0 {
+				return fmt.Errorf("B's call has not reached the model")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		reached := time.Since(sent)
+		between := probe.indexOf("mark-B-0") - before
+		settledEmails(t, st, "B", 1, time.Minute)
+		answered := time.Since(sent)
+		_, aNow := probe.arrived("mark-A")
+		t.Logf("A: %d e-mails, %d calls before B's e-mail, %d when B's was processed; %d of A's calls arrived between B's 250 and B's call; B's call reached the model %v after its 250, was processed %v after it",
+			fairnessBacklog, aBefore, aNow, between, reached.Round(time.Millisecond), answered.Round(time.Millisecond))
+		if between > 2*ceiling {
+			t.Errorf("%d of A's calls reached the model between B's 250 and B's call, want at most %d", between, 2*ceiling)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -23,9 +23,9 @@ import (
 // workspaces in turn. Its workers only need to be enough to keep the
 // endpoints full: by default the endpoints' max_in_flight ceilings over a
 // workspace's share (so that one workspace alone can fill them, and others'
-// first e-mails still find a worker to queue in the budget with), or
-// queue.AgentWorkers when an endpoint sets no ceiling. A waiting agent run
-// holds no database connection.
+// first e-mails still find a worker to queue in the budget with), and at
+// least queue.AgentWorkers. A waiting agent run holds no database
+// connection.
 //
 // Zero fields take these defaults; the workflow and webhook stages take
 // queue.DefaultWorkers with the embedded store, queue.ReplicaWorkers with
@@ -83,9 +83,14 @@ func (w Workers) perQueue(replicas bool, agents agent.Config) map[string]int {
 }
 
 // agentWorkers is the agent stage's default size for the endpoints of
-// agents: their max_in_flight ceilings together, over a workspace's share
-// of the workers, so that one workspace can fill them; queue.AgentWorkers
-// when one of them sets no ceiling (or none is configured).
+// agents: their max_in_flight ceilings together over a workspace's share
+// of the workers, so that one workspace can fill them, and at least
+// queue.AgentWorkers — which is also the size when an endpoint sets no
+// ceiling (or none is configured). The workers beyond the calls in flight
+// wait in the budget's queues, a goroutine each: enough of them let the
+// other workspaces' e-mails past one workspace's backlog in the queue's
+// order (the share puts that workspace's extra jobs back) into the
+// budget, which admits the workspaces in turn.
 func (w Workers) agentWorkers(agents agent.Config) int {
 	sum := 0
 	for _, e := range agents.Providers {
@@ -94,14 +99,11 @@ func (w Workers) agentWorkers(agents agent.Config) int {
 		}
 		sum += e.MaxInFlight
 	}
-	if sum == 0 {
-		return queue.AgentWorkers
-	}
 	share := w.WorkspaceShare
 	if share <= 0 {
 		share = queue.DefaultWorkspaceShare
 	}
-	return int(math.Ceil(float64(sum) / share))
+	return max(queue.AgentWorkers, int(math.Ceil(float64(sum)/share)))
 }
 
 // agentPoolConns is the PostgreSQL connections a replica keeps for its

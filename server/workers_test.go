@@ -45,6 +45,10 @@ func TestQueueConfigTakesTheWorkers(t *testing.T) {
 	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != 600 {
 		t.Errorf("agent workers for max_in_flight 100+50: %d, want 600", n)
 	}
+	a.cfg.Agents.Providers["openai"] = agent.Endpoint{MaxInFlight: 8}
+	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != queue.AgentWorkers {
+		t.Errorf("agent workers for max_in_flight 8+50: %d, want at least %d", n, queue.AgentWorkers)
+	}
 	a.cfg.Agents.Providers["openai"] = agent.Endpoint{}
 	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != queue.AgentWorkers {
 		t.Errorf("agent workers when an endpoint has no ceiling: %d, want %d", n, queue.AgentWorkers)
