@@ -322,8 +322,8 @@ func settledEmails(t testing.TB, st store.Store, letter string, want int, within
 	return all
 }
 
-// checkOnce fails unless each e-mail has exactly one agent run, succeeded,
-// and its workflow's step was received once.
+// checkOnce fails unless each e-mail has exactly one agent run, succeeded
+// (none failed and retried), and its workflow's step was received once.
 func checkOnce(t testing.TB, st store.Store, letter string, emails []inbox.Email, rv *stepReceiver) {
 	t.Helper()
 	runs, err := inbox.NewRepo(st).AgentRuns.All(context.Background(), testWorkspaces[letter].id, store.Query{})
@@ -332,15 +332,16 @@ func checkOnce(t testing.TB, st store.Store, letter string, emails []inbox.Email
 	}
 	per := map[string]int{}
 	for _, r := range runs {
-		if r.Status == inbox.RunSucceeded {
-			per[r.EmailID]++
+		per[r.EmailID]++
+		if r.Status != inbox.RunSucceeded {
+			t.Errorf("agent run %s of e-mail %s: %s (%s: %s)", r.ID, r.EmailID, r.Status, r.Cause, r.Error)
 		}
 	}
 	rv.mu.Lock()
 	defer rv.mu.Unlock()
 	for _, e := range emails {
 		if per[e.ID] != 1 || rv.emails[e.ID] != 1 {
-			t.Errorf("e-mail %s: %d succeeded agent runs, its step received %d times; want 1 and 1", e.ID, per[e.ID], rv.emails[e.ID])
+			t.Errorf("e-mail %s: %d agent runs, its step received %d times; want 1 and 1", e.ID, per[e.ID], rv.emails[e.ID])
 		}
 	}
 }
@@ -445,6 +446,58 @@ func TestAWorkspaceBacklogDoesNotHoldUpAnother(t *testing.T) {
 		}
 		if err := stop(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// A stop (server.Run's context ends, as on SIGTERM) with 200 model calls in
+// flight and 99 waiting for the endpoint (max_in_flight 200): the calls in
+// flight are answered within the grace and their runs recorded; the
+// waiting ones are refused by the closed budget, nothing sent, their jobs
+// left to be retried. After a restart on the same store every e-mail is
+// processed, each by one agent run whose model call was answered once, its
+// step sent once.
+func TestAStopWithHundredsInFlight(t *testing.T) {
+	eachStore(t, func(t *testing.T, onPG bool) {
+		const n, ceiling = 300, 200
+		rv := newStepReceiver(t)
+		probe, base := newModelProbe(t, stepDoc(rv), 3*time.Second, true)
+		st, path := endpointStore(t, onPG)
+		cfg := endpointConfig(t, st, path, base, ceiling)
+		cfg.StopGrace = 20 * time.Second
+		addrs, stop := start(t, cfg)
+		sendMarked(t, addrs["smtp"].String(), marks("A", n), 8)
+		probe.release()
+		if err := testwait.Until(time.Minute, func() error {
+			if got := probe.inFlight.Load(); got < ceiling {
+				return fmt.Errorf("%d calls in flight", got)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		all, _ := probe.arrived("")
+		if all != ceiling+1 {
+			t.Errorf("%d model calls before the stop, want %d (the first, then as many as max_in_flight)", all, ceiling+1)
+		}
+		_, stop = start(t, cfg)
+		emails := settledEmails(t, st, "A", n, 3*time.Minute)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		checkOnce(t, st, "A", emails, rv)
+		probe.mu.Lock()
+		defer probe.mu.Unlock()
+		if len(probe.arrivals) != n {
+			t.Errorf("%d model calls for %d e-mails", len(probe.arrivals), n)
+		}
+		for _, m := range marks("A", n) {
+			if probe.answered[m] != 1 {
+				t.Errorf("%s answered %d times", m, probe.answered[m])
+			}
 		}
 	})
 }
