@@ -43,10 +43,11 @@ type modelProbe struct {
 	inFlight atomic.Int64
 	peak     atomic.Int64
 
-	mu       sync.Mutex
-	arrivals []string       // marks, in arrival order
-	answered map[string]int // mark → answers written in full
-	held     chan struct{}  // closed to release; nil: not held
+	mu         sync.Mutex
+	arrivals   []string       // marks, in arrival order
+	answered   map[string]int // mark → answers written in full
+	answeredAt []time.Time    // when each was
+	held       chan struct{}  // closed to release; nil: not held
 }
 
 func newModelProbe(t testing.TB, doc string, latency time.Duration, hold bool) (*modelProbe, string) {
@@ -91,6 +92,7 @@ func (p *modelProbe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() == nil {
 		p.mu.Lock()
 		p.answered[mark]++
+		p.answeredAt = append(p.answeredAt, time.Now())
 		p.mu.Unlock()
 	}
 }
@@ -131,22 +133,25 @@ func (p *modelProbe) indexOf(mark string) int {
 }
 
 // stepReceiver is the receiver of the workflows' one step: it counts the
-// requests for each e-mail and answers 201.
+// requests for each e-mail, keeps when the first came, and answers 201.
 type stepReceiver struct {
 	*httptest.Server
 	mu     sync.Mutex
 	emails map[string]int
+	when   map[string]time.Time
 }
 
 func newStepReceiver(t testing.TB) *stepReceiver {
-	rv := &stepReceiver{emails: map[string]int{}}
+	rv := &stepReceiver{emails: map[string]int{}, when: map[string]time.Time{}}
 	rv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			EmailID string `json:"email_id"`
 		}
 		json.NewDecoder(r.Body).Decode(&body)
 		rv.mu.Lock()
-		rv.emails[body.EmailID]++
+		if rv.emails[body.EmailID]++; rv.emails[body.EmailID] == 1 {
+			rv.when[body.EmailID] = time.Now()
+		}
 		rv.mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{"ok": true}`)
@@ -244,6 +249,13 @@ func endpointConfig(t testing.TB, st store.Store, path, base string, maxInFlight
 // SMTP connections at once, and returns once each was answered 250.
 func sendMarked(t testing.TB, addr string, marks []string, conns int) {
 	t.Helper()
+	sendMarkedFunc(t, addr, marks, conns, func(string) {})
+}
+
+// sendMarkedFunc is sendMarked calling accepted with each mark once its
+// e-mail was answered 250.
+func sendMarkedFunc(t testing.TB, addr string, marks []string, conns int, accepted func(string)) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
 	for c := range conns {
@@ -259,6 +271,7 @@ func sendMarked(t testing.TB, addr string, marks []string, conns int) {
 					errs <- fmt.Errorf("%s: %w", marks[i], err)
 					return
 				}
+				accepted(marks[i])
 			}
 			cl.Quit()
 		})
