@@ -193,14 +193,18 @@ func inboxAddress(letter string) string {
 // database.
 func endpointStore(t testing.TB, onPG bool) (store.Store, string) {
 	t.Helper()
+	st, path, _ := endpointStoreAt(t, onPG)
+	return st, path
+}
+
+// endpointStoreAt is endpointStore, with PostgreSQL's connection string.
+func endpointStoreAt(t testing.TB, onPG bool) (st store.Store, path, dsn string) {
+	t.Helper()
 	ctx := context.Background()
-	var (
-		st   store.Store
-		path string
-	)
 	if onPG {
-		dsn, _ := pgtest.SchemaDSN(t, "endpoint", "server-endpoint")
-		pst, err := pg.Open(ctx, dsn+" pool_max_conns=64", pg.Options{PurgeInterval: -1})
+		dsn, _ = pgtest.SchemaDSN(t, "endpoint", "server-endpoint")
+		dsn += " pool_max_conns=64"
+		pst, err := pg.Open(ctx, dsn, pg.Options{PurgeInterval: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +235,7 @@ func endpointStore(t testing.TB, onPG bool) (store.Store, string) {
 		must(repo.Inboxes.Put(ctx, ws.id, inbox.Inbox{ID: "ibx_mail", Name: "Mail", Address: "mail@" + ws.slug + "." + inbox.DefaultMailDomain,
 			AgentID: "agt_mail", Recipients: []string{}, Status: inbox.StatusActive, CreatedAt: now}))
 	}
-	return st, path
+	return st, path, dsn
 }
 
 // endpointConfig is a processing server of st with an SMTP intake and the

@@ -181,16 +181,18 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
 	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool, nil)
+	var err error
 	if cfg.Lease >= 0 {
 		if cfg.Lease == 0 {
 			cfg.Lease = DefaultLease
 		}
-		q.leases = newLeases(pool, cfg.Lease, quiet(cfg.Logger))
+		if q.leases, err = newLeases(pool, cfg.Lease, quiet(cfg.Logger)); err != nil {
+			return nil, err
+		}
 		if err := q.leases.migrate(ctx); err != nil {
 			return nil, fmt.Errorf("queue: creating the replicas' lease table: %w", err)
 		}
 	}
-	var err error
 	q.pg, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("queue: starting River: %w", err)
