@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kobana/workflow/agent/budget"
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/inbox/pipeline"
 	"github.com/kobana/workflow/internal/demo"
@@ -103,6 +104,9 @@ type assembly struct {
 	// product is built.
 	inbox    *inboxStorage
 	pipeline *pipeline.Pipeline
+	// budget admits the model calls of every agent run of the process,
+	// once made (modelBudget).
+	budget *budget.Budget
 	// metrics are the server's metrics; mcp the MCP server once built
 	// (for the metrics' gauges); stopping says Run's context ended.
 	metrics  *metrics.Metrics
