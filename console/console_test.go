@@ -990,3 +990,63 @@ func BenchmarkPages(b *testing.B) {
 		})
 	}
 }
+
+// listed are the e-mails a list page links to, in order.
+func listed(p page) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`href="/console/emails/(eml_[^"/?]+)"`).FindAllStringSubmatch(p.body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestEmailFiltersSearchAndFacetCounts(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		for _, c := range []struct {
+			url  string
+			want string
+		}{
+			{"/console/emails?from=ACME.example&status=failed", "eml_inv_12 eml_inv_09"},
+			{"/console/emails?q=nf-004205", "eml_inv_15"},
+			{"/console/emails?q=%3Cdemo.kobana", ""}, // Message-IDs of the demo, no match: < is not in them
+			{"/console/emails?since=2026-11-14&until=2026-11-15", "eml_rcp_05 eml_inv_16"},
+			{"/console/emails?inbox=ibx_receipts&since=2026-11-10", "eml_rcp_05 eml_rcp_04"},
+		} {
+			p := e.get(b, c.url)
+			if p.code != http.StatusOK {
+				t.Fatalf("%s: %d\n%s", c.url, p.code, p.body)
+			}
+			if got := strings.Join(listed(p), " "); got != c.want {
+				t.Errorf("%s lists %q, want %q", c.url, got, c.want)
+			}
+		}
+		// The facets count under the other filters, and keep them.
+		p := e.get(b, "/console/emails?from=acme.example")
+		for _, want := range []string{
+			`href="/console/emails?from=acme.example" aria-current="page">all <span class="count">6</span>`,
+			`href="/console/emails?from=acme.example&amp;status=failed">failed <span class="count">2</span>`,
+			`href="/console/emails?from=acme.example&amp;status=processed">processed <span class="count">4</span>`,
+			`href="/console/emails?from=acme.example&amp;status=rejected">rejected <span class="count">0</span>`,
+			`<caption>6 e-mails, newest first</caption>`,
+			`name="from" value="acme.example"`,
+			`<a href="/console/emails">Clear the filters</a>`,
+		} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("the filtered list lacks %s:\n%s", want, p.body)
+			}
+		}
+		// What the person typed comes back escaped.
+		x := e.get(b, "/console/emails?q="+url.QueryEscape(`"><script>alert(1)</script>`))
+		if x.code != http.StatusOK || strings.Contains(x.body, "<script>alert") || !strings.Contains(x.body, `value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`) {
+			t.Errorf("the search text is not shown escaped (%d):\n%s", x.code, x.body)
+		}
+		for _, bad := range []string{"/console/emails?since=yesterday", "/console/emails?since=2026-11-10&until=2026-11-01"} {
+			if p := e.get(b, bad); p.code != http.StatusBadRequest {
+				t.Errorf("%s answered %d", bad, p.code)
+			}
+		}
+	})
+}
