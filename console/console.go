@@ -147,6 +147,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
+	mux.HandleFunc("GET "+Prefix+"emails/{id}/attachments/{n}", c.signedIn(c.attachment))
 	mux.HandleFunc("POST "+Prefix+"emails/{id}/reprocess", c.signedIn(c.reprocess))
 	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
 	mux.HandleFunc("GET "+Prefix+"deliveries", c.signedIn(c.deliveries))

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +27,7 @@ import (
 	"github.com/kobana/workflow/internal/pgtest"
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inboxmcp"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
 	"github.com/kobana/workflow/store"
 	"github.com/kobana/workflow/store/pg"
@@ -1047,6 +1050,110 @@ func TestEmailFiltersSearchAndFacetCounts(t *testing.T) {
 			if p := e.get(b, bad); p.code != http.StatusBadRequest {
 				t.Errorf("%s answered %d", bad, p.code)
 			}
+		}
+	})
+}
+
+// hostileAttachment is an e-mail whose attachment is HTML with script,
+// named to look like something else and to break a header.
+const hostileAttachment = "From: a@example.com\r\nTo: b@example.com\r\nSubject: att\r\nMIME-Version: 1.0\r\n" +
+	"Content-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n" +
+	"--b1\r\nContent-Type: text/html\r\nContent-Disposition: attachment; filename*=UTF-8''fatura%22%3B%20x%3D1%E2%80%AE.html\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+	"PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\r\n--b1--\r\n"
+
+func TestEmailTimelineAndAttachmentDownload(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		ctx := context.Background()
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		repo := inbox.NewRepo(e.st)
+		em, err := repo.Emails.Get(ctx, demo.Workspace, "eml_inv_11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.get(b, "/console/emails/eml_inv_11")
+		// The timeline: received, the agent run, its workflow run, the
+		// delivery of the event about the e-mail, in time order.
+		var at []int
+		for _, want := range []string{
+			`<strong>Received</strong>`,
+			`<strong>Agent run</strong> <a href="/console/agent-runs/` + em.AgentRunID + `">`,
+			`<strong>Workflow run</strong> <a href="/console/workflow-runs/` + em.WorkflowRunID + `">`,
+			`<strong>Webhook delivery</strong> <a href="/console/webhooks/whk_erp#dlv_erp_01">dlv_erp_01</a> <span class="status s-delivered">delivered</span>`,
+		} {
+			i := strings.Index(p.body, want)
+			if i < 0 {
+				t.Fatalf("the timeline lacks %s:\n%s", want, p.body)
+			}
+			at = append(at, i)
+		}
+		if !slices.IsSorted(at) {
+			t.Errorf("the timeline is not in time order: %v", at)
+		}
+		if strings.Contains(p.body, "dlv_erp_02") || strings.Contains(p.body, "dlv_chat_") {
+			t.Errorf("the timeline lists deliveries about other e-mails")
+		}
+
+		// Each attachment downloads as a file, never as a page.
+		m := regexp.MustCompile(`href="(/console/emails/eml_inv_11/attachments/0)" download>([^<]+)<`).FindStringSubmatch(p.body)
+		if m == nil || len(em.Attachments) == 0 {
+			t.Fatalf("no download link for the attachment:\n%s", p.body)
+		}
+		raw, err := e.st.GetBlob(ctx, demo.Workspace, "eml_inv_11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := eml.New(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, _ := msg.Open(0)
+		want, _ := io.ReadAll(rc)
+		rc.Close()
+		d := e.get(b, m[1])
+		if d.code != http.StatusOK || d.body != string(want) || int64(len(want)) != em.Attachments[0].Size {
+			t.Fatalf("the download: %d, %d bytes, want the attachment's %d", d.code, len(d.body), len(want))
+		}
+		if d.header.Get("Content-Type") != "application/octet-stream" || d.header.Get("X-Content-Type-Options") != "nosniff" ||
+			d.header.Get("Content-Disposition") != `attachment; filename="`+em.Attachments[0].Filename+`"; filename*=UTF-8''`+em.Attachments[0].Filename || d.header.Get("Content-Length") != fmt.Sprint(len(want)) {
+			t.Fatalf("the download's headers: %v", d.header)
+		}
+
+		// A stranger's HTML attachment with a name built to break the
+		// header stays a download of bytes, named safely.
+		if err := repo.Emails.Put(ctx, demo.Workspace, inbox.Email{ID: "eml_att", InboxID: "ibx_invoices", Subject: "att", Status: inbox.EmailProcessed, ReceivedAt: demoNow,
+			Attachments: []inbox.AttachmentInfo{{Index: 0, Filename: "fatura\"; x=1\u202e.html", ContentType: "text/html", Size: 25}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.st.PutBlob(ctx, demo.Workspace, "eml_att", []byte(hostileAttachment)); err != nil {
+			t.Fatal(err)
+		}
+		h := e.get(b, "/console/emails/eml_att/attachments/0")
+		disp := h.header.Get("Content-Disposition")
+		if h.code != http.StatusOK || h.header.Get("Content-Type") != "application/octet-stream" || h.body != "<script>alert(1)</script>" ||
+			disp != `attachment; filename="fatura__ x=1.html"; filename*=UTF-8''fatura%22%3B%20x%3D1.html` {
+			t.Fatalf("the hostile attachment: %d %q, Content-Disposition %q, Content-Type %q", h.code, h.body, disp, h.header.Get("Content-Type"))
+		}
+		if csp := h.header.Get("Content-Security-Policy"); !strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") {
+			t.Fatalf("the download's CSP is %q", csp)
+		}
+		for path, code := range map[string]int{
+			"/console/emails/eml_att/attachments/1":    http.StatusNotFound,
+			"/console/emails/eml_att/attachments/x":    http.StatusNotFound,
+			"/console/emails/eml_nope/attachments/0":   http.StatusNotFound,
+			"/console/emails/eml_inv_11/attachments/9": http.StatusNotFound,
+		} {
+			if got := e.get(b, path); got.code != code {
+				t.Errorf("%s answered %d, want %d", path, got.code, code)
+			}
+		}
+		// Another workspace's e-mail, even with a raw message, is not found.
+		if err := e.st.PutBlob(ctx, demo.Sandbox, "eml_other", []byte(hostileAttachment)); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.get(b, "/console/emails/eml_other/attachments/0"); got.code != http.StatusNotFound || strings.Contains(got.body, "alert(1)") {
+			t.Errorf("another workspace's attachment answered %d", got.code)
 		}
 	})
 }

@@ -273,6 +273,7 @@ type emailData struct {
 	HTML, RemoteImages bool
 	// MayReprocess says the person may run emails_reprocess.
 	MayReprocess bool
+	Timeline     []moment
 }
 
 type header struct{ Name, Value string }
@@ -284,6 +285,12 @@ func (c *Console) email(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote", MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
+	tl, err := c.timeline(r, s, e)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d.Timeline = tl
 	if !e.Purged {
 		ok, err := c.hasHTML(r.Context(), s.principal.Workspace, e.ID)
 		if err != nil {
