@@ -813,3 +813,57 @@ func TestEmailsListFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookRecover: webhooks_deliveries_recover sends again, oldest
+// first, each failed delivery of one webhook since a time — as replays of
+// the same deliveries — and then has nothing left to recover.
+func TestWebhookRecover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var failed DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &failed)
+	if len(failed.Deliveries) != 3 {
+		t.Fatalf("the demo's failed chat deliveries: %d", len(failed.Deliveries))
+	}
+	// Since the second oldest failure: the two newest.
+	second := failed.Deliveries[1]
+	since := second.AttemptedAt.UTC().Format(time.RFC3339Nano)
+	var listed DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed", "since": since}), &listed)
+	if len(listed.Deliveries) != 2 {
+		t.Fatalf("failed since %s: %d deliveries, want 2", since, len(listed.Deliveries))
+	}
+	before := h.recv.count()
+	var got inboxmcp.Recovered
+	structured(t, h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": since}), &got)
+	if got.Delivered != 2 || got.Failed != 0 || got.More || len(got.Deliveries) != 2 ||
+		got.Deliveries[0].ID != second.ID || got.Deliveries[1].ID != failed.Deliveries[0].ID {
+		t.Fatalf("recovered: %+v, want %s then %s delivered", got, second.ID, failed.Deliveries[0].ID)
+	}
+	if h.recv.count()-before != 2 {
+		t.Errorf("the receiver got %d requests, want 2", h.recv.count()-before)
+	}
+	last := h.recv.reqs[len(h.recv.reqs)-1]
+	if last.header.Get("X-Kobana-Replay-Of") != failed.Deliveries[0].ID {
+		t.Errorf("a recovered delivery is not sent as a replay of itself: %v", last.header)
+	}
+	// The oldest failure, before the time, is left as it was.
+	var left DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &left)
+	if len(left.Deliveries) != 1 || left.Deliveries[0].ID != failed.Deliveries[2].ID {
+		t.Errorf("failed after recovery: %+v", left.Deliveries)
+	}
+	if r := h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": since}); !r.IsError || !strings.HasPrefix(textOf(r), "nothing_to_recover") {
+		t.Errorf("recovering again: %s", textOf(r))
+	}
+	for _, bad := range []string{"", "yesterday", "2026-13-01"} {
+		if r := h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": bad}); !r.IsError || !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("since %q: %s", bad, textOf(r))
+		}
+	}
+	viewer := h.Connect("viewer", "2026-07-28", yes)
+	if r := h.Call(viewer, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": "2026-01-01"}); !r.IsError || !strings.Contains(textOf(r), "permission") {
+		t.Errorf("a viewer's recovery: %s", textOf(r))
+	}
+}
