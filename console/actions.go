@@ -30,6 +30,8 @@ type action struct {
 var actions = map[string]action{
 	"reprocess-restart": {inboxmcp.ToolEmailsReprocess, "Runs the inbox's agent on the e-mail again and the workflow it answers with: every step's request is sent again, with new step identities."},
 	"replay":            {inboxmcp.ToolWebhooksDeliveriesReplay, "Sends the delivery's event to its webhook again now, as one more attempt of the same delivery (same id, so the receiver can deduplicate), signed with the current secret. This calls a system outside Kobana."},
+	"webhook-test":      {inboxmcp.ToolWebhooksTest, "Sends a signed webhook.test event to the endpoint's URL now and records the delivery. This calls a system outside Kobana."},
+	"recover":           {inboxmcp.ToolWebhooksDeliveriesRecover, "Sends again, oldest first, every failed delivery of the endpoint whose event was recorded since the time given (at most 100 in one go; run it again for the rest), each as one more attempt of the same delivery. This calls a system outside Kobana."},
 	"reprocess-resume":  {inboxmcp.ToolEmailsReprocess, "Takes up the e-mail's interrupted workflow run: the steps it ended are not sent again; the step whose outcome is unknown is sent again with the same X-Kobana-Step-Id and Idempotency-Key, and the steps after it follow."},
 }
 
@@ -49,13 +51,13 @@ func (c *Console) reprocess(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	args, _ := jsonArgs(inboxmcp.ReprocessArg{ID: r.PathValue("id"), Mode: mode})
-	c.ask(w, r, s, name, args, Prefix+"emails/"+r.PathValue("id"))
+	c.ask(w, r, s, name, args, Prefix+"emails/"+r.PathValue("id"), 1)
 }
 
 // ask renders the confirmation page of an action: what it does, its
-// arguments, how many records — after the tool's check. Its form carries
-// a signed, expiring, single-use answer bound to this session.
-func (c *Console) ask(w http.ResponseWriter, r *http.Request, s *session, name string, args json.RawMessage, back string) {
+// arguments, how many records (count) — after the tool's check. Its form
+// carries a signed, expiring, single-use answer bound to this session.
+func (c *Console) ask(w http.ResponseWriter, r *http.Request, s *session, name string, args json.RawMessage, back string, count int) {
 	a := actions[name]
 	if err := c.tools.Check(r.Context(), s.principal, a.Tool, args); err != nil {
 		c.fail(w, r, s, err)
@@ -64,7 +66,7 @@ func (c *Console) ask(w http.ResponseWriter, r *http.Request, s *session, name s
 	var pretty map[string]any
 	json.Unmarshal(args, &pretty)
 	shown, _ := json.MarshalIndent(pretty, "", "  ")
-	d := confirmData{Name: name, Tool: a.Tool, What: a.What, Arguments: string(shown), Back: back, Count: 1,
+	d := confirmData{Name: name, Tool: a.Tool, What: a.What, Arguments: string(shown), Back: back, Count: count,
 		Nonce: store.RandomHex(16), Expires: strconv.FormatInt(c.now().Add(ConfirmationLifetime).Unix(), 10)}
 	d.Signature = c.mac("confirm", s.grant, name, string(args), back, d.Nonce, d.Expires)
 	c.render(w, r, s, http.StatusOK, "confirm", struct {

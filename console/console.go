@@ -152,6 +152,10 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
 	mux.HandleFunc("GET "+Prefix+"deliveries", c.signedIn(c.deliveries))
 	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))
+	mux.HandleFunc("GET "+Prefix+"webhooks", c.signedIn(c.webhooks))
+	mux.HandleFunc("GET "+Prefix+"webhooks/{id}", c.signedIn(c.webhook))
+	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/test", c.signedIn(c.webhookTest))
+	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/recover", c.signedIn(c.recoverDeliveries))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

@@ -57,14 +57,37 @@ type env struct {
 	srv   *httptest.Server
 	tools *mcpserver.Server
 	proc  *fakeProcessor
+	out   *outside
 }
 
-// refuse is a transport that sends nothing: the tests confirm no
-// delivery replay, and one that did would fail here, not leave.
-type refuse struct{}
+// outside is the transport of the product's outbound requests: nothing
+// leaves the test. It refuses every request unless a test sets answer,
+// the HTTP status it then answers with; it records the URLs asked for.
+type outside struct {
+	mu     sync.Mutex
+	answer int
+	urls   []string
+}
 
-func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("the console's tests send nothing outside")
+func (o *outside) RoundTrip(r *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	if o.answer == 0 {
+		return nil, errors.New("the console's tests send nothing outside")
+	}
+	o.urls = append(o.urls, r.URL.String())
+	return &http.Response{StatusCode: o.answer, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+}
+
+func (o *outside) set(status int) { o.mu.Lock(); o.answer = status; o.mu.Unlock() }
+
+func (o *outside) sent() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.urls)
 }
 
 // fakeProcessor stands in for the pipeline's: it records the reprocess
@@ -122,7 +145,8 @@ func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	proc := &fakeProcessor{repo: inbox.NewRepo(st)}
-	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: refuse{}}})
+	out := &outside{}
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: out}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +164,7 @@ func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc}
+	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc, out: out}
 }
 
 // code mints a one-time sign-in code for a person in a workspace.
@@ -1154,6 +1178,114 @@ func TestEmailTimelineAndAttachmentDownload(t *testing.T) {
 		}
 		if got := e.get(b, "/console/emails/eml_other/attachments/0"); got.code != http.StatusNotFound || strings.Contains(got.body, "alert(1)") {
 			t.Errorf("another workspace's attachment answered %d", got.code)
+		}
+	})
+}
+
+// consoleActions are the console.action events recorded for a tool.
+func (e *env) consoleActions(tool string) []inbox.SystemEvent {
+	e.t.Helper()
+	evs, err := inbox.NewRepo(e.st).Events.List(context.Background(), demo.Workspace, store.Query{Limit: 100})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []inbox.SystemEvent
+	for _, ev := range evs.Items {
+		if ev.Type == console.EventConsoleAction && ev.Actor == "person:"+demo.Owner && strings.Contains(string(ev.Payload), `"client":"kobana-console"`) && strings.Contains(string(ev.Payload), `"tool":"`+tool+`"`) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestWebhooksPagesTestAndRecover(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		list := e.get(b, "/console/webhooks")
+		for _, want := range []string{
+			`<a href="/console/webhooks/whk_chat"><code>https://chat.example.com/hooks/kobana-alerts</code></a>`,
+			`<span class="health h-bad">75%</span> <span class="muted">3 of the latest 4 failed</span>`,
+			`<span class="health h-ok">0%</span> <span class="muted">0 of the latest 5 failed</span>`,
+			`<span class="status s-failing">failing</span>`,
+		} {
+			if !strings.Contains(list.body, want) {
+				t.Fatalf("the webhooks page lacks %s:\n%s", want, list.body)
+			}
+		}
+		p := e.get(b, "/console/webhooks/whk_chat?status=failed")
+		if p.code != http.StatusOK || strings.Count(p.body, `<section class="delivery"`) != 3 || !strings.Contains(p.body, `id="dlv_chat_03"`) ||
+			!strings.Contains(p.body, "{&#34;error&#34;:&#34;webhook_revoked&#34;}") || !strings.Contains(p.body, "HTTP 410") {
+			t.Fatalf("the failed deliveries of whk_chat: %d\n%s", p.code, p.body)
+		}
+		if strings.Contains(p.body, `id="dlv_chat_00"`) {
+			t.Fatalf("the failed facet shows a delivered delivery")
+		}
+		// A replay from this page comes back to it.
+		ask := e.post(b, "/console/deliveries/dlv_chat_03/replay", formOf(t, p, "/console/deliveries/dlv_chat_03/replay"), nil)
+		if back := formOf(t, ask, "/console/confirm").Get("back"); back != "/console/webhooks/whk_chat?status=failed" {
+			t.Fatalf("the replay goes back to %q", back)
+		}
+
+		// Sending a test event asks first, then sends one.
+		e.out.set(http.StatusOK)
+		ask = e.post(b, "/console/webhooks/whk_erp/test", formOf(t, p, "/console/webhooks/whk_chat/test"), nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_test") || len(e.out.sent()) != 0 {
+			t.Fatalf("the test event's confirmation: %d, %d sent\n%s", ask.code, len(e.out.sent()), ask.body)
+		}
+		if done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil); done.code != http.StatusOK || len(e.out.sent()) != 1 ||
+			e.out.sent()[0] != "https://erp.example.com/hooks/kobana" || len(e.consoleActions("webhooks_test")) != 1 {
+			t.Fatalf("the confirmed test event: %d, sent %v\n%s", done.code, e.out.sent(), done.body)
+		}
+
+		// Recovering every failed delivery since a time says how many,
+		// then sends them, oldest first, and records the action.
+		since := demoNow.Add(-3 * 24 * time.Hour).Format("2006-01-02T15:04")
+		form := formOf(t, p, "/console/webhooks/whk_chat/recover")
+		form.Set("since", since)
+		ask = e.post(b, "/console/webhooks/whk_chat/recover", form, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_deliveries_recover") || !strings.Contains(ask.body, "<dt>Records</dt><dd>3</dd>") ||
+			!strings.Contains(ask.body, "&#34;webhook_id&#34;: &#34;whk_chat&#34;") {
+			t.Fatalf("the recovery's confirmation: %d\n%s", ask.code, ask.body)
+		}
+		done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil)
+		if done.code != http.StatusOK || len(e.out.sent()) != 4 || len(e.consoleActions("webhooks_deliveries_recover")) != 1 {
+			t.Fatalf("the confirmed recovery: %d, sent %v\n%s", done.code, e.out.sent(), done.body)
+		}
+		after := e.get(b, "/console/webhooks/whk_chat?status=failed")
+		if strings.Contains(after.body, `<section class="delivery"`) || !strings.Contains(after.body, "No delivery matches") {
+			t.Fatalf("failed deliveries are left after the recovery:\n%s", after.body)
+		}
+		if all := e.get(b, "/console/webhooks/whk_chat"); strings.Count(all.body, "replayed by per_ana") != 3 {
+			t.Fatalf("the recovered deliveries do not show the person's attempts:\n%s", all.body)
+		}
+		// Nothing left to recover: the check says so, nobody is asked.
+		if again := e.post(b, "/console/webhooks/whk_chat/recover", form, nil); again.code != http.StatusConflict || !strings.Contains(again.body, "nothing_to_recover") {
+			t.Fatalf("recovering again: %d\n%s", again.code, again.body)
+		}
+		if bad := e.post(b, "/console/webhooks/whk_chat/recover", url.Values{"csrf": {form.Get("csrf")}, "since": {"soon"}}, nil); bad.code != http.StatusBadRequest {
+			t.Fatalf("a malformed time answered %d", bad.code)
+		}
+
+		// A viewer sees the pages and no control, and is refused anyway.
+		v := e.browser()
+		e.signIn(v, demo.Viewer, demo.Workspace)
+		vp := e.get(v, "/console/webhooks/whk_chat")
+		if vp.code != http.StatusOK || strings.Contains(vp.body, "/test\"") || strings.Contains(vp.body, "/recover\"") || strings.Contains(vp.body, "/replay\"") {
+			t.Fatalf("the viewer's webhook page: %d, or a control\n%s", vp.code, vp.body)
+		}
+		csrf := csrfOf(t, vp)
+		for _, path := range []string{"/console/webhooks/whk_chat/test", "/console/webhooks/whk_chat/recover"} {
+			if r := e.post(v, path, url.Values{"csrf": {csrf}, "since": {since}}, nil); r.code != http.StatusForbidden {
+				t.Errorf("the viewer's %s answered %d", path, r.code)
+			}
+		}
+		if len(e.out.sent()) != 4 {
+			t.Errorf("the viewer's refused actions sent %v", e.out.sent())
+		}
+		if nf := e.get(b, "/console/webhooks/whk_nope"); nf.code != http.StatusNotFound {
+			t.Errorf("an unknown webhook answered %d", nf.code)
 		}
 	})
 }

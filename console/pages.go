@@ -57,7 +57,7 @@ var funcs = template.FuncMap{
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "webhooks", "webhook"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
