@@ -129,9 +129,9 @@ func (c *Console) webhook(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	d := webhookData{Status: q.Get("status"), Self: webhookURL(wh.ID, q.Get("status"), q.Get("cursor")),
-		MayReplay:  c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesReplay),
-		MayTest:    c.tools.May(s.principal, inboxmcp.ToolWebhooksTest),
-		MayRecover: c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesRecover),
+		MayReplay:    c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesReplay),
+		MayTest:      c.tools.May(s.principal, inboxmcp.ToolWebhooksTest),
+		MayRecover:   c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesRecover),
 		RecoverSince: c.now().UTC().Add(-24 * time.Hour).Format(localMinute)}
 	if d.Status != "" && !slices.Contains(DeliveryStatuses, d.Status) {
 		c.message(w, r, s, http.StatusBadRequest, "Unknown status; choose one of the facets.")
