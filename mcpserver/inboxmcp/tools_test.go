@@ -228,6 +228,15 @@ func TestListsFilterAndPage(t *testing.T) {
 	if u.AgentRuns == 0 || len(u.ByModel) != 2 || u.CostUSD <= 0 {
 		t.Errorf("usage = %+v", u)
 	}
+	// By inbox: every run counted once, the costs adding up to the total.
+	n, cost := 0, 0.0
+	for _, ib := range u.ByInbox {
+		n += ib.AgentRuns
+		cost += ib.CostUSD
+	}
+	if len(u.ByInbox) != 2 || n != u.AgentRuns || inbox.RoundUSD(cost) != u.CostUSD || u.ByInbox[0].CostUSD < u.ByInbox[1].CostUSD {
+		t.Errorf("usage by inbox = %+v (total %d runs, %v USD)", u.ByInbox, u.AgentRuns, u.CostUSD)
+	}
 }
 
 // No tool output, resource or prompt ever carries a secret value.
