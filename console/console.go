@@ -156,6 +156,11 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"webhooks/{id}", c.signedIn(c.webhook))
 	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/test", c.signedIn(c.webhookTest))
 	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/recover", c.signedIn(c.recoverDeliveries))
+	mux.HandleFunc("GET "+Prefix+"inboxes", c.signedIn(c.inboxes))
+	mux.HandleFunc("GET "+Prefix+"agents", c.signedIn(c.agents))
+	mux.HandleFunc("GET "+Prefix+"secrets", c.signedIn(c.secrets))
+	mux.HandleFunc("GET "+Prefix+"usage", c.signedIn(c.usage))
+	mux.HandleFunc("GET "+Prefix+"events", c.signedIn(c.events))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1286,6 +1288,81 @@ func TestWebhooksPagesTestAndRecover(t *testing.T) {
 		}
 		if nf := e.get(b, "/console/webhooks/whk_nope"); nf.code != http.StatusNotFound {
 			t.Errorf("an unknown webhook answered %d", nf.code)
+		}
+	})
+}
+
+func TestWorkspacePages(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		ctx := context.Background()
+		// A secret whose value must never reach a page.
+		const value = "sk_live_never_shown_4242"
+		if err := e.st.SetSecret(ctx, demo.Workspace, "CONSOLE_TEST_TOKEN", value); err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser()
+		e.signIn(b, demo.Viewer, demo.Workspace)
+		pages := map[string][]string{
+			"/console/inboxes": {`id="ibx_invoices"`, `<a href="/console/emails?inbox=ibx_invoices">Its e-mails</a>`, `<dt>Allowed senders</dt>`},
+			"/console/agents":  {`id="agt_invoices"`, `<summary>System message</summary>`, `<dt>Egress</dt>`},
+			"/console/secrets": {`<code>CONSOLE_TEST_TOKEN</code>`, `<code>ERP_TOKEN</code>`},
+			"/console/events":  {`<code>webhook.delivery_failed</code>`, `data-json`},
+			"/console/usage?month=2026-11": {`<svg role="img"`, `<title id="chart-title">Cost per month, USD</title>`, `<rect class="bar current"`,
+				`<a href="/console/usage?month=2026-10">`, `2026-11 by model`, `2026-11 by inbox`, `<code>claude-`},
+			"/console/events?type=webhook.delivery_failed": {`<code>whk_chat</code>`},
+		}
+		for path, wants := range pages {
+			p := e.get(b, path)
+			if p.code != http.StatusOK {
+				t.Fatalf("%s: %d\n%s", path, p.code, p.body)
+			}
+			for _, want := range wants {
+				if !strings.Contains(p.body, want) {
+					t.Errorf("%s lacks %s:\n%s", path, want, p.body)
+				}
+			}
+			if strings.Contains(p.body, value) {
+				t.Errorf("%s shows a secret's value", path)
+			}
+		}
+		// The filtered log holds that type only.
+		for _, m := range regexp.MustCompile(`<a href="/console/events\?type=[^"]+"><code>([^<]+)</code>`).FindAllStringSubmatch(e.get(b, "/console/events?type=webhook.delivery_failed").body, -1) {
+			if m[1] != "webhook.delivery_failed" {
+				t.Errorf("the filtered log lists a %s", m[1])
+			}
+		}
+		// The chart's bars are as tall as their costs, in proportion.
+		u := e.get(b, "/console/usage?month=2026-11").body
+		heights := regexp.MustCompile(`<rect class="bar[^"]*" x="\d+" y="\d+" width="\d+" height="(\d+)"><title>([0-9-]+): ([0-9.]+) USD</title>`).FindAllStringSubmatch(u, -1)
+		if len(heights) != 6 {
+			t.Fatalf("the chart has %d bars, want 6:\n%s", len(heights), u)
+		}
+		var tallest, top float64
+		for _, h := range heights {
+			ht, _ := strconv.ParseFloat(h[1], 64)
+			cost, _ := strconv.ParseFloat(h[3], 64)
+			if ht > tallest {
+				tallest, top = ht, cost
+			}
+			if (cost == 0) != (ht == 0) {
+				t.Errorf("bar %s: %v USD drawn %v high", h[2], cost, ht)
+			}
+		}
+		for _, h := range heights {
+			ht, _ := strconv.ParseFloat(h[1], 64)
+			cost, _ := strconv.ParseFloat(h[3], 64)
+			if top > 0 && math.Abs(ht/tallest-cost/top) > 0.02 {
+				t.Errorf("bar %s is %v of the tallest, its cost %v of the highest", h[2], ht/tallest, cost/top)
+			}
+		}
+		if tallest == 0 {
+			t.Errorf("the demo's months cost nothing on the chart")
+		}
+		for _, bad := range []string{"/console/usage?month=2026-13", "/console/usage?month=soon"} {
+			if p := e.get(b, bad); p.code != http.StatusBadRequest {
+				t.Errorf("%s answered %d", bad, p.code)
+			}
 		}
 	})
 }

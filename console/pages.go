@@ -53,11 +53,12 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%d B", n)
 	},
 	"int64": func(n int) int64 { return int64(n) },
+	"usd":   usd,
 }
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "webhooks", "webhook"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "webhooks", "webhook", "inboxes", "agents", "secrets", "usage", "events"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
