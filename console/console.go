@@ -149,6 +149,8 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/attachments/{n}", c.signedIn(c.attachment))
 	mux.HandleFunc("POST "+Prefix+"emails/{id}/reprocess", c.signedIn(c.reprocess))
+	mux.HandleFunc("POST "+Prefix+"emails/bulk", c.signedIn(c.bulkEmails))
+	mux.HandleFunc("POST "+Prefix+"deliveries/bulk", c.signedIn(c.bulkDeliveries))
 	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
 	mux.HandleFunc("GET "+Prefix+"deliveries", c.signedIn(c.deliveries))
 	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))

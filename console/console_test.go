@@ -1366,3 +1366,79 @@ func TestWorkspacePages(t *testing.T) {
 		}
 	})
 }
+
+func TestBulkReprocessAndReplay(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		list := e.get(b, "/console/emails?status=failed&from=acme")
+		form := formOf(t, list, "/console/emails/bulk")
+		if form.Get("status") != "failed" || form.Get("from") != "acme" || !strings.Contains(list.body, `<input type="checkbox" name="id" value="eml_inv_12"`) {
+			t.Fatalf("the bulk form lacks the filters or the rows' boxes: %v\n%s", form, list.body)
+		}
+		// A selection: what, with which arguments, how many — then each.
+		sel := url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}, "id": {"eml_inv_12", "eml_inv_03", "eml_inv_12"}}
+		ask := e.post(b, "/console/emails/bulk", sel, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm emails_reprocess") || !strings.Contains(ask.body, "<dt>Records</dt><dd>2</dd>") ||
+			!strings.Contains(ask.body, "&#34;eml_inv_12&#34;,\n    &#34;eml_inv_03&#34;") || e.proc.count() != 0 {
+			t.Fatalf("the selection's confirmation: %d, %d run\n%s", ask.code, e.proc.count(), ask.body)
+		}
+		done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil)
+		if done.code != http.StatusOK || e.proc.count() != 2 || e.proc.reqs[0].EmailID != "eml_inv_12" || e.proc.reqs[1].EmailID != "eml_inv_03" ||
+			!strings.Contains(done.body, "&#34;done&#34;:2") {
+			t.Fatalf("the confirmed selection: %d, %+v\n%s", done.code, e.proc.reqs, done.body)
+		}
+		evs := e.consoleActions("emails_reprocess")
+		if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), `"ids":["eml_inv_12","eml_inv_03"]`) {
+			t.Fatalf("the bulk action's event: %+v", evs)
+		}
+		// A filter's results, resolved when asked.
+		ask = e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"filter"}, "status": {"failed"}}, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "<dt>Records</dt><dd>6</dd>") {
+			t.Fatalf("the filter's confirmation: %d\n%s", ask.code, ask.body)
+		}
+		if back := formOf(t, ask, "/console/confirm").Get("back"); back != "/console/emails?status=failed" {
+			t.Errorf("the filter's action goes back to %q", back)
+		}
+		// Nothing is asked about a record the tool's check refuses, nor about
+		// no record at all.
+		if p := e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}, "id": {"eml_inv_12", "eml_nope"}}, nil); p.code != http.StatusNotFound || strings.Contains(p.body, "/console/confirm") {
+			t.Errorf("a selection with an unknown e-mail: %d", p.code)
+		}
+		if p := e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}}, nil); p.code != http.StatusBadRequest {
+			t.Errorf("an empty selection: %d", p.code)
+		}
+		if n := e.proc.count(); n != 2 {
+			t.Errorf("asking ran %d reprocesses, want the 2 confirmed", n)
+		}
+
+		// Deliveries: every failed one, replayed once confirmed.
+		e.out.set(http.StatusOK)
+		dl := e.get(b, "/console/deliveries?status=failed")
+		ask = e.post(b, "/console/deliveries/bulk", url.Values{"csrf": {formOf(t, dl, "/console/deliveries/bulk").Get("csrf")}, "scope": {"filter"}, "status": {"failed"}}, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_deliveries_replay") || !strings.Contains(ask.body, "<dt>Records</dt><dd>3</dd>") || len(e.out.sent()) != 0 {
+			t.Fatalf("the deliveries' confirmation: %d\n%s", ask.code, ask.body)
+		}
+		if done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil); done.code != http.StatusOK || len(e.out.sent()) != 3 || len(e.consoleActions("webhooks_deliveries_replay")) != 1 {
+			t.Fatalf("the confirmed replays: %d, sent %v", done.code, e.out.sent())
+		}
+
+		// A viewer has no box to tick, and is refused anyway.
+		v := e.browser()
+		e.signIn(v, demo.Viewer, demo.Workspace)
+		vl := e.get(v, "/console/emails?status=failed")
+		if strings.Contains(vl.body, `name="id"`) || strings.Contains(vl.body, "/console/emails/bulk") {
+			t.Fatalf("the viewer is offered bulk actions:\n%s", vl.body)
+		}
+		csrf := csrfOf(t, vl)
+		for _, path := range []string{"/console/emails/bulk", "/console/deliveries/bulk"} {
+			if p := e.post(v, path, url.Values{"csrf": {csrf}, "scope": {"filter"}, "status": {"failed"}}, nil); p.code != http.StatusForbidden {
+				t.Errorf("the viewer's %s: %d", path, p.code)
+			}
+		}
+		if e.proc.count() != 2 || len(e.out.sent()) != 3 {
+			t.Errorf("the viewer's refused actions ran something")
+		}
+	})
+}

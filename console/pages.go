@@ -217,6 +217,11 @@ type emailsData struct {
 	Clear string
 	// Total is how many e-mails the filters keep.
 	Total int
+	// MayReprocess says the person may reprocess, so the list offers
+	// bulk selection.
+	MayReprocess bool
+	// Hidden are the filters as the bulk form carries them.
+	Hidden []header
 }
 
 func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
@@ -238,7 +243,11 @@ func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	d := emailsData{emailFilter: f, Emails: list.Emails, Inboxes: inboxes.Inboxes}
+	d := emailsData{emailFilter: f, Emails: list.Emails, Inboxes: inboxes.Inboxes, MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
+	for k, v := range f.values() {
+		d.Hidden = append(d.Hidden, header{k, v[0]})
+	}
+	slices.SortFunc(d.Hidden, func(a, b header) int { return strings.Compare(a.Name, b.Name) })
 	all := 0
 	for _, n := range list.StatusCounts {
 		all += n
