@@ -1067,6 +1067,10 @@ func TestEmailFiltersSearchAndFacetCounts(t *testing.T) {
 				t.Errorf("the filtered list lacks %s:\n%s", want, p.body)
 			}
 		}
+		// The form's empty fields are left out of the URL.
+		if p := e.get(b, "/console/emails?inbox=&from=acme.example&q=&since=&until="); p.url != "/console/emails" || !strings.Contains(p.body, `name="from" value="acme.example"`) {
+			t.Errorf("the form's empty fields: %s", p.url)
+		}
 		// What the person typed comes back escaped.
 		x := e.get(b, "/console/emails?q="+url.QueryEscape(`"><script>alert(1)</script>`))
 		if x.code != http.StatusOK || strings.Contains(x.body, "<script>alert") || !strings.Contains(x.body, `value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`) {

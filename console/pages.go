@@ -227,6 +227,14 @@ type emailsData struct {
 func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	f := emailFilterOf(q)
+	for _, v := range q {
+		if len(v) != 1 || strings.TrimSpace(v[0]) == "" {
+			// The filter form sends its empty fields: the list's URL
+			// keeps only the filters in use, so a link reads as it filters.
+			http.Redirect(w, r, f.url(q.Get("cursor")), http.StatusSeeOther)
+			return
+		}
+	}
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		c.message(w, r, s, http.StatusBadRequest, "Unknown status; choose one of the facets.")
 		return
