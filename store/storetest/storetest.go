@@ -63,6 +63,7 @@ func Run(t *testing.T, impl string, open Open) {
 		// typed repository.
 		{"QueryFilters", testQueryFilters},
 		{"QueryOrder", testQueryOrder},
+		{"QueryCounts", testQueryCounts},
 		{"QueryCursors", testQueryCursors},
 		{"QueryCursorValidation", testQueryCursorValidation},
 		{"QueryInvalid", testQueryInvalid},
