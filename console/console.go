@@ -44,6 +44,8 @@ type Store interface {
 	// events of the actions people confirm.
 	store.Ledger
 	store.Records
+	// Passkeys keeps the people's passkeys.
+	store.Passkeys
 }
 
 // Options configures New.
@@ -83,6 +85,9 @@ type Console struct {
 	log      *slog.Logger
 	pages    pages
 	cop      *http.CrossOriginProtection
+	// rp is the console as a WebAuthn relying party; nil when the public
+	// URL's host cannot have passkeys.
+	rp *relyingParty
 }
 
 // keyPurpose names the store's signing key of the console's CSRF tokens.
@@ -115,6 +120,9 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	if err := c.initSignin(); err != nil {
+		return nil, err
 	}
 	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.log.InfoContext(r.Context(), "console: cross-origin request refused", "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -153,6 +161,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
+	c.signinRoutes(mux)
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")
@@ -257,11 +266,17 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) signinForm(w http.ResponseWriter, r *http.Request, code int, problem string) {
 	pre := store.RandomHex(16)
 	c.setCookie(w, c.preName(), pre, 15*time.Minute)
-	c.render(w, r, nil, code, "signin", signinData{CSRF: c.mac("signin", pre), Next: localNext(r.FormValue("next")), Error: problem})
+	d := signinData{CSRF: c.mac("signin", pre), Next: localNext(r.FormValue("next")), Error: problem}
+	d.Passkeys, d.PasskeyOrigin = c.passkeysAt(r)
+	c.render(w, r, nil, code, "signin", d)
 }
 
 type signinData struct {
 	CSRF, Next, Error string
+	// Passkeys offers signing in with a passkey on this page;
+	// PasskeyOrigin is where passkeys work when not here.
+	Passkeys      bool
+	PasskeyOrigin string
 }
 
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
