@@ -283,6 +283,10 @@ func (c *Console) addPasskey(w http.ResponseWriter, r *http.Request, s *session)
 		return
 	}
 	ctx := r.Context()
+	if r.PostFormValue("credential") == "" {
+		c.renderPasskeys(w, r, s, http.StatusBadRequest, false, "Your browser made no passkey: passkeys need scripts on.")
+		return
+	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes([]byte(r.PostFormValue("credential")))
 	if err != nil {
 		c.renderPasskeys(w, r, s, http.StatusBadRequest, false, "The browser sent no passkey the console could read: "+protocolDetails(err))
@@ -418,6 +422,10 @@ func (c *Console) passkeySignin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if r.PostFormValue("credential") == "" {
+		c.signinForm(w, r, http.StatusBadRequest, "Your browser used no passkey: passkeys need scripts on.")
+		return
+	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(r.PostFormValue("credential")))
 	if err != nil {
 		c.signinForm(w, r, http.StatusBadRequest, "The browser sent no passkey the console could read: "+protocolDetails(err))

@@ -2,7 +2,8 @@
 // (the sign-in page) through the browser's WebAuthn API. The server makes
 // each ceremony's options and keeps its challenge; this module hands the
 // options to the browser and the credential it makes back to the form,
-// which the console then checks.
+// which the console then checks. The form's button is disabled until
+// this module runs.
 
 function show(form, text) {
   const p = form.querySelector("[data-passkey-error]");
@@ -27,7 +28,6 @@ async function options(form) {
 for (const form of document.querySelectorAll("form[data-passkey]")) {
   if (!window.PublicKeyCredential || !PublicKeyCredential.parseCreationOptionsFromJSON) {
     show(form, "This browser cannot use passkeys here.");
-    form.querySelector("button").disabled = true;
     continue;
   }
   form.addEventListener("submit", async (event) => {
@@ -49,4 +49,5 @@ for (const form of document.querySelectorAll("form[data-passkey]")) {
       show(form, err.name === "NotAllowedError" ? "No passkey was used (cancelled, or it timed out)." : err.message);
     }
   });
+  form.querySelector("button").disabled = false;
 }
