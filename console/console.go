@@ -65,6 +65,9 @@ type Options struct {
 	// IdleTimeout and Lifetime end a session (defaults DefaultIdleTimeout
 	// and DefaultLifetime).
 	IdleTimeout, Lifetime time.Duration
+	// OIDC, when set, also signs people in through an external OpenID
+	// Connect provider.
+	OIDC *OIDC
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -88,6 +91,8 @@ type Console struct {
 	// rp is the console as a WebAuthn relying party; nil when the public
 	// URL's host cannot have passkeys.
 	rp *relyingParty
+	// oidc signs people in through an external provider; nil when none.
+	oidc *oidcSignin
 }
 
 // keyPurpose names the store's signing key of the console's CSRF tokens.
@@ -121,7 +126,7 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	if err := c.initSignin(); err != nil {
+	if err := c.initSignin(ctx, opts); err != nil {
 		return nil, err
 	}
 	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -268,6 +273,9 @@ func (c *Console) signinForm(w http.ResponseWriter, r *http.Request, code int, p
 	c.setCookie(w, c.preName(), pre, 15*time.Minute)
 	d := signinData{CSRF: c.mac("signin", pre), Next: localNext(r.FormValue("next")), Error: problem}
 	d.Passkeys, d.PasskeyOrigin = c.passkeysAt(r)
+	if c.oidc != nil {
+		d.OIDC = c.oidc.cfg.Name
+	}
 	c.render(w, r, nil, code, "signin", d)
 }
 
@@ -277,6 +285,8 @@ type signinData struct {
 	// PasskeyOrigin is where passkeys work when not here.
 	Passkeys      bool
 	PasskeyOrigin string
+	// OIDC is the name of the provider people may sign in with.
+	OIDC string
 }
 
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {

@@ -75,15 +75,17 @@ func newRelyingParty(publicURL string) (*relyingParty, error) {
 }
 
 // initSignin sets up what signing in needs besides a code: the relying
-// party of passkeys and their page.
-func (c *Console) initSignin() error {
+// party of passkeys and their page, and the OIDC provider when there is
+// one.
+func (c *Console) initSignin(ctx context.Context, opts Options) error {
 	rp, err := newRelyingParty(c.base)
 	if err != nil {
 		return err
 	}
 	c.rp = rp
 	c.pages["passkeys"] = parsePage("passkeys")
-	return nil
+	c.pages["continue"] = parsePage("continue")
+	return c.initOIDC(ctx, opts.OIDC)
 }
 
 // passkeysAt says whether passkeys work on the page the request is for
@@ -520,7 +522,7 @@ func parsePage(name string) *template.Template {
 	return template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 }
 
-// signinRoutes adds the routes of passkeys.
+// signinRoutes adds the routes of passkeys and OIDC sign-in.
 func (c *Console) signinRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+Prefix+"passkeys", c.signedIn(c.passkeysPage))
 	mux.HandleFunc("POST "+Prefix+"passkeys/options", c.signedIn(c.passkeyOptions))
@@ -528,4 +530,6 @@ func (c *Console) signinRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+Prefix+"passkeys/{id}/remove", c.signedIn(c.removePasskey))
 	mux.HandleFunc("POST "+Prefix+"signin/passkey/options", c.passkeySigninOptions)
 	mux.HandleFunc("POST "+Prefix+"signin/passkey", c.passkeySignin)
+	mux.HandleFunc("POST "+Prefix+"signin/oidc", c.oidcStart)
+	mux.HandleFunc("GET "+Prefix+"signin/oidc/callback", c.oidcCallback)
 }

@@ -32,30 +32,43 @@ import (
 // http://localhost:PORT, where passkeys work (an IP address is no relying
 // party ID); the test's requests go there too.
 func newLocalhostEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
+	return newEnvWith(t, open, "localhost", nil)
+}
+
+// newEnvWith is newEnv with the public URL's host named host (the
+// listener stays on 127.0.0.1), and OIDC sign-in when o is set.
+func newEnvWith(t testing.TB, open func(testing.TB, *clock) store.Store, host string, o *console.OIDC) *env {
 	t.Helper()
-	e := newEnv(t, open)
 	ctx := context.Background()
-	_, port, _ := net.SplitHostPort(e.srv.Listener.Addr().String())
-	base := "http://localhost:" + port
-	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: e.st, PublicURL: base, Now: e.clk.Now, Processor: e.proc, HTTPClient: &http.Client{Transport: refuse{}}})
+	clk := &clock{t: demoNow.Add(time.Hour)}
+	st := open(t, clk)
+	if _, err := inboxdemo.Load(ctx, st, demoNow); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	base := "http://" + host + ":" + port
+	proc := &fakeProcessor{repo: inbox.NewRepo(st)}
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: refuse{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := mcpserver.New(mcpserver.Options{Store: e.st, Products: []*mcpserver.Product{ibx}, Now: e.clk.Now})
+	tools, err := mcpserver.New(mcpserver.Options{Store: st, Products: []*mcpserver.Product{ibx}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(ctx, console.Options{Store: e.st, Tools: tools, PublicURL: base, Now: e.clk.Now, Messages: inbox.BlobMessages{Blobs: e.st}})
+	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now, Messages: inbox.BlobMessages{Blobs: st}, OIDC: o})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(console.Prefix, c.Handler())
 	mux.Handle(inboxmcp.DownloadPath, p.DownloadHandler())
-	e.srv.Config.Handler = mux
-	e.srv.URL = base
-	e.tools = tools
-	return e
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	srv.URL = base
+	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc}
 }
 
 // authenticator is a software WebAuthn authenticator (a platform
