@@ -103,7 +103,7 @@ func TestConsoleXSSCorpusInChromium(t *testing.T) {
 	if err := inbox.NewRepo(st).Emails.Put(t.Context(), demo.Workspace, inbox.Email{ID: "eml_huge", InboxID: "ibx_invoices",
 		From: big[:64<<10], Subject: big, Text: all, Headers: map[string]string{"X-Evil": all, all[:200]: all},
 		Attachments: []inbox.AttachmentInfo{{Filename: payloads[2], ContentType: payloads[3]}},
-		Status: inbox.EmailFailed, StatusDetail: all, ReceivedAt: time.Now()}); err != nil {
+		Status:      inbox.EmailFailed, StatusDetail: all, ReceivedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	raw := "From: a@example.com\r\nSubject: x\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + all + "\r\n"
