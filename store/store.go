@@ -43,6 +43,7 @@ type Store interface {
 	Keys
 	Ledger
 	Counters
+	Passkeys
 	Close() error
 }
 
