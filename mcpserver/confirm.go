@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kobana/workflow/mcpserver/confirm"
+	"github.com/kobana/workflow/mcpserver/internal/panics"
 	"github.com/kobana/workflow/mcpserver/store"
 )
 
@@ -48,8 +49,12 @@ func within[T any](ctx context.Context, call func(context.Context) (T, error)) (
 	}
 	done := make(chan result, 1)
 	go func() {
-		v, err := call(ctx)
-		done <- result{v, err}
+		var r result
+		defer func() { done <- r }()
+		// A panic in the store's call is its error (the confirmation is
+		// unavailable, nothing runs), reported on panics.MCP.
+		defer panics.Recover(panics.MCP, "confirmation store call", &r.err)
+		r.v, r.err = call(ctx)
 	}()
 	select {
 	case r := <-done:

@@ -86,12 +86,32 @@ func (a *ResourceAuth) metadata() *oauthex.ProtectedResourceMetadata {
 
 // routes adds the metadata routes to mux.
 func (a *ResourceAuth) routes(mux *http.ServeMux) {
-	h := auth.ProtectedResourceMetadataHandler(a.metadata())
+	h := metadataMethods(auth.ProtectedResourceMetadataHandler(a.metadata()))
 	_, path := splitOrigin(a.Resource)
 	mux.Handle(wellKnownResource+path, h)
 	if path != "" {
 		mux.Handle(wellKnownResource, h)
 	}
+}
+
+// metadataMethods serves the metadata for HEAD as for GET (the SDK's
+// handler answers GET only, and every server must serve HEAD where it
+// serves GET, RFC 9110 §9.1), and names the methods served in the Allow
+// field of a 405 (which RFC 9110 §15.5.6 requires).
+func metadataMethods(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodOptions:
+		case http.MethodHead:
+			// net/http leaves out the body of an answer to a HEAD request.
+			get := *r
+			get.Method = http.MethodGet
+			r = &get
+		default:
+			w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // challenge is the WWW-Authenticate value of a 401 (RFC 6750 §3): bare

@@ -60,15 +60,19 @@ const (
 	// RunSucceeded: every step succeeded.
 	RunSucceeded Status = "succeeded"
 	// RunFailed: a step failed, was skipped or is Unknown (its request was
-	// sent whole and no complete answer came: the run can be resumed, see
-	// Resumable), or the document did not validate (then nothing was sent).
+	// sent whole and no complete answer came, or its outcome could not be
+	// recorded: the run can be resumed, see Resumable), or the document did
+	// not validate (then nothing was sent).
 	RunFailed Status = "failed"
 	// RunRunning: the run is sending its steps; its record is kept up to
 	// date before and after each request, so a process that stops leaves a
 	// record that says how far it got.
 	RunRunning Status = "running"
 	// RunInterrupted: the run was stopped, or its process died, before it
-	// ended: the step that may have been in flight is Unknown, the steps
+	// ended — nothing else (a run whose step's outcome could not be
+	// recorded while the process went on is RunFailed); a record written
+	// before that rule may say RunInterrupted for it, its step Unknown with
+	// ReasonOutcomeNotRecorded: the step that may have been in flight is Unknown, the steps
 	// after it were not run, and nothing is sent again on its own (the run
 	// can be resumed, see Resumable).
 	RunInterrupted Status = "interrupted"

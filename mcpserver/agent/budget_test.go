@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -106,3 +107,22 @@ type observed struct{ limited int }
 
 func (o *observed) Changed(string, budget.Stats)       {}
 func (o *observed) Limited(string, int, time.Duration) { o.limited++ }
+
+// A run whose request the budget refuses because it was closed (the server
+// is stopping) is no result: RunAgent returns an error matching
+// budget.ErrClosed, nothing was sent, and the pipeline's job is tried again
+// — it must not be recorded as a failed run. Before, it was a failed result
+// (model_unavailable) and the e-mail waited on the retry schedule.
+func TestAClosedBudgetIsNoResult(t *testing.T) {
+	h := newHarness(t, standin.Always(standin.Answer(payableAnswer)))
+	b := budget.New(budget.Options{})
+	b.Close()
+	h.runner.Budget = b
+	res, err := h.runner.RunAgent(context.Background(), invoiceInput(t))
+	if !errors.Is(err, budget.ErrClosed) {
+		t.Fatalf("RunAgent on a closed budget: %+v, %v; want an error matching ErrClosed", res, err)
+	}
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Fatalf("%d requests sent through a closed budget", n)
+	}
+}

@@ -99,6 +99,9 @@ type failure struct {
 	formatRefused bool
 	// header is the answer's headers when one came, for the budget.
 	header http.Header
+	// closed says the budget refused the request because the server is
+	// stopping: nothing was sent, and the run is not a result.
+	closed bool
 }
 
 // MaxResponseBytes is the most bytes of a provider's answer the runner

@@ -125,11 +125,15 @@ type run struct {
 	timeout  time.Duration
 	res      inbox.AgentResult
 	log      *slog.Logger
+	// closed says the budget refused a request: the server is stopping.
+	closed bool
 }
 
 // RunAgent implements inbox.AgentRunner. The error result is for a run
-// that could not be attempted because ctx ended (the server is stopping);
-// everything else, the model's failures included, is a result.
+// that could not be attempted because ctx ended or the Budget was closed
+// (the server is stopping; the error then matches budget.ErrClosed), so
+// that it is tried again; everything else, the model's failures included,
+// is a result.
 func (r *Runner) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.AgentResult, error) {
 	m, ok := r.model(in.Agent.Model)
 	if !ok {
@@ -152,6 +156,9 @@ func (r *Runner) RunAgent(ctx context.Context, in inbox.AgentInput) (inbox.Agent
 	ru.converse(runCtx)
 	if ctx.Err() != nil {
 		return inbox.AgentResult{}, fmt.Errorf("agent %s on e-mail %s: %w", in.Agent.ID, in.Email.ID, context.Cause(ctx))
+	}
+	if ru.closed {
+		return inbox.AgentResult{}, fmt.Errorf("agent %s on e-mail %s: %w", in.Agent.ID, in.Email.ID, budget.ErrClosed)
 	}
 	ru.res.CostUSD = inbox.Cost(m.ID, ru.res.Tokens)
 	redactKey(&ru.res, ep.apiKeyValue())
@@ -179,6 +186,10 @@ func (ru *run) converse(ctx context.Context) {
 	for round := 0; ; round++ {
 		ans, f := ru.ask(ctx, round, &req)
 		ru.res.ResponseFormat = req.format
+		if f != nil && f.closed {
+			ru.closed = true
+			return
+		}
 		if f != nil {
 			ru.fail(f.cause, f.msg)
 			// An outage, a rate or a quota, a timeout: the e-mail may be
@@ -429,7 +440,7 @@ func (ru *run) admit(ctx context.Context, req *request) (lease, *failure) {
 	case err == nil:
 		return lease{l}, nil
 	case errors.Is(err, budget.ErrClosed):
-		return lease{}, &failure{cause: inbox.CauseModelUnavailable, retry: true, msg: "the request was not sent: " + err.Error()}
+		return lease{}, &failure{cause: inbox.CauseModelUnavailable, closed: true, msg: "the request was not sent: " + err.Error()}
 	}
 	return lease{}, &failure{cause: inbox.CauseModelTimeout, msg: fmt.Sprintf("the model endpoint did not admit the request within the agent's timeout of %s (its rate limit was reached)", ru.timeout)}
 }

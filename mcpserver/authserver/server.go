@@ -224,7 +224,7 @@ func cors(next http.Handler) http.Handler {
 // metadata answers the RFC 8414 document.
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET")
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
 		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
 		return
 	}

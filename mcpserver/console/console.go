@@ -44,6 +44,8 @@ type Store interface {
 	// events of the actions people confirm.
 	store.Ledger
 	store.Records
+	// Passkeys keeps the people's passkeys.
+	store.Passkeys
 }
 
 // Options configures New.
@@ -63,6 +65,9 @@ type Options struct {
 	// IdleTimeout and Lifetime end a session (defaults DefaultIdleTimeout
 	// and DefaultLifetime).
 	IdleTimeout, Lifetime time.Duration
+	// OIDC, when set, also signs people in through an external OpenID
+	// Connect provider.
+	OIDC *OIDC
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -83,6 +88,11 @@ type Console struct {
 	log      *slog.Logger
 	pages    pages
 	cop      *http.CrossOriginProtection
+	// rp is the console as a WebAuthn relying party; nil when the public
+	// URL's host cannot have passkeys.
+	rp *relyingParty
+	// oidc signs people in through an external provider; nil when none.
+	oidc *oidcSignin
 }
 
 // keyPurpose names the store's signing key of the console's CSRF tokens.
@@ -116,6 +126,9 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	if err := c.initSignin(ctx, opts); err != nil {
+		return nil, err
+	}
 	c.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.log.InfoContext(r.Context(), "console: cross-origin request refused", "path", r.URL.Path, "remote", r.RemoteAddr)
 		c.message(w, r, nil, http.StatusForbidden, "This form did not come from this console. Go back, reload the page and try again.")
@@ -147,14 +160,27 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"emails/{id}", c.signedIn(c.email))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/eml", c.signedIn(c.eml))
 	mux.HandleFunc("GET "+Prefix+"emails/{id}/html", c.signedIn(c.emailHTML))
+	mux.HandleFunc("GET "+Prefix+"emails/{id}/attachments/{n}", c.signedIn(c.attachment))
 	mux.HandleFunc("POST "+Prefix+"emails/{id}/reprocess", c.signedIn(c.reprocess))
+	mux.HandleFunc("POST "+Prefix+"emails/bulk", c.signedIn(c.bulkEmails))
+	mux.HandleFunc("POST "+Prefix+"deliveries/bulk", c.signedIn(c.bulkDeliveries))
 	mux.HandleFunc("POST "+Prefix+"confirm", c.signedIn(c.confirm))
 	mux.HandleFunc("GET "+Prefix+"deliveries", c.signedIn(c.deliveries))
 	mux.HandleFunc("POST "+Prefix+"deliveries/{id}/replay", c.signedIn(c.replay))
+	mux.HandleFunc("GET "+Prefix+"webhooks", c.signedIn(c.webhooks))
+	mux.HandleFunc("GET "+Prefix+"webhooks/{id}", c.signedIn(c.webhook))
+	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/test", c.signedIn(c.webhookTest))
+	mux.HandleFunc("POST "+Prefix+"webhooks/{id}/recover", c.signedIn(c.recoverDeliveries))
+	mux.HandleFunc("GET "+Prefix+"inboxes", c.signedIn(c.inboxes))
+	mux.HandleFunc("GET "+Prefix+"agents", c.signedIn(c.agents))
+	mux.HandleFunc("GET "+Prefix+"secrets", c.signedIn(c.secrets))
+	mux.HandleFunc("GET "+Prefix+"usage", c.signedIn(c.usage))
+	mux.HandleFunc("GET "+Prefix+"events", c.signedIn(c.events))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
 	mux.HandleFunc("GET "+Prefix+"try", c.signedIn(c.try))
 	mux.HandleFunc("POST "+Prefix+"try", tryBody(c.signedIn(c.tryRun)))
+	c.signinRoutes(mux)
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")
@@ -259,11 +285,22 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) signinForm(w http.ResponseWriter, r *http.Request, code int, problem string) {
 	pre := store.RandomHex(16)
 	c.setCookie(w, c.preName(), pre, 15*time.Minute)
-	c.render(w, r, nil, code, "signin", signinData{CSRF: c.mac("signin", pre), Next: localNext(r.FormValue("next")), Error: problem})
+	d := signinData{CSRF: c.mac("signin", pre), Next: localNext(r.FormValue("next")), Error: problem}
+	d.Passkeys, d.PasskeyOrigin = c.passkeysAt(r)
+	if c.oidc != nil {
+		d.OIDC = c.oidc.cfg.Name
+	}
+	c.render(w, r, nil, code, "signin", d)
 }
 
 type signinData struct {
 	CSRF, Next, Error string
+	// Passkeys offers signing in with a passkey on this page;
+	// PasskeyOrigin is where passkeys work when not here.
+	Passkeys      bool
+	PasskeyOrigin string
+	// OIDC is the name of the provider people may sign in with.
+	OIDC string
 }
 
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {

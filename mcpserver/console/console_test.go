@@ -1,18 +1,22 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +32,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/pg"
 	"github.com/kobana/workflow/mcpserver/store/sqlite"
+	"github.com/kobana/workflow/resolve/eml"
 	"github.com/kobana/workflow/runrecord"
 )
 
@@ -54,14 +59,37 @@ type env struct {
 	srv   *httptest.Server
 	tools *mcpserver.Server
 	proc  *fakeProcessor
+	out   *outside
 }
 
-// refuse is a transport that sends nothing: the tests confirm no
-// delivery replay, and one that did would fail here, not leave.
-type refuse struct{}
+// outside is the transport of the product's outbound requests: nothing
+// leaves the test. It refuses every request unless a test sets answer,
+// the HTTP status it then answers with; it records the URLs asked for.
+type outside struct {
+	mu     sync.Mutex
+	answer int
+	urls   []string
+}
 
-func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("the console's tests send nothing outside")
+func (o *outside) RoundTrip(r *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	if o.answer == 0 {
+		return nil, errors.New("the console's tests send nothing outside")
+	}
+	o.urls = append(o.urls, r.URL.String())
+	return &http.Response{StatusCode: o.answer, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+}
+
+func (o *outside) set(status int) { o.mu.Lock(); o.answer = status; o.mu.Unlock() }
+
+func (o *outside) sent() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.urls)
 }
 
 // fakeProcessor stands in for the pipeline's: it records the reprocess
@@ -119,7 +147,8 @@ func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	proc := &fakeProcessor{repo: inbox.NewRepo(st)}
-	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: refuse{}}})
+	out := &outside{}
+	ibx, p, err := inboxmcp.New(inboxmcp.Options{Store: st, PublicURL: base, Now: clk.Now, Processor: proc, HTTPClient: &http.Client{Transport: out}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +166,7 @@ func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc}
+	return &env{t: t, st: st, clk: clk, srv: srv, tools: tools, proc: proc, out: out}
 }
 
 // code mints a one-time sign-in code for a person in a workspace.
@@ -989,4 +1018,431 @@ func BenchmarkPages(b *testing.B) {
 			b.ReportMetric(float64(size), "bytes/page")
 		})
 	}
+}
+
+// listed are the e-mails a list page links to, in order.
+func listed(p page) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`href="/console/emails/(eml_[^"/?]+)"`).FindAllStringSubmatch(p.body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestEmailFiltersSearchAndFacetCounts(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		for _, c := range []struct {
+			url  string
+			want string
+		}{
+			{"/console/emails?from=ACME.example&status=failed", "eml_inv_12 eml_inv_09"},
+			{"/console/emails?q=nf-004205", "eml_inv_15"},
+			{"/console/emails?q=%3Cdemo.kobana", ""}, // Message-IDs of the demo, no match: < is not in them
+			{"/console/emails?since=2026-11-14&until=2026-11-15", "eml_rcp_05 eml_inv_16"},
+			{"/console/emails?inbox=ibx_receipts&since=2026-11-10", "eml_rcp_05 eml_rcp_04"},
+		} {
+			p := e.get(b, c.url)
+			if p.code != http.StatusOK {
+				t.Fatalf("%s: %d\n%s", c.url, p.code, p.body)
+			}
+			if got := strings.Join(listed(p), " "); got != c.want {
+				t.Errorf("%s lists %q, want %q", c.url, got, c.want)
+			}
+		}
+		// The facets count under the other filters, and keep them.
+		p := e.get(b, "/console/emails?from=acme.example")
+		for _, want := range []string{
+			`href="/console/emails?from=acme.example" aria-current="page">all <span class="count">6</span>`,
+			`href="/console/emails?from=acme.example&amp;status=failed">failed <span class="count">2</span>`,
+			`href="/console/emails?from=acme.example&amp;status=processed">processed <span class="count">4</span>`,
+			`href="/console/emails?from=acme.example&amp;status=rejected">rejected <span class="count">0</span>`,
+			`<caption>6 e-mails, newest first</caption>`,
+			`name="from" value="acme.example"`,
+			`<a href="/console/emails">Clear the filters</a>`,
+		} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("the filtered list lacks %s:\n%s", want, p.body)
+			}
+		}
+		// The form's empty fields are left out of the URL.
+		if p := e.get(b, "/console/emails?inbox=&from=acme.example&q=&since=&until="); p.url != "/console/emails" || !strings.Contains(p.body, `name="from" value="acme.example"`) {
+			t.Errorf("the form's empty fields: %s", p.url)
+		}
+		// What the person typed comes back escaped.
+		x := e.get(b, "/console/emails?q="+url.QueryEscape(`"><script>alert(1)</script>`))
+		if x.code != http.StatusOK || strings.Contains(x.body, "<script>alert") || !strings.Contains(x.body, `value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`) {
+			t.Errorf("the search text is not shown escaped (%d):\n%s", x.code, x.body)
+		}
+		for _, bad := range []string{"/console/emails?since=yesterday", "/console/emails?since=2026-11-10&until=2026-11-01"} {
+			if p := e.get(b, bad); p.code != http.StatusBadRequest {
+				t.Errorf("%s answered %d", bad, p.code)
+			}
+		}
+	})
+}
+
+// hostileAttachment is an e-mail whose attachment is HTML with script,
+// named to look like something else and to break a header.
+const hostileAttachment = "From: a@example.com\r\nTo: b@example.com\r\nSubject: att\r\nMIME-Version: 1.0\r\n" +
+	"Content-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n" +
+	"--b1\r\nContent-Type: text/html\r\nContent-Disposition: attachment; filename*=UTF-8''fatura%22%3B%20x%3D1%E2%80%AE.html\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+	"PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\r\n--b1--\r\n"
+
+func TestEmailTimelineAndAttachmentDownload(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		ctx := context.Background()
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		repo := inbox.NewRepo(e.st)
+		em, err := repo.Emails.Get(ctx, demo.Workspace, "eml_inv_11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.get(b, "/console/emails/eml_inv_11")
+		// The timeline: received, the agent run, its workflow run, the
+		// delivery of the event about the e-mail, in time order.
+		var at []int
+		for _, want := range []string{
+			`<strong>Received</strong>`,
+			`<strong>Agent run</strong> <a href="/console/agent-runs/` + em.AgentRunID + `">`,
+			`<strong>Workflow run</strong> <a href="/console/workflow-runs/` + em.WorkflowRunID + `">`,
+			`<strong>Webhook delivery</strong> <a href="/console/webhooks/whk_erp#dlv_erp_01">dlv_erp_01</a> <span class="status s-delivered">delivered</span>`,
+		} {
+			i := strings.Index(p.body, want)
+			if i < 0 {
+				t.Fatalf("the timeline lacks %s:\n%s", want, p.body)
+			}
+			at = append(at, i)
+		}
+		if !slices.IsSorted(at) {
+			t.Errorf("the timeline is not in time order: %v", at)
+		}
+		if strings.Contains(p.body, "dlv_erp_02") || strings.Contains(p.body, "dlv_chat_") {
+			t.Errorf("the timeline lists deliveries about other e-mails")
+		}
+
+		// Each attachment downloads as a file, never as a page.
+		m := regexp.MustCompile(`href="(/console/emails/eml_inv_11/attachments/0)" download>([^<]+)<`).FindStringSubmatch(p.body)
+		if m == nil || len(em.Attachments) == 0 {
+			t.Fatalf("no download link for the attachment:\n%s", p.body)
+		}
+		raw, err := e.st.GetBlob(ctx, demo.Workspace, "eml_inv_11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := eml.New(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, _ := msg.Open(0)
+		want, _ := io.ReadAll(rc)
+		rc.Close()
+		d := e.get(b, m[1])
+		if d.code != http.StatusOK || d.body != string(want) || int64(len(want)) != em.Attachments[0].Size {
+			t.Fatalf("the download: %d, %d bytes, want the attachment's %d", d.code, len(d.body), len(want))
+		}
+		if d.header.Get("Content-Type") != "application/octet-stream" || d.header.Get("X-Content-Type-Options") != "nosniff" ||
+			d.header.Get("Content-Disposition") != `attachment; filename="`+em.Attachments[0].Filename+`"; filename*=UTF-8''`+em.Attachments[0].Filename || d.header.Get("Content-Length") != fmt.Sprint(len(want)) {
+			t.Fatalf("the download's headers: %v", d.header)
+		}
+
+		// A stranger's HTML attachment with a name built to break the
+		// header stays a download of bytes, named safely.
+		if err := repo.Emails.Put(ctx, demo.Workspace, inbox.Email{ID: "eml_att", InboxID: "ibx_invoices", Subject: "att", Status: inbox.EmailProcessed, ReceivedAt: demoNow,
+			Attachments: []inbox.AttachmentInfo{{Index: 0, Filename: "fatura\"; x=1\u202e.html", ContentType: "text/html", Size: 25}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.st.PutBlob(ctx, demo.Workspace, "eml_att", []byte(hostileAttachment)); err != nil {
+			t.Fatal(err)
+		}
+		h := e.get(b, "/console/emails/eml_att/attachments/0")
+		disp := h.header.Get("Content-Disposition")
+		if h.code != http.StatusOK || h.header.Get("Content-Type") != "application/octet-stream" || h.body != "<script>alert(1)</script>" ||
+			disp != `attachment; filename="fatura__ x=1.html"; filename*=UTF-8''fatura%22%3B%20x%3D1.html` {
+			t.Fatalf("the hostile attachment: %d %q, Content-Disposition %q, Content-Type %q", h.code, h.body, disp, h.header.Get("Content-Type"))
+		}
+		if csp := h.header.Get("Content-Security-Policy"); !strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") {
+			t.Fatalf("the download's CSP is %q", csp)
+		}
+		for path, code := range map[string]int{
+			"/console/emails/eml_att/attachments/1":    http.StatusNotFound,
+			"/console/emails/eml_att/attachments/x":    http.StatusNotFound,
+			"/console/emails/eml_nope/attachments/0":   http.StatusNotFound,
+			"/console/emails/eml_inv_11/attachments/9": http.StatusNotFound,
+		} {
+			if got := e.get(b, path); got.code != code {
+				t.Errorf("%s answered %d, want %d", path, got.code, code)
+			}
+		}
+		// Another workspace's e-mail, even with a raw message, is not found.
+		if err := e.st.PutBlob(ctx, demo.Sandbox, "eml_other", []byte(hostileAttachment)); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.get(b, "/console/emails/eml_other/attachments/0"); got.code != http.StatusNotFound || strings.Contains(got.body, "alert(1)") {
+			t.Errorf("another workspace's attachment answered %d", got.code)
+		}
+	})
+}
+
+// consoleActions are the console.action events recorded for a tool.
+func (e *env) consoleActions(tool string) []inbox.SystemEvent {
+	e.t.Helper()
+	evs, err := inbox.NewRepo(e.st).Events.List(context.Background(), demo.Workspace, store.Query{Limit: 100})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []inbox.SystemEvent
+	for _, ev := range evs.Items {
+		if ev.Type == console.EventConsoleAction && ev.Actor == "person:"+demo.Owner && strings.Contains(string(ev.Payload), `"client":"kobana-console"`) && strings.Contains(string(ev.Payload), `"tool":"`+tool+`"`) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestWebhooksPagesTestAndRecover(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		list := e.get(b, "/console/webhooks")
+		for _, want := range []string{
+			`<a href="/console/webhooks/whk_chat"><code>https://chat.example.com/hooks/kobana-alerts</code></a>`,
+			`<span class="health h-bad">75%</span> <span class="muted">3 of the latest 4 failed</span>`,
+			`<span class="health h-ok">0%</span> <span class="muted">0 of the latest 5 failed</span>`,
+			`<span class="status s-failing">failing</span>`,
+		} {
+			if !strings.Contains(list.body, want) {
+				t.Fatalf("the webhooks page lacks %s:\n%s", want, list.body)
+			}
+		}
+		p := e.get(b, "/console/webhooks/whk_chat?status=failed")
+		if p.code != http.StatusOK || strings.Count(p.body, `<section class="delivery"`) != 3 || !strings.Contains(p.body, `id="dlv_chat_03"`) ||
+			!strings.Contains(p.body, "{&#34;error&#34;:&#34;webhook_revoked&#34;}") || !strings.Contains(p.body, "HTTP 410") {
+			t.Fatalf("the failed deliveries of whk_chat: %d\n%s", p.code, p.body)
+		}
+		if strings.Contains(p.body, `id="dlv_chat_00"`) {
+			t.Fatalf("the failed facet shows a delivered delivery")
+		}
+		// A replay from this page comes back to it.
+		ask := e.post(b, "/console/deliveries/dlv_chat_03/replay", formOf(t, p, "/console/deliveries/dlv_chat_03/replay"), nil)
+		if back := formOf(t, ask, "/console/confirm").Get("back"); back != "/console/webhooks/whk_chat?status=failed" {
+			t.Fatalf("the replay goes back to %q", back)
+		}
+
+		// Sending a test event asks first, then sends one.
+		e.out.set(http.StatusOK)
+		ask = e.post(b, "/console/webhooks/whk_erp/test", formOf(t, p, "/console/webhooks/whk_chat/test"), nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_test") || len(e.out.sent()) != 0 {
+			t.Fatalf("the test event's confirmation: %d, %d sent\n%s", ask.code, len(e.out.sent()), ask.body)
+		}
+		if done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil); done.code != http.StatusOK || len(e.out.sent()) != 1 ||
+			e.out.sent()[0] != "https://erp.example.com/hooks/kobana" || len(e.consoleActions("webhooks_test")) != 1 {
+			t.Fatalf("the confirmed test event: %d, sent %v\n%s", done.code, e.out.sent(), done.body)
+		}
+
+		// Recovering every failed delivery since a time says how many,
+		// then sends them, oldest first, and records the action.
+		since := demoNow.Add(-3 * 24 * time.Hour).Format("2006-01-02T15:04")
+		form := formOf(t, p, "/console/webhooks/whk_chat/recover")
+		form.Set("since", since)
+		ask = e.post(b, "/console/webhooks/whk_chat/recover", form, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_deliveries_recover") || !strings.Contains(ask.body, "<dt>Records</dt><dd>3</dd>") ||
+			!strings.Contains(ask.body, "&#34;webhook_id&#34;: &#34;whk_chat&#34;") {
+			t.Fatalf("the recovery's confirmation: %d\n%s", ask.code, ask.body)
+		}
+		done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil)
+		if done.code != http.StatusOK || len(e.out.sent()) != 4 || len(e.consoleActions("webhooks_deliveries_recover")) != 1 {
+			t.Fatalf("the confirmed recovery: %d, sent %v\n%s", done.code, e.out.sent(), done.body)
+		}
+		after := e.get(b, "/console/webhooks/whk_chat?status=failed")
+		if strings.Contains(after.body, `<section class="delivery"`) || !strings.Contains(after.body, "No delivery matches") {
+			t.Fatalf("failed deliveries are left after the recovery:\n%s", after.body)
+		}
+		if all := e.get(b, "/console/webhooks/whk_chat"); strings.Count(all.body, "replayed by per_ana") != 3 {
+			t.Fatalf("the recovered deliveries do not show the person's attempts:\n%s", all.body)
+		}
+		// Nothing left to recover: the check says so, nobody is asked.
+		if again := e.post(b, "/console/webhooks/whk_chat/recover", form, nil); again.code != http.StatusConflict || !strings.Contains(again.body, "nothing_to_recover") {
+			t.Fatalf("recovering again: %d\n%s", again.code, again.body)
+		}
+		if bad := e.post(b, "/console/webhooks/whk_chat/recover", url.Values{"csrf": {form.Get("csrf")}, "since": {"soon"}}, nil); bad.code != http.StatusBadRequest {
+			t.Fatalf("a malformed time answered %d", bad.code)
+		}
+
+		// A viewer sees the pages and no control, and is refused anyway.
+		v := e.browser()
+		e.signIn(v, demo.Viewer, demo.Workspace)
+		vp := e.get(v, "/console/webhooks/whk_chat")
+		if vp.code != http.StatusOK || strings.Contains(vp.body, "/test\"") || strings.Contains(vp.body, "/recover\"") || strings.Contains(vp.body, "/replay\"") {
+			t.Fatalf("the viewer's webhook page: %d, or a control\n%s", vp.code, vp.body)
+		}
+		csrf := csrfOf(t, vp)
+		for _, path := range []string{"/console/webhooks/whk_chat/test", "/console/webhooks/whk_chat/recover"} {
+			if r := e.post(v, path, url.Values{"csrf": {csrf}, "since": {since}}, nil); r.code != http.StatusForbidden {
+				t.Errorf("the viewer's %s answered %d", path, r.code)
+			}
+		}
+		if len(e.out.sent()) != 4 {
+			t.Errorf("the viewer's refused actions sent %v", e.out.sent())
+		}
+		if nf := e.get(b, "/console/webhooks/whk_nope"); nf.code != http.StatusNotFound {
+			t.Errorf("an unknown webhook answered %d", nf.code)
+		}
+	})
+}
+
+func TestWorkspacePages(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		ctx := context.Background()
+		// A secret whose value must never reach a page.
+		const value = "sk_live_never_shown_4242"
+		if err := e.st.SetSecret(ctx, demo.Workspace, "CONSOLE_TEST_TOKEN", value); err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser()
+		e.signIn(b, demo.Viewer, demo.Workspace)
+		pages := map[string][]string{
+			"/console/inboxes": {`id="ibx_invoices"`, `<a href="/console/emails?inbox=ibx_invoices">Its e-mails</a>`, `<dt>Allowed senders</dt>`},
+			"/console/agents":  {`id="agt_invoices"`, `<summary>System message</summary>`, `<dt>Egress</dt>`},
+			"/console/secrets": {`<code>CONSOLE_TEST_TOKEN</code>`, `<code>ERP_TOKEN</code>`},
+			"/console/events":  {`<code>webhook.delivery_failed</code>`, `data-json`},
+			"/console/usage?month=2026-11": {`<svg role="img"`, `<title id="chart-title">Cost per month, USD</title>`, `<rect class="bar current"`,
+				`<a href="/console/usage?month=2026-10">`, `2026-11 by model`, `2026-11 by inbox`, `<code>claude-`},
+			"/console/events?type=webhook.delivery_failed": {`<code>whk_chat</code>`},
+		}
+		for path, wants := range pages {
+			p := e.get(b, path)
+			if p.code != http.StatusOK {
+				t.Fatalf("%s: %d\n%s", path, p.code, p.body)
+			}
+			for _, want := range wants {
+				if !strings.Contains(p.body, want) {
+					t.Errorf("%s lacks %s:\n%s", path, want, p.body)
+				}
+			}
+			if strings.Contains(p.body, value) {
+				t.Errorf("%s shows a secret's value", path)
+			}
+		}
+		// The filtered log holds that type only.
+		for _, m := range regexp.MustCompile(`<a href="/console/events\?type=[^"]+"><code>([^<]+)</code>`).FindAllStringSubmatch(e.get(b, "/console/events?type=webhook.delivery_failed").body, -1) {
+			if m[1] != "webhook.delivery_failed" {
+				t.Errorf("the filtered log lists a %s", m[1])
+			}
+		}
+		// The chart's bars are as tall as their costs, in proportion.
+		u := e.get(b, "/console/usage?month=2026-11").body
+		heights := regexp.MustCompile(`<rect class="bar[^"]*" x="\d+" y="\d+" width="\d+" height="(\d+)"><title>([0-9-]+): ([0-9.]+) USD</title>`).FindAllStringSubmatch(u, -1)
+		if len(heights) != 6 {
+			t.Fatalf("the chart has %d bars, want 6:\n%s", len(heights), u)
+		}
+		var tallest, top float64
+		for _, h := range heights {
+			ht, _ := strconv.ParseFloat(h[1], 64)
+			cost, _ := strconv.ParseFloat(h[3], 64)
+			if ht > tallest {
+				tallest, top = ht, cost
+			}
+			if (cost == 0) != (ht == 0) {
+				t.Errorf("bar %s: %v USD drawn %v high", h[2], cost, ht)
+			}
+		}
+		for _, h := range heights {
+			ht, _ := strconv.ParseFloat(h[1], 64)
+			cost, _ := strconv.ParseFloat(h[3], 64)
+			if top > 0 && math.Abs(ht/tallest-cost/top) > 0.02 {
+				t.Errorf("bar %s is %v of the tallest, its cost %v of the highest", h[2], ht/tallest, cost/top)
+			}
+		}
+		if tallest == 0 {
+			t.Errorf("the demo's months cost nothing on the chart")
+		}
+		for _, bad := range []string{"/console/usage?month=2026-13", "/console/usage?month=soon"} {
+			if p := e.get(b, bad); p.code != http.StatusBadRequest {
+				t.Errorf("%s answered %d", bad, p.code)
+			}
+		}
+	})
+}
+
+func TestBulkReprocessAndReplay(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		list := e.get(b, "/console/emails?status=failed&from=acme")
+		form := formOf(t, list, "/console/emails/bulk")
+		if form.Get("status") != "failed" || form.Get("from") != "acme" || !strings.Contains(list.body, `<input type="checkbox" name="id" value="eml_inv_12"`) {
+			t.Fatalf("the bulk form lacks the filters or the rows' boxes: %v\n%s", form, list.body)
+		}
+		// A selection: what, with which arguments, how many — then each.
+		sel := url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}, "id": {"eml_inv_12", "eml_inv_03", "eml_inv_12"}}
+		ask := e.post(b, "/console/emails/bulk", sel, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm emails_reprocess") || !strings.Contains(ask.body, "<dt>Records</dt><dd>2</dd>") ||
+			!strings.Contains(ask.body, "&#34;eml_inv_12&#34;,\n    &#34;eml_inv_03&#34;") || e.proc.count() != 0 {
+			t.Fatalf("the selection's confirmation: %d, %d run\n%s", ask.code, e.proc.count(), ask.body)
+		}
+		done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil)
+		if done.code != http.StatusOK || e.proc.count() != 2 || e.proc.reqs[0].EmailID != "eml_inv_12" || e.proc.reqs[1].EmailID != "eml_inv_03" ||
+			!strings.Contains(done.body, "&#34;done&#34;:2") {
+			t.Fatalf("the confirmed selection: %d, %+v\n%s", done.code, e.proc.reqs, done.body)
+		}
+		evs := e.consoleActions("emails_reprocess")
+		if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), `"ids":["eml_inv_12","eml_inv_03"]`) {
+			t.Fatalf("the bulk action's event: %+v", evs)
+		}
+		// A filter's results, resolved when asked.
+		ask = e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"filter"}, "status": {"failed"}}, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "<dt>Records</dt><dd>6</dd>") {
+			t.Fatalf("the filter's confirmation: %d\n%s", ask.code, ask.body)
+		}
+		if back := formOf(t, ask, "/console/confirm").Get("back"); back != "/console/emails?status=failed" {
+			t.Errorf("the filter's action goes back to %q", back)
+		}
+		// Nothing is asked about a record the tool's check refuses, nor about
+		// no record at all.
+		if p := e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}, "id": {"eml_inv_12", "eml_nope"}}, nil); p.code != http.StatusNotFound || strings.Contains(p.body, "/console/confirm") {
+			t.Errorf("a selection with an unknown e-mail: %d", p.code)
+		}
+		if p := e.post(b, "/console/emails/bulk", url.Values{"csrf": {form.Get("csrf")}, "scope": {"selected"}}, nil); p.code != http.StatusBadRequest {
+			t.Errorf("an empty selection: %d", p.code)
+		}
+		if n := e.proc.count(); n != 2 {
+			t.Errorf("asking ran %d reprocesses, want the 2 confirmed", n)
+		}
+
+		// Deliveries: every failed one, replayed once confirmed.
+		e.out.set(http.StatusOK)
+		dl := e.get(b, "/console/deliveries?status=failed")
+		ask = e.post(b, "/console/deliveries/bulk", url.Values{"csrf": {formOf(t, dl, "/console/deliveries/bulk").Get("csrf")}, "scope": {"filter"}, "status": {"failed"}}, nil)
+		if ask.code != http.StatusOK || !strings.Contains(ask.body, "Confirm webhooks_deliveries_replay") || !strings.Contains(ask.body, "<dt>Records</dt><dd>3</dd>") || len(e.out.sent()) != 0 {
+			t.Fatalf("the deliveries' confirmation: %d\n%s", ask.code, ask.body)
+		}
+		if done := e.post(b, "/console/confirm", formOf(t, ask, "/console/confirm"), nil); done.code != http.StatusOK || len(e.out.sent()) != 3 || len(e.consoleActions("webhooks_deliveries_replay")) != 1 {
+			t.Fatalf("the confirmed replays: %d, sent %v", done.code, e.out.sent())
+		}
+
+		// A viewer has no box to tick, and is refused anyway.
+		v := e.browser()
+		e.signIn(v, demo.Viewer, demo.Workspace)
+		vl := e.get(v, "/console/emails?status=failed")
+		if strings.Contains(vl.body, `name="id"`) || strings.Contains(vl.body, "/console/emails/bulk") {
+			t.Fatalf("the viewer is offered bulk actions:\n%s", vl.body)
+		}
+		csrf := csrfOf(t, vl)
+		for _, path := range []string{"/console/emails/bulk", "/console/deliveries/bulk"} {
+			if p := e.post(v, path, url.Values{"csrf": {csrf}, "scope": {"filter"}, "status": {"failed"}}, nil); p.code != http.StatusForbidden {
+				t.Errorf("the viewer's %s: %d", path, p.code)
+			}
+		}
+		if e.proc.count() != 2 || len(e.out.sent()) != 3 {
+			t.Errorf("the viewer's refused actions ran something")
+		}
+	})
 }

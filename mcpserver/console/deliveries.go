@@ -68,5 +68,9 @@ func (c *Console) deliveries(w http.ResponseWriter, r *http.Request, s *session)
 // replay asks the person to confirm sending a delivery again.
 func (c *Console) replay(w http.ResponseWriter, r *http.Request, s *session) {
 	args, _ := jsonArgs(inboxmcp.ReplayArg{DeliveryID: r.PathValue("id")})
-	c.ask(w, r, s, "replay", args, Prefix+"deliveries")
+	back := r.PostFormValue("back")
+	if back == "" || localNext(back) != back {
+		back = Prefix + "deliveries"
+	}
+	c.ask(w, r, s, "replay", args, back, 1)
 }

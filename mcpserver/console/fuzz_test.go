@@ -42,3 +42,28 @@ func FuzzSegments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzContentDisposition holds that a download's Content-Disposition is
+// one header value that says attachment, whatever the file's name: no
+// line break or control byte, a plain name that cannot end its quotes or
+// start a parameter, and a filename* that decodes back to the name.
+func FuzzContentDisposition(f *testing.F) {
+	for _, s := range []string{"nota.pdf", "fatura\"; x=1\u202e.html", "a\r\nSet-Cookie: x=1", "çà ü.txt", "\\\"", "", "\xff\xfe.bin"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got := contentDisposition(name)
+		plain, exact, ok := strings.Cut(strings.TrimPrefix(got, `attachment; filename="`), `"; filename*=UTF-8''`)
+		if !ok || !strings.HasPrefix(got, `attachment; filename="`) || strings.ContainsAny(plain, "\";\\") {
+			t.Fatalf("contentDisposition(%q) = %q", name, got)
+		}
+		for _, b := range []byte(got) {
+			if b < 0x20 || b >= 0x7f {
+				t.Fatalf("contentDisposition(%q) = %q holds byte %#x", name, got, b)
+			}
+		}
+		if back, err := url.PathUnescape(exact); err != nil || back != name {
+			t.Fatalf("contentDisposition(%q): filename* %q decodes to %q (%v)", name, exact, back, err)
+		}
+	})
+}

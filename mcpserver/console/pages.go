@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
@@ -52,11 +53,12 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%d B", n)
 	},
 	"int64": func(n int) int64 { return int64(n) },
+	"usd":   usd,
 }
 
 func parsePages() pages {
 	p := pages{}
-	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "try"} {
+	for _, name := range []string{"signin", "message", "emails", "email", "workflowrun", "agentrun", "confirm", "done", "deliveries", "webhooks", "webhook", "inboxes", "agents", "secrets", "usage", "events", "try"} {
 		p[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
@@ -154,25 +156,35 @@ const pageSize = 50
 type facet struct {
 	Label, URL string
 	Current    bool
+	// Count is how many records the facet holds under the other filters
+	// (the e-mails' facets).
+	Count int
 }
 
-type emailsData struct {
-	Status, Inbox string
-	Facets        []facet
-	Inboxes       []inbox.Inbox
-	Emails        []inboxmcp.EmailSummary
-	Next, First   string
+// emailFilter is the e-mail list's filters, as its URL carries them.
+type emailFilter struct {
+	Status, Inbox, From, Search, Since, Until string
 }
 
-// emailsURL is the list's URL for filters and a cursor.
-func emailsURL(status, inboxID, cursor string) string {
+func emailFilterOf(q url.Values) emailFilter {
+	return emailFilter{Status: q.Get("status"), Inbox: q.Get("inbox"), From: strings.TrimSpace(q.Get("from")), Search: strings.TrimSpace(q.Get("q")),
+		Since: q.Get("since"), Until: q.Get("until")}
+}
+
+// values are the filters as URL query parameters (the empty ones left out).
+func (f emailFilter) values() url.Values {
 	q := url.Values{}
-	if status != "" {
-		q.Set("status", status)
+	for k, v := range map[string]string{"status": f.Status, "inbox": f.Inbox, "from": f.From, "q": f.Search, "since": f.Since, "until": f.Until} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
-	if inboxID != "" {
-		q.Set("inbox", inboxID)
-	}
+	return q
+}
+
+// url is the list's URL for the filters and a cursor.
+func (f emailFilter) url(cursor string) string {
+	q := f.values()
 	if cursor != "" {
 		q.Set("cursor", cursor)
 	}
@@ -182,15 +194,54 @@ func emailsURL(status, inboxID, cursor string) string {
 	return Prefix + "emails?" + q.Encode()
 }
 
+// arg is emails_list's arguments for the filters.
+func (f emailFilter) arg(limit int, cursor string) inboxmcp.EmailListArg {
+	return inboxmcp.EmailListArg{Page: mcpserver.Page{Limit: limit, Cursor: cursor}, InboxID: f.Inbox, Status: f.Status,
+		From: f.From, Search: f.Search, Since: f.Since, Until: f.Until}
+}
+
+// filtered says whether any filter but the status narrows the list.
+func (f emailFilter) filtered() bool {
+	f.Status = ""
+	return f != emailFilter{}
+}
+
+type emailsData struct {
+	emailFilter
+	Facets      []facet
+	Inboxes     []inbox.Inbox
+	Emails      []inboxmcp.EmailSummary
+	Next, First string
+	// Clear is the list without its filters but the status, when some
+	// narrow it.
+	Clear string
+	// Total is how many e-mails the filters keep.
+	Total int
+	// MayReprocess says the person may reprocess, so the list offers
+	// bulk selection.
+	MayReprocess bool
+	// Hidden are the filters as the bulk form carries them.
+	Hidden []header
+}
+
 func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
-	d := emailsData{Status: q.Get("status"), Inbox: q.Get("inbox")}
-	if d.Status != "" && !slices.Contains(Statuses, d.Status) {
+	f := emailFilterOf(q)
+	for _, v := range q {
+		if len(v) != 1 || strings.TrimSpace(v[0]) == "" {
+			// The filter form sends its empty fields: the list's URL
+			// keeps only the filters in use, so a link reads as it filters.
+			http.Redirect(w, r, f.url(q.Get("cursor")), http.StatusSeeOther)
+			return
+		}
+	}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		c.message(w, r, s, http.StatusBadRequest, "Unknown status; choose one of the facets.")
 		return
 	}
 	var list inboxmcp.EmailList
-	args := inboxmcp.EmailListArg{Page: mcpserver.Page{Limit: pageSize, Cursor: q.Get("cursor")}, InboxID: d.Inbox, Status: d.Status}
+	args := f.arg(pageSize, q.Get("cursor"))
+	args.Counts = true
 	if err := c.call(r, s, inboxmcp.ToolEmailsList, args, &list); err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -200,16 +251,34 @@ func (c *Console) emails(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, err)
 		return
 	}
-	d.Emails, d.Inboxes = list.Emails, inboxes.Inboxes
-	d.Facets = append(d.Facets, facet{Label: "all", URL: emailsURL("", d.Inbox, ""), Current: d.Status == ""})
+	d := emailsData{emailFilter: f, Emails: list.Emails, Inboxes: inboxes.Inboxes, MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
+	for k, v := range f.values() {
+		d.Hidden = append(d.Hidden, header{k, v[0]})
+	}
+	slices.SortFunc(d.Hidden, func(a, b header) int { return strings.Compare(a.Name, b.Name) })
+	all := 0
+	for _, n := range list.StatusCounts {
+		all += n
+	}
+	at := f
+	at.Status = ""
+	d.Facets = append(d.Facets, facet{Label: "all", URL: at.url(""), Current: f.Status == "", Count: all})
 	for _, st := range Statuses {
-		d.Facets = append(d.Facets, facet{Label: st, URL: emailsURL(st, d.Inbox, ""), Current: d.Status == st})
+		at.Status = st
+		d.Facets = append(d.Facets, facet{Label: st, URL: at.url(""), Current: f.Status == st, Count: list.StatusCounts[st]})
+	}
+	d.Total = all
+	if f.Status != "" {
+		d.Total = list.StatusCounts[f.Status]
 	}
 	if list.NextCursor != "" {
-		d.Next = emailsURL(d.Status, d.Inbox, list.NextCursor)
+		d.Next = f.url(list.NextCursor)
 	}
 	if q.Get("cursor") != "" {
-		d.First = emailsURL(d.Status, d.Inbox, "")
+		d.First = f.url("")
+	}
+	if f.filtered() {
+		d.Clear = emailFilter{Status: f.Status}.url("")
 	}
 	c.render(w, r, s, http.StatusOK, "emails", d)
 }
@@ -222,6 +291,7 @@ type emailData struct {
 	HTML, RemoteImages bool
 	// MayReprocess says the person may run emails_reprocess.
 	MayReprocess bool
+	Timeline     []moment
 }
 
 type header struct{ Name, Value string }
@@ -233,6 +303,12 @@ func (c *Console) email(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	d := emailData{Email: e, RemoteImages: r.URL.Query().Get("images") == "remote", MayReprocess: c.tools.May(s.principal, inboxmcp.ToolEmailsReprocess)}
+	tl, err := c.timeline(r, s, e)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d.Timeline = tl
 	if !e.Purged {
 		ok, err := c.hasHTML(r.Context(), s.principal.Workspace, e.ID)
 		if err != nil {

@@ -39,6 +39,11 @@ const (
 	CauseWorkflowFailed Cause = "workflow_failed"
 	// CauseInterrupted: the server stopped while the run was in progress.
 	CauseInterrupted Cause = "interrupted"
+	// CauseOutcomeNotRecorded: a workflow step was sent and answered, but
+	// its outcome could not be recorded (the store failed past every retry,
+	// or refused writes for as long as the job lived); the step is unknown
+	// and the run can be resumed. The server did not stop.
+	CauseOutcomeNotRecorded Cause = "outcome_not_recorded"
 	// CauseOutputTruncated: the model stopped at its output limit before
 	// finishing its answer.
 	CauseOutputTruncated Cause = "output_truncated"

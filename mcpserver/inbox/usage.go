@@ -18,6 +18,14 @@ type ModelUsage struct {
 	CostUSD   float64 `json:"cost_usd"`
 }
 
+// InboxUsage is one inbox's share of a period's agent runs.
+type InboxUsage struct {
+	InboxID   string  `json:"inbox_id"`
+	AgentRuns int     `json:"agent_runs"`
+	Tokens    Tokens  `json:"tokens"`
+	CostUSD   float64 `json:"cost_usd"`
+}
+
 // Usage is what a workspace processed and spent in a period [From, To).
 type Usage struct {
 	WorkspaceID     string    `json:"workspace_id"`
@@ -34,6 +42,9 @@ type Usage struct {
 	CostUSD            float64 `json:"cost_usd"`
 	// ByModel splits the agent runs by model, most expensive first.
 	ByModel []ModelUsage `json:"by_model"`
+	// ByInbox splits the agent runs by the inbox of their e-mail, most
+	// expensive first.
+	ByInbox []InboxUsage `json:"by_inbox"`
 	// EmailsLimit is the plan's e-mails per month (0: no limit).
 	EmailsLimit int `json:"emails_per_month_limit"`
 }
@@ -42,7 +53,7 @@ type Usage struct {
 // received and processed, agent runs with their tokens and cost (by
 // model), workflow runs, and the failures among them.
 func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage, error) {
-	u := Usage{WorkspaceID: ws, From: from, To: to, ByModel: []ModelUsage{}}
+	u := Usage{WorkspaceID: ws, From: from, To: to, ByModel: []ModelUsage{}, ByInbox: []InboxUsage{}}
 	w, err := r.Workspaces.Get(ctx, ws, ws)
 	if err == nil {
 		u.EmailsLimit = w.Limits.EmailsPerMonth
@@ -59,6 +70,7 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 		return u, err
 	}
 	byModel := map[string]*ModelUsage{}
+	byInbox := map[string]*InboxUsage{}
 	err = r.AgentRuns.Each(ctx, ws, q, func(run AgentRun) error {
 		u.AgentRuns++
 		if run.Status == RunFailed {
@@ -76,6 +88,15 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 		m.Tokens.Input += run.Tokens.Input
 		m.Tokens.Output += run.Tokens.Output
 		m.CostUSD += run.CostUSD
+		ib := byInbox[run.InboxID]
+		if ib == nil {
+			ib = &InboxUsage{InboxID: run.InboxID}
+			byInbox[run.InboxID] = ib
+		}
+		ib.AgentRuns++
+		ib.Tokens.Input += run.Tokens.Input
+		ib.Tokens.Output += run.Tokens.Output
+		ib.CostUSD += run.CostUSD
 		return nil
 	})
 	if err != nil {
@@ -97,6 +118,13 @@ func UsageOf(ctx context.Context, r Repo, ws string, from, to time.Time) (Usage,
 	}
 	slices.SortFunc(u.ByModel, func(a, b ModelUsage) int {
 		return cmp.Or(cmp.Compare(b.CostUSD, a.CostUSD), cmp.Compare(a.Model, b.Model))
+	})
+	for _, ib := range byInbox {
+		ib.CostUSD = RoundUSD(ib.CostUSD)
+		u.ByInbox = append(u.ByInbox, *ib)
+	}
+	slices.SortFunc(u.ByInbox, func(a, b InboxUsage) int {
+		return cmp.Or(cmp.Compare(b.CostUSD, a.CostUSD), cmp.Compare(a.InboxID, b.InboxID))
 	})
 	u.CostUSD = RoundUSD(u.CostUSD)
 	return u, nil

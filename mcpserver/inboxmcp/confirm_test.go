@@ -239,7 +239,8 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 		"inboxes_remove_recipient": {"id": "ibx_invoices", "recipient": "@acme.example"},
 		"emails_delete":            {"id": "eml_inv_00"}, "emails_reprocess": {"id": "eml_inv_00"}, "agents_delete": {"id": "agt_receipts"},
 		"webhooks_delete": {"id": "whk_erp"}, "webhooks_test": {"id": "whk_erp"}, "webhooks_deliveries_replay": {"delivery_id": "dlv_erp_00"},
-		"webhooks_rotate_secret": {"id": "whk_erp"}, "secrets_delete": {"name": "ERP_TOKEN"},
+		"webhooks_deliveries_recover": {"webhook_id": "whk_chat", "since": "2026-01-01"},
+		"webhooks_rotate_secret":      {"id": "whk_erp"}, "secrets_delete": {"name": "ERP_TOKEN"},
 		"workspaces_set_retention": {"days": 30},
 	}
 	// The same calls on records that do not exist.
@@ -248,7 +249,8 @@ func TestEveryDestructiveToolIsConfirmedAndFlagged(t *testing.T) {
 		"inboxes_remove_recipient": {"id": "ibx_x", "recipient": "a@b.example"},
 		"emails_delete":            {"id": "eml_x"}, "emails_reprocess": {"id": "eml_x"}, "agents_delete": {"id": "agt_x"},
 		"webhooks_delete": {"id": "whk_x"}, "webhooks_test": {"id": "whk_x"}, "webhooks_deliveries_replay": {"delivery_id": "dlv_x"},
-		"webhooks_rotate_secret": {"id": "whk_x"}, "secrets_delete": {"name": "NO_SUCH_SECRET"},
+		"webhooks_deliveries_recover": {"webhook_id": "whk_x", "since": "2026-01-01"},
+		"webhooks_rotate_secret":      {"id": "whk_x"}, "secrets_delete": {"name": "NO_SUCH_SECRET"},
 	}
 	want := map[string]bool{}
 	for k := range wantArgs {

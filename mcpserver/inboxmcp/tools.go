@@ -4,47 +4,48 @@ import "github.com/kobana/workflow/mcpserver"
 
 // Tool names. Resources, prompts and completions refer to tools by these.
 const (
-	ToolWorkspacesGet            = "workspaces_get"
-	ToolWorkspacesSetRetention   = "workspaces_set_retention"
-	ToolModelsList               = "models_list"
-	ToolUsageGet                 = "usage_get"
-	ToolInboxesList              = "inboxes_list"
-	ToolInboxesGet               = "inboxes_get"
-	ToolInboxesCreate            = "inboxes_create"
-	ToolInboxesUpdate            = "inboxes_update"
-	ToolInboxesDelete            = "inboxes_delete"
-	ToolInboxesAddRecipient      = "inboxes_add_recipient"
-	ToolInboxesRemoveRecipient   = "inboxes_remove_recipient"
-	ToolEmailsList               = "emails_list"
-	ToolEmailsGet                = "emails_get"
-	ToolEmailsEML                = "emails_eml"
-	ToolEmailsDelete             = "emails_delete"
-	ToolEmailsReprocess          = "emails_reprocess"
-	ToolAgentsList               = "agents_list"
-	ToolAgentsGet                = "agents_get"
-	ToolAgentsCreate             = "agents_create"
-	ToolAgentsUpdate             = "agents_update"
-	ToolAgentsDelete             = "agents_delete"
-	ToolAgentRunsList            = "agent_runs_list"
-	ToolAgentRunsGet             = "agent_runs_get"
-	ToolWorkflowRunsList         = "workflow_runs_list"
-	ToolWorkflowRunsGet          = "workflow_runs_get"
-	ToolWebhooksList             = "webhooks_list"
-	ToolWebhooksGet              = "webhooks_get"
-	ToolWebhooksCreate           = "webhooks_create"
-	ToolWebhooksUpdate           = "webhooks_update"
-	ToolWebhooksDelete           = "webhooks_delete"
-	ToolWebhooksTest             = "webhooks_test"
-	ToolWebhooksDeliveriesList   = "webhooks_deliveries_list"
-	ToolWebhooksDeliveriesReplay = "webhooks_deliveries_replay"
-	ToolWebhooksRotateSecret     = "webhooks_rotate_secret"
-	ToolSecretsList              = "secrets_list"
-	ToolSecretsSet               = "secrets_set"
-	ToolSecretsDelete            = "secrets_delete"
-	ToolSystemEventsList         = "system_events_list"
-	ToolSystemEventsGet          = "system_events_get"
-	ToolWorkflowsValidate        = "workflows_validate"
-	ToolWorkflowsPlan            = "workflows_plan"
+	ToolWorkspacesGet             = "workspaces_get"
+	ToolWorkspacesSetRetention    = "workspaces_set_retention"
+	ToolModelsList                = "models_list"
+	ToolUsageGet                  = "usage_get"
+	ToolInboxesList               = "inboxes_list"
+	ToolInboxesGet                = "inboxes_get"
+	ToolInboxesCreate             = "inboxes_create"
+	ToolInboxesUpdate             = "inboxes_update"
+	ToolInboxesDelete             = "inboxes_delete"
+	ToolInboxesAddRecipient       = "inboxes_add_recipient"
+	ToolInboxesRemoveRecipient    = "inboxes_remove_recipient"
+	ToolEmailsList                = "emails_list"
+	ToolEmailsGet                 = "emails_get"
+	ToolEmailsEML                 = "emails_eml"
+	ToolEmailsDelete              = "emails_delete"
+	ToolEmailsReprocess           = "emails_reprocess"
+	ToolAgentsList                = "agents_list"
+	ToolAgentsGet                 = "agents_get"
+	ToolAgentsCreate              = "agents_create"
+	ToolAgentsUpdate              = "agents_update"
+	ToolAgentsDelete              = "agents_delete"
+	ToolAgentRunsList             = "agent_runs_list"
+	ToolAgentRunsGet              = "agent_runs_get"
+	ToolWorkflowRunsList          = "workflow_runs_list"
+	ToolWorkflowRunsGet           = "workflow_runs_get"
+	ToolWebhooksList              = "webhooks_list"
+	ToolWebhooksGet               = "webhooks_get"
+	ToolWebhooksCreate            = "webhooks_create"
+	ToolWebhooksUpdate            = "webhooks_update"
+	ToolWebhooksDelete            = "webhooks_delete"
+	ToolWebhooksTest              = "webhooks_test"
+	ToolWebhooksDeliveriesList    = "webhooks_deliveries_list"
+	ToolWebhooksDeliveriesReplay  = "webhooks_deliveries_replay"
+	ToolWebhooksDeliveriesRecover = "webhooks_deliveries_recover"
+	ToolWebhooksRotateSecret      = "webhooks_rotate_secret"
+	ToolSecretsList               = "secrets_list"
+	ToolSecretsSet                = "secrets_set"
+	ToolSecretsDelete             = "secrets_delete"
+	ToolSystemEventsList          = "system_events_list"
+	ToolSystemEventsGet           = "system_events_get"
+	ToolWorkflowsValidate         = "workflows_validate"
+	ToolWorkflowsPlan             = "workflows_plan"
 )
 
 // tools declares every tool: its spec beside its handler (and, for a
@@ -97,7 +98,7 @@ func (p *Product) tools() []mcpserver.Tool {
 			Access:      mcpserver.Write, Destructive: true, Idempotent: true},
 			p.inboxesRemoveRecipient), p.checkRecipientChange),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolEmailsList, Title: "List e-mails",
-			Description: "Lists received e-mails, most recent first, optionally of one inbox or in one status (pending, processed, failed, rejected, duplicate). Each item has the sender, subject, number of attachments, the agent run that processed it, and for a duplicate the e-mail it is a copy of. Use emails_get for the body.",
+			Description: "Lists received e-mails, most recent first, optionally of one inbox, in one status (pending, processed, failed, rejected, duplicate), from a sender (from), received between two days (since, until) or whose subject, sender or Message-ID contains a text (search); counts adds how many e-mails each status holds under the other filters. Each item has the sender, subject, number of attachments, the agent run that processed it, and for a duplicate the e-mail it is a copy of. Use emails_get for the body.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.emailsList),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolEmailsGet, Title: "Get e-mail",
@@ -177,13 +178,17 @@ func (p *Product) tools() []mcpserver.Tool {
 			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
 			p.webhooksTest), p.checkWebhookTest),
 		mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWebhooksDeliveriesList, Title: "List webhook deliveries",
-			Description: "Lists delivery attempts, most recent first, optionally of one webhook or in one status (delivered, failed), with HTTP status, error and response excerpt.",
+			Description: "Lists delivery attempts, most recent first, optionally of one webhook, in one status (delivered, failed), of the events about one e-mail (email_id) or recorded since a time (since), with HTTP status, error and response excerpt.",
 			Access:      mcpserver.Read, Idempotent: true},
 			p.webhooksDeliveriesList),
 		mcpserver.WithCheck(mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWebhooksDeliveriesReplay, Title: "Replay delivery",
 			Description: "Sends a past delivery's event to its webhook again now, as one more attempt of the same delivery (same id, so the receiver can deduplicate; marked x-kobana-replay-of), signed with the current secret; returns the delivery with the attempt recorded. A success ends the delivery (its scheduled retry does not also fire). This calls a system outside Kobana; the user is asked to confirm.",
 			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
 			p.webhooksDeliveriesReplay), p.checkReplay),
+		mcpserver.WithCheck(mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWebhooksDeliveriesRecover, Title: "Recover failed deliveries",
+			Description: "Sends again every failed delivery of a webhook whose event was recorded since a time, oldest first, each as webhooks_deliveries_replay does (one more attempt of the same delivery, same id), at most 100 per call (more says some are left: call again). Use it once a receiver that was down is back. Returns each delivery's outcome. This calls a system outside Kobana; the user is asked to confirm.",
+			Access:      mcpserver.Write, Destructive: true, OpenWorld: true},
+			p.webhooksDeliveriesRecover), p.checkRecover),
 		mcpserver.WithCheck(mcpserver.NewTool(mcpserver.ToolSpec{Name: ToolWebhooksRotateSecret, Title: "Rotate webhook secret",
 			Description: "Replaces a webhook's signing secret and returns the new one once. For overlap_hours (default 24) deliveries carry a signature from the previous secret beside the new one's, so the receiver can switch to the new secret without refusing any. The user is asked to confirm.",
 			Access:      mcpserver.Admin, Destructive: true},

@@ -2,10 +2,12 @@ package inboxmcp
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/inbox"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // EmailListArg filters emails_list.
@@ -13,6 +15,11 @@ type EmailListArg struct {
 	Page
 	InboxID string `json:"inbox_id,omitempty" jsonschema:"only e-mails received by this inbox" pattern:"^ibx_[A-Za-z0-9_-]{1,64}$"`
 	Status  string `json:"status,omitempty" jsonschema:"only e-mails in this processing status: pending, processed, failed, rejected, or duplicate (another copy of an e-mail the inbox had received, not processed)" enum:"pending,processed,failed,rejected,duplicate"`
+	From    string `json:"from,omitempty" jsonschema:"only e-mails whose sender (From) contains this text, ignoring case: an address, a domain or a name" maxLength:"320"`
+	Search  string `json:"search,omitempty" jsonschema:"only e-mails whose subject, sender or Message-ID contains this text, ignoring case" maxLength:"500"`
+	Since   string `json:"since,omitempty" jsonschema:"only e-mails received on or after this day (UTC), YYYY-MM-DD" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
+	Until   string `json:"until,omitempty" jsonschema:"only e-mails received on or before this day (UTC), YYYY-MM-DD" format:"date" pattern:"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"`
+	Counts  bool   `json:"counts,omitempty" jsonschema:"also return status_counts: how many e-mails the other filters keep in each status (the status filter aside), for facets"`
 }
 
 // EmailSummary is an e-mail without its body, for listings.
@@ -32,6 +39,10 @@ type EmailSummary struct {
 type EmailList struct {
 	Emails     []EmailSummary `json:"emails"`
 	NextCursor string         `json:"next_cursor,omitempty"`
+	// StatusCounts, when asked for (counts), are how many e-mails the
+	// filters other than status keep, by status (a status none has is
+	// absent).
+	StatusCounts map[string]int `json:"status_counts,omitempty"`
 }
 
 // EMLLink is a short-lived download link to a raw .eml.
@@ -54,13 +65,57 @@ func (p *Product) emailsList(ctx context.Context, c *mcpserver.Caller, in EmailL
 	if err := checkEnum("status", in.Status, inbox.EmailPending, inbox.EmailProcessed, inbox.EmailFailed, inbox.EmailRejected, inbox.EmailDuplicate); err != nil {
 		return EmailList{}, err
 	}
-	q.Parent, q.Status = in.InboxID, in.Status
+	where, err := emailFilters(in)
+	if err != nil {
+		return EmailList{}, err
+	}
+	q.Parent, q.Where = in.InboxID, where
+	var counts map[string]int
+	if in.Counts {
+		if counts, err = p.opts.Store.CountByStatus(ctx, c.Workspace, inbox.KindEmail, q); err != nil {
+			return EmailList{}, err
+		}
+	}
+	q.Status = in.Status
 	items, next, err := listPage(ctx, p.repo.Emails, c.Workspace, q)
-	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextCursor: next}
+	out := EmailList{Emails: make([]EmailSummary, 0, len(items)), NextCursor: next, StatusCounts: counts}
 	for _, e := range items {
 		out.Emails = append(out.Emails, summarize(e))
 	}
 	return out, err
+}
+
+// emailFilters are the store filters of emails_list's sender, text and
+// date filters.
+func emailFilters(in EmailListArg) ([]store.Filter, error) {
+	var where []store.Filter
+	if s := strings.TrimSpace(in.From); s != "" {
+		where = append(where, store.Contains(store.TextField("from"), s))
+	}
+	if s := strings.TrimSpace(in.Search); s != "" {
+		where = append(where, store.Any(store.Contains(store.TextField("subject"), s),
+			store.Contains(store.TextField("from"), s), store.Contains(store.TextField("message_id"), s)))
+	}
+	var since time.Time
+	if in.Since != "" {
+		t, err := checkDate(in.Since)
+		if err != nil {
+			return nil, mcpserver.Errorf("invalid_arguments", "since: %v", err)
+		}
+		since = t
+		where = append(where, store.GreaterOrEqual(store.CreatedField, t))
+	}
+	if in.Until != "" {
+		t, err := checkDate(in.Until)
+		if err != nil {
+			return nil, mcpserver.Errorf("invalid_arguments", "until: %v", err)
+		}
+		if !since.IsZero() && t.Before(since) {
+			return nil, mcpserver.Errorf("invalid_arguments", "until (%s) is before since (%s)", in.Until, in.Since)
+		}
+		where = append(where, store.Less(store.CreatedField, t.AddDate(0, 0, 1)))
+	}
+	return where, nil
 }
 
 func (p *Product) emailsGet(ctx context.Context, c *mcpserver.Caller, in EmailIDArg) (inbox.Email, error) {

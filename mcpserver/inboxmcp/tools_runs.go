@@ -53,6 +53,7 @@ type WorkflowRunSummary struct {
 	Status     runrecord.Status `json:"status"`
 	Steps      int              `json:"steps"`
 	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at,omitzero"`
 }
 
 // WorkflowRunList is a page of workflow runs.
@@ -108,7 +109,7 @@ func (p *Product) workflowRunsList(ctx context.Context, c *mcpserver.Caller, in 
 	items, next, err := listPage(ctx, p.repo.WorkflowRuns, c.Workspace, q)
 	out := WorkflowRunList{Runs: make([]WorkflowRunSummary, 0, len(items)), NextCursor: next}
 	for _, r := range items {
-		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: len(r.Steps), StartedAt: r.StartedAt})
+		out.Runs = append(out.Runs, WorkflowRunSummary{ID: r.ID, AgentRunID: r.AgentRunID, EmailID: r.EmailID, Status: r.Status, Steps: len(r.Steps), StartedAt: r.StartedAt, FinishedAt: r.FinishedAt})
 	}
 	return out, err
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -210,6 +212,11 @@ func TestListsFilterAndPage(t *testing.T) {
 	if len(dl.Deliveries) != 3 {
 		t.Errorf("failed chat deliveries = %d", len(dl.Deliveries))
 	}
+	var byEmail inboxmcp.DeliveryList
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"email_id": "eml_inv_12"}), &byEmail)
+	if len(byEmail.Deliveries) != 1 || byEmail.Deliveries[0].ID != "dlv_erp_02" {
+		t.Errorf("deliveries of eml_inv_12 = %+v, want dlv_erp_02 only", byEmail.Deliveries)
+	}
 	if r := h.Call(cs, "agent_runs_list", map[string]any{"since": "yesterday"}); !strings.Contains(textOf(r), "invalid_arguments") {
 		t.Errorf("bad since: %s", textOf(r))
 	}
@@ -220,6 +227,15 @@ func TestListsFilterAndPage(t *testing.T) {
 	structured(t, h.Call(cs, "usage_get", map[string]any{"month": "2026-11"}), &u)
 	if u.AgentRuns == 0 || len(u.ByModel) != 2 || u.CostUSD <= 0 {
 		t.Errorf("usage = %+v", u)
+	}
+	// By inbox: every run counted once, the costs adding up to the total.
+	n, cost := 0, 0.0
+	for _, ib := range u.ByInbox {
+		n += ib.AgentRuns
+		cost += ib.CostUSD
+	}
+	if len(u.ByInbox) != 2 || n != u.AgentRuns || inbox.RoundUSD(cost) != u.CostUSD || u.ByInbox[0].CostUSD < u.ByInbox[1].CostUSD {
+		t.Errorf("usage by inbox = %+v (total %d runs, %v USD)", u.ByInbox, u.AgentRuns, u.CostUSD)
 	}
 }
 
@@ -701,5 +717,162 @@ func TestDuplicatesAreListedWithTheirOriginal(t *testing.T) {
 	structured(t, h.Call(cs, "emails_get", map[string]any{"id": dup.ID}), &got)
 	if got.DuplicateOf != first.ID || !strings.Contains(got.StatusDetail, "the same Message-ID") {
 		t.Fatalf("emails_get: duplicate_of %q, detail %q", got.DuplicateOf, got.StatusDetail)
+	}
+}
+
+// TestEmailsListFilters: emails_list's sender, text and date filters keep
+// what they say over the whole workspace, page with their own cursors, and
+// counts adds the status facets of the other filters.
+func TestEmailsListFilters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.Connect("viewer", "2025-11-25", nil)
+	var all inboxmcp.EmailList
+	structured(t, h.Call(cs, "emails_list", map[string]any{"limit": 100}), &all)
+	if len(all.Emails) != 25 || all.StatusCounts != nil {
+		t.Fatalf("all: %d e-mails, counts %v (none asked for)", len(all.Emails), all.StatusCounts)
+	}
+	full := map[string]inbox.Email{}
+	for _, s := range all.Emails {
+		var e inbox.Email
+		structured(t, h.Call(cs, "emails_get", map[string]any{"id": s.ID}), &e)
+		full[s.ID] = e
+	}
+	ids := func(args map[string]any) []string {
+		t.Helper()
+		args["limit"] = 3
+		var out []string
+		for {
+			var l inboxmcp.EmailList
+			structured(t, h.Call(cs, "emails_list", args), &l)
+			for _, e := range l.Emails {
+				out = append(out, e.ID)
+			}
+			if l.NextCursor == "" {
+				return out
+			}
+			args["cursor"] = l.NextCursor
+		}
+	}
+	want := func(keep func(e inbox.Email) bool) []string {
+		var out []string
+		for _, s := range all.Emails {
+			if keep(full[s.ID]) {
+				out = append(out, s.ID)
+			}
+		}
+		return out
+	}
+	first := full[all.Emails[len(all.Emails)-1].ID]
+	_, domain, _ := strings.Cut(first.From, "@")
+	domain = strings.TrimSuffix(domain, ">")
+	mid := first.MessageID[1 : len(first.MessageID)/2]
+	day := full["eml_inv_16"].ReceivedAt.UTC() // a failed one
+	for name, c := range map[string]struct {
+		args map[string]any
+		keep func(inbox.Email) bool
+	}{
+		"sender domain, any case": {map[string]any{"from": strings.ToUpper(domain)}, func(e inbox.Email) bool {
+			return strings.Contains(strings.ToLower(e.From), strings.ToLower(domain))
+		}},
+		"search by Message-ID": {map[string]any{"search": mid}, func(e inbox.Email) bool {
+			return strings.Contains(strings.ToLower(e.MessageID), strings.ToLower(mid)) || strings.Contains(strings.ToLower(e.Subject), strings.ToLower(mid)) || strings.Contains(strings.ToLower(e.From), strings.ToLower(mid))
+		}},
+		"search by subject, folding case beyond ASCII": {map[string]any{"search": "SERVIÇOS"}, func(e inbox.Email) bool {
+			return strings.Contains(strings.ToLower(e.Subject), "serviços")
+		}},
+		"since a day": {map[string]any{"since": day.Format("2006-01-02")}, func(e inbox.Email) bool {
+			return !e.ReceivedAt.Before(day.Truncate(24 * time.Hour))
+		}},
+		"until a day": {map[string]any{"until": day.Format("2006-01-02")}, func(e inbox.Email) bool {
+			return e.ReceivedAt.Before(day.Truncate(24*time.Hour).AddDate(0, 0, 1))
+		}},
+		"one day with a status": {map[string]any{"since": day.Format("2006-01-02"), "until": day.Format("2006-01-02"), "status": "failed"}, func(e inbox.Email) bool {
+			d := day.Truncate(24 * time.Hour)
+			return !e.ReceivedAt.Before(d) && e.ReceivedAt.Before(d.AddDate(0, 0, 1)) && e.Status == "failed"
+		}},
+	} {
+		got, exp := ids(c.args), want(c.keep)
+		if len(exp) == 0 || len(exp) == len(all.Emails) && c.args["since"] == nil {
+			t.Errorf("%s: the demo gives this filter nothing to tell apart (%d of %d)", name, len(exp), len(all.Emails))
+		}
+		if !slices.Equal(got, exp) {
+			t.Errorf("%s: %v, want %v", name, got, exp)
+		}
+	}
+	var counted inboxmcp.EmailList
+	structured(t, h.Call(cs, "emails_list", map[string]any{"counts": true, "status": "failed", "from": domain, "limit": 1}), &counted)
+	wantCounts := map[string]int{}
+	for _, id := range want(func(e inbox.Email) bool { return strings.Contains(strings.ToLower(e.From), strings.ToLower(domain)) }) {
+		wantCounts[full[id].Status]++
+	}
+	if !maps.Equal(counted.StatusCounts, wantCounts) || len(wantCounts) < 2 {
+		t.Errorf("status counts %v, want %v", counted.StatusCounts, wantCounts)
+	}
+	var unfiltered inboxmcp.EmailList
+	structured(t, h.Call(cs, "emails_list", map[string]any{"limit": 2}), &unfiltered)
+	for name, args := range map[string]map[string]any{
+		"bad since":                 {"since": "last week"},
+		"bad until":                 {"until": "2026-13-01"},
+		"until before since":        {"since": "2026-11-02", "until": "2026-11-01"},
+		"a cursor of other filters": {"from": domain, "cursor": unfiltered.NextCursor},
+	} {
+		if r := h.Call(cs, "emails_list", args); !r.IsError || !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("%s: %s", name, textOf(r))
+		}
+	}
+}
+
+// TestWebhookRecover: webhooks_deliveries_recover sends again, oldest
+// first, each failed delivery of one webhook since a time — as replays of
+// the same deliveries — and then has nothing left to recover.
+func TestWebhookRecover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.Connect("owner", "2026-07-28", yes)
+	var failed DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &failed)
+	if len(failed.Deliveries) != 3 {
+		t.Fatalf("the demo's failed chat deliveries: %d", len(failed.Deliveries))
+	}
+	// Since the second oldest failure: the two newest.
+	second := failed.Deliveries[1]
+	since := second.AttemptedAt.UTC().Format(time.RFC3339Nano)
+	var listed DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed", "since": since}), &listed)
+	if len(listed.Deliveries) != 2 {
+		t.Fatalf("failed since %s: %d deliveries, want 2", since, len(listed.Deliveries))
+	}
+	before := h.recv.count()
+	var got inboxmcp.Recovered
+	structured(t, h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": since}), &got)
+	if got.Delivered != 2 || got.Failed != 0 || got.More || len(got.Deliveries) != 2 ||
+		got.Deliveries[0].ID != second.ID || got.Deliveries[1].ID != failed.Deliveries[0].ID {
+		t.Fatalf("recovered: %+v, want %s then %s delivered", got, second.ID, failed.Deliveries[0].ID)
+	}
+	if h.recv.count()-before != 2 {
+		t.Errorf("the receiver got %d requests, want 2", h.recv.count()-before)
+	}
+	last := h.recv.reqs[len(h.recv.reqs)-1]
+	if last.header.Get("X-Kobana-Replay-Of") != failed.Deliveries[0].ID {
+		t.Errorf("a recovered delivery is not sent as a replay of itself: %v", last.header)
+	}
+	// The oldest failure, before the time, is left as it was.
+	var left DeliveryListOut
+	structured(t, h.Call(cs, "webhooks_deliveries_list", map[string]any{"webhook_id": "whk_chat", "status": "failed"}), &left)
+	if len(left.Deliveries) != 1 || left.Deliveries[0].ID != failed.Deliveries[2].ID {
+		t.Errorf("failed after recovery: %+v", left.Deliveries)
+	}
+	if r := h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": since}); !r.IsError || !strings.HasPrefix(textOf(r), "nothing_to_recover") {
+		t.Errorf("recovering again: %s", textOf(r))
+	}
+	for _, bad := range []string{"", "yesterday", "2026-13-01"} {
+		if r := h.Call(cs, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": bad}); !r.IsError || !strings.Contains(textOf(r), "invalid_arguments") {
+			t.Errorf("since %q: %s", bad, textOf(r))
+		}
+	}
+	viewer := h.Connect("viewer", "2026-07-28", yes)
+	if r := h.Call(viewer, "webhooks_deliveries_recover", map[string]any{"webhook_id": "whk_chat", "since": "2026-01-01"}); !r.IsError || !strings.Contains(textOf(r), "permission") {
+		t.Errorf("a viewer's recovery: %s", textOf(r))
 	}
 }

@@ -67,6 +67,8 @@ type DeliveryListArg struct {
 	Page
 	WebhookID string `json:"webhook_id,omitempty" jsonschema:"only deliveries of this webhook" pattern:"^whk_[A-Za-z0-9_-]{1,64}$"`
 	Status    string `json:"status,omitempty" jsonschema:"pending (not attempted yet), delivered or failed (the latest attempt; next_attempt_at says when the next is due)" enum:"pending,delivered,failed"`
+	EmailID   string `json:"email_id,omitempty" jsonschema:"only deliveries of events about this e-mail" pattern:"^eml_[A-Za-z0-9_-]{1,64}$"`
+	Since     string `json:"since,omitempty" jsonschema:"only deliveries of events recorded at or after this time: an RFC 3339 date-time or a day YYYY-MM-DD (UTC)" maxLength:"40"`
 }
 
 // DeliveryList is a page of deliveries.
@@ -241,6 +243,14 @@ func (p *Product) webhooksDeliveriesList(ctx context.Context, c *mcpserver.Calle
 		return DeliveryList{}, err
 	}
 	q.Parent, q.Status = in.WebhookID, in.Status
+	if in.Since != "" {
+		if q.Since, err = parseSince("since", in.Since); err != nil {
+			return DeliveryList{}, err
+		}
+	}
+	if in.EmailID != "" {
+		q.Where = append(q.Where, store.Eq(store.TextField("payload.email_id"), in.EmailID))
+	}
 	items, next, err := listPage(ctx, p.repo.Deliveries, c.Workspace, q)
 	return DeliveryList{Deliveries: items, NextCursor: next}, err
 }

@@ -203,6 +203,15 @@ type Intake struct {
 	// received for a duplicate (0: intake.DefaultDedupWindow; negative:
 	// never).
 	DedupWindow time.Duration
+	// MaxConnections, DataIdleTimeout and DataTimeout bound the SMTP
+	// sessions (intake.Config; zero: its defaults, 200 connections, 1
+	// minute without a byte and 10 minutes in all for a DATA).
+	MaxConnections               int
+	DataIdleTimeout, DataTimeout time.Duration
+	// SenderAuthTimeout bounds the SPF, DKIM and DMARC check of one
+	// message (zero: senderauth.Checker's default, 20 s); what DNS has not
+	// answered by then is a temperror.
+	SenderAuthTimeout time.Duration
 }
 
 // ProductNames are the names of the products a server can serve, in the

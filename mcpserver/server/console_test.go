@@ -139,12 +139,54 @@ func TestConsoleInChromium(t *testing.T) {
 	if n := evalText(t, ctx, `String(document.querySelectorAll("main img").length)`); n != "0" {
 		t.Errorf("the answer's markup became %s elements", n)
 	}
+	// The list's filters: typed into the form, kept in the URL, the
+	// facets counted under them; the select-all box (bulk.js) ticks the
+	// page's rows.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/console/emails")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.getElementById("f-from")`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("f-from").focus(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.KeyEvent("acme.example")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector("form.filters button[type=submit]").click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `location.search === "?from=acme.example" && document.querySelector("nav.facets a[aria-current] .count")`)
+	if got := evalText(t, ctx, `document.querySelector("nav.facets a[aria-current] .count").textContent`); got != "6" {
+		t.Errorf("the filtered list counts %s e-mails, want the demo's 6 from acme.example", got)
+	}
+	waitFor(t, ctx, `document.getElementById("select-all") && !document.getElementById("select-all").hidden`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("select-all").click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `[...document.querySelectorAll('form.bulk input[name="id"]')].every(b => b.checked) && document.querySelectorAll('form.bulk input[name="id"]').length === 6`)
+	// Every other page reads: webhooks with their health, one endpoint's
+	// deliveries, the configuration, usage with its chart, the event log.
+	for path, ready := range map[string]string{
+		"/console/webhooks":          `document.querySelector(".health")`,
+		"/console/webhooks/whk_chat": `document.querySelector("section.delivery") && document.querySelector('input[type="datetime-local"]')`,
+		"/console/inboxes":           `document.getElementById("ibx_invoices")`,
+		"/console/agents":            `document.getElementById("agt_invoices")`,
+		"/console/secrets":           `document.querySelector("main table")`,
+		"/console/usage":             `document.querySelectorAll("figure.chart svg rect.bar").length === 6`,
+		"/console/events":            `document.querySelector("main table pre.json")`,
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+path)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `location.pathname === "`+path+`" && document.readyState === "complete" && (`+ready+`)`)
+	}
 	// Readable at 320 px: no page is wider than the screen (wide tables
 	// scroll inside their own box).
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640)); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/console/emails", "/console/emails/eml_hostile", "/console/emails/eml_inv_00", "/console/agent-runs/arun_big", "/console/deliveries"} {
+	for _, path := range []string{"/console/emails", "/console/emails/eml_hostile", "/console/emails/eml_inv_00", "/console/agent-runs/arun_big", "/console/deliveries",
+		"/console/webhooks", "/console/webhooks/whk_chat", "/console/inboxes", "/console/agents", "/console/secrets", "/console/usage", "/console/events"} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+path)); err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func (s *intakeService) listen(a *assembly) error {
 	}
 	// The same sender's records are asked for at every message.
 	checker := &senderauth.Checker{Resolver: senderauth.NewCachingResolver(resolver, time.Minute),
-		TrustedRelays: s.cfg.TrustedRelays, TrustedAuthservIDs: s.cfg.TrustedAuthservIDs}
+		TrustedRelays: s.cfg.TrustedRelays, TrustedAuthservIDs: s.cfg.TrustedAuthservIDs, CheckTimeout: s.cfg.SenderAuthTimeout}
 	dir := intake.StoreDirectory{Records: a.store, Workspaces: a.store, Domain: s.domain}
 	rec := &intake.StoreRecorder{Store: a.store, Raw: st.raw, Queue: s.queue, Logger: a.log, Events: a.notify, DedupWindow: s.cfg.DedupWindow}
 	if !st.embedded {
@@ -82,7 +82,8 @@ func (s *intakeService) listen(a *assembly) error {
 	if s.cfg.SMTPAddr == "" {
 		return nil
 	}
-	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp")}, dir, rec, st.raw, checker)
+	s.smtp = intake.NewServer(intake.Config{Domain: s.cfg.Hostname, MaxMessageBytes: s.cfg.MaxMessageBytes, TLS: s.cfg.TLS, Logger: a.log, Observe: a.intakeObserver("smtp"),
+		MaxConnections: s.cfg.MaxConnections, DataIdleTimeout: s.cfg.DataIdleTimeout, DataTimeout: s.cfg.DataTimeout}, dir, rec, st.raw, checker)
 	if s.ln, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
 		return err
 	}

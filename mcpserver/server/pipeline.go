@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kobana/workflow/executor"
+	"github.com/kobana/workflow/mcpserver/agent/budget"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/inbox/intake"
 	"github.com/kobana/workflow/mcpserver/inbox/mailstore"
@@ -135,6 +136,17 @@ func (a *assembly) newPipeline(agents inbox.AgentRunner) (*pipeline.Pipeline, er
 	return p, nil
 }
 
+// modelBudget is the process's one budget for the model endpoints of
+// Config.Agents (their rpm, tpm and max_in_flight), shared by every agent
+// and workspace: the agent stage's calls wait there, not for workers. The
+// pipeline service closes it when the server stops.
+func (a *assembly) modelBudget() *budget.Budget {
+	if a.budget == nil {
+		a.budget = a.cfg.Agents.Budget(budget.Options{})
+	}
+	return a.budget
+}
+
 // notify gives the intake's events (email.received) their webhook
 // deliveries, once the Inbox product has built the pipeline.
 func (a *assembly) notify(ctx context.Context, tx store.Tx, workspace string, ev inbox.SystemEvent) error {
@@ -220,7 +232,9 @@ func (s *pipelineService) announce(w io.Writer) {
 
 // serve waits for the embedded store's queue when another process holds
 // it, resumes what a stopped process left (embedded store), and works the
-// queue until ctx ends. Then it stops taking jobs and lets the running ones
+// queue until ctx ends. Then it closes the model budget (agent runs waiting
+// for a model call's admission end, their jobs to be tried again), stops
+// taking jobs and lets the running ones
 // finish within Config.StopGrace (River's soft stop): those still running
 // near its end are cancelled and record what they were doing, as after a
 // crash; a job that has not returned by then is left to the next start's
@@ -274,6 +288,11 @@ func (s *pipelineService) serve(ctx context.Context, a *assembly) error {
 	s.state.set("ok")
 	<-ctx.Done()
 	s.state.set("stopping")
+	if a.budget != nil {
+		// The calls waiting for admission are refused (their jobs are
+		// retried after the restart); those sent finish within the grace.
+		a.budget.Close()
+	}
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.StopGrace)
 	defer cancel()
 	if err := q.Stop(stop); err != nil {

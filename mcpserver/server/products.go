@@ -10,6 +10,7 @@ import (
 
 	"github.com/kobana/workflow/mcpserver"
 	"github.com/kobana/workflow/mcpserver/agent"
+	"github.com/kobana/workflow/mcpserver/agent/budget"
 	"github.com/kobana/workflow/mcpserver/billing"
 	"github.com/kobana/workflow/mcpserver/inbox"
 	"github.com/kobana/workflow/mcpserver/inbox/pipeline"
@@ -81,7 +82,7 @@ func demoSeeded(a *assembly) (bool, error) {
 func buildInbox(a *assembly) (*mcpserver.Product, error) {
 	agents := a.cfg.AgentRunner
 	if agents == nil {
-		agents = agentRunner(a.notices, a.cfg.Agents, a.log)
+		agents = agentRunner(a.notices, a.cfg.Agents, a.log, a.modelBudget())
 	}
 	if a.cfg.Process {
 		describeRetries(a.notices, a.cfg.AgentRetrySchedule)
@@ -108,8 +109,9 @@ func buildInbox(a *assembly) (*mcpserver.Product, error) {
 
 // agentRunner is the Inbox's agent runner for cfg: the model client when
 // an endpoint is configured, else the runner that replays recorded answers.
-// It tells the person running the server which, on w (never a key).
-func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRunner {
+// It tells the person running the server which, on w (never a key). The
+// model client's requests go through b, the process's endpoint budget.
+func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger, b *budget.Budget) inbox.AgentRunner {
 	if !cfg.Configured() {
 		fmt.Fprintln(w, "agents: no model endpoint (-model-base-url or -agents-config): an agent run replays the agent's recorded answer, so new mail fails with no_recorded_output until a model is configured")
 		return inbox.ReplayRunner{}
@@ -117,7 +119,7 @@ func agentRunner(w io.Writer, cfg agent.Config, log *slog.Logger) inbox.AgentRun
 	for _, l := range cfg.Describe() {
 		fmt.Fprintln(w, "agents: "+l)
 	}
-	return &agent.Runner{Config: cfg, Logger: log}
+	return &agent.Runner{Config: cfg, Logger: log, Budget: b}
 }
 
 // describeRetries tells the person running the server when an e-mail

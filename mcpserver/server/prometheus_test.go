@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,11 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kobana/workflow/internal/testwait"
+	"github.com/kobana/workflow/mcpserver/inbox/queue"
 	"github.com/kobana/workflow/mcpserver/internal/dnstest"
 	"github.com/kobana/workflow/mcpserver/internal/syncbuf"
 	"github.com/kobana/workflow/mcpserver/mcptest"
 	"github.com/kobana/workflow/mcpserver/server"
+	"github.com/kobana/workflow/mcpserver/server/metrics"
+	"github.com/kobana/workflow/mcpserver/store"
 )
 
 // prometheusBinary is the real Prometheus server (Debian's package
@@ -123,6 +129,30 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 
 	promAddr, promLog := startPrometheus(t, bin, monitor)
 
+	// Before anything happens, every kobana family the server registers
+	// is in what Prometheus scraped.
+	if err := testwait.Until(60*time.Second, func() error {
+		names, err := promNames(promAddr)
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, f := range registeredFamilies(t) {
+			if !names[f] && !names[f+"_count"] {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("Prometheus has scraped no series of %v", missing)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\nprometheus:\n%s", err, promLog.String())
+	}
+	if got := len(registeredFamilies(t)); got < 20 {
+		t.Fatalf("the server's registry lists %d kobana families; the list is wrong", got)
+	}
+
 	// A message through: SMTP in, recorded, its agent run (no model:
 	// no_recorded_output, recorded).
 	msg := "From: Billing <billing@acme.example>\r\nTo: invoices@finance.in.kobana.email\r\nSubject: Invoice 2026-900\r\n" +
@@ -167,6 +197,20 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 		s, _ := r.Data.Result[0].Value[1].(string)
 		return strconv.ParseFloat(s, 64)
 	}
+	// A rate over a counter says the message came in: its series existed
+	// (at zero) before it did.
+	if err := testwait.Until(60*time.Second, func() error {
+		got, err := query(`rate(kobana_smtp_transactions_total{result="stored"}[10s])`)
+		if err != nil {
+			return err
+		}
+		if got <= 0 {
+			return fmt.Errorf("rate = %v, want more than 0", got)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%v\nprometheus:\n%s", err, promLog.String())
+	}
 	// Each query must reach at least its value (a client's own requests,
 	// the retention job, add to some).
 	for q, want := range map[string]float64{
@@ -195,4 +239,55 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 			t.Errorf("%v\nprometheus:\n%s", err, promLog.String())
 		}
 	}
+}
+
+// registeredFamilies lists the kobana metric families a server registers,
+// read from a registry made as the server makes its own (every source
+// present, a store that follows its writes).
+func registeredFamilies(t *testing.T) []string {
+	t.Helper()
+	m := metrics.New(metrics.Sources{
+		Sessions: func() int { return 0 },
+		Queue:    func(context.Context) (map[string]queue.Depth, error) { return nil, nil },
+	})
+	m.WatchStore("sqlite", &store.WriteHealth{})
+	descs := make(chan *prometheus.Desc, 1000)
+	m.Registry().Describe(descs)
+	close(descs)
+	seen := map[string]bool{}
+	var out []string
+	for d := range descs {
+		_, name, ok := strings.Cut(d.String(), `fqName: "`)
+		name, _, _ = strings.Cut(name, `"`)
+		if ok && strings.HasPrefix(name, "kobana_") && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// promNames returns the metric names Prometheus at addr has of the kobana
+// job.
+func promNames(addr string) (map[string]bool, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/label/__name__/values?match[]=" + url.QueryEscape(`{job="kobana"}`))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string   `json:"status"`
+		Data   []string `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("label values: %s", r.Status)
+	}
+	names := map[string]bool{}
+	for _, n := range r.Data {
+		names[n] = true
+	}
+	return names, nil
 }

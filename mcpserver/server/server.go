@@ -16,6 +16,7 @@ import (
 
 	"github.com/kobana/workflow/executor/guard"
 	"github.com/kobana/workflow/mcpserver"
+	"github.com/kobana/workflow/mcpserver/agent/budget"
 	"github.com/kobana/workflow/mcpserver/inbox/pipeline"
 	"github.com/kobana/workflow/mcpserver/internal/demo"
 	"github.com/kobana/workflow/mcpserver/internal/version"
@@ -103,6 +104,9 @@ type assembly struct {
 	// product is built.
 	inbox    *inboxStorage
 	pipeline *pipeline.Pipeline
+	// budget admits the model calls of every agent run of the process,
+	// once made (modelBudget).
+	budget *budget.Budget
 	// metrics are the server's metrics; mcp the MCP server once built
 	// (for the metrics' gauges); stopping says Run's context ended.
 	metrics  *metrics.Metrics
@@ -153,6 +157,7 @@ func (a *assembly) assemble() error {
 			return err
 		}
 	}
+	a.closers = append(a.closers, probeWrites(a))
 	var served []*mcpserver.Product
 	var instructions []string
 	for _, p := range products {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kobana/workflow/mcpserver/agent"
 	"github.com/kobana/workflow/mcpserver/inbox/queue"
 )
 
@@ -31,8 +32,26 @@ func TestQueueConfigTakesTheWorkers(t *testing.T) {
 			t.Errorf("replicas %v: lease %v, share %v; want 45s, 0.25", c.replicas, q.Lease, q.WorkspaceShare)
 		}
 	}
-	if got := (Workers{}).PoolConns(); got != 2*(queue.ReplicaWorkers[queue.QueueAgent]+queue.ReplicaWorkers[queue.QueueWorkflow]) {
+	if got := (Workers{}).PoolConns(); got != 2*queue.ReplicaWorkers[queue.QueueWorkflow]+agentPoolConns {
 		t.Errorf("the pool for the default workers: %d connections", got)
+	}
+	a.cfg.Workers.Agent = 0
+	if n := a.queueConfig(true).Workers[queue.QueueAgent]; n != queue.AgentWorkers {
+		t.Errorf("agent workers with no endpoint ceiling: %d, want %d", n, queue.AgentWorkers)
+	}
+	// max_in_flight 100 and 50 over a share of 0.25: one workspace alone
+	// can fill both endpoints.
+	a.cfg.Agents = agent.Config{Providers: map[string]agent.Endpoint{"openai": {MaxInFlight: 100}, agent.AnyProvider: {MaxInFlight: 50}}}
+	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != 600 {
+		t.Errorf("agent workers for max_in_flight 100+50: %d, want 600", n)
+	}
+	a.cfg.Agents.Providers["openai"] = agent.Endpoint{MaxInFlight: 8}
+	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != queue.AgentWorkers {
+		t.Errorf("agent workers for max_in_flight 8+50: %d, want at least %d", n, queue.AgentWorkers)
+	}
+	a.cfg.Agents.Providers["openai"] = agent.Endpoint{}
+	if n := a.queueConfig(false).Workers[queue.QueueAgent]; n != queue.AgentWorkers {
+		t.Errorf("agent workers when an endpoint has no ceiling: %d, want %d", n, queue.AgentWorkers)
 	}
 	a.cfg.Process = false
 	if q := a.queueConfig(true); q.Workers == nil || len(q.Workers) != 0 {

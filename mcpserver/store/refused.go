@@ -75,24 +75,42 @@ func RefusedReason(err error) string {
 	return ""
 }
 
+// WritableAgain is how long a store that refused a write must go without
+// another refusal, a transaction having committed since, before it is said
+// to take writes again: a disk with room for a small write but not for a
+// larger one, or a database some of whose connections are cut, does not
+// flip between the two with each transaction.
+const WritableAgain = 3 * time.Second
+
 // WriteHealth follows whether a store takes writes: each transaction's end
 // is told to Observe; a refused one makes the store unwritable until a
-// transaction commits. The zero value is a writable store with no errors
-// counted. It is safe for concurrent use.
+// transaction commits and none is refused for WritableAgain. The zero
+// value is a writable store with no errors counted. It is safe for
+// concurrent use.
 type WriteHealth struct {
-	mu     sync.Mutex
-	reason string    // why the store refuses writes; "" while it takes them
-	since  time.Time // when it began refusing them
-	counts sync.Map  // reason → *atomic.Uint64
+	mu        sync.Mutex
+	reason    string    // why the store refuses writes; "" while it takes them
+	since     time.Time // when it began refusing them
+	refused   time.Time // the last refusal
+	committed bool      // a transaction committed after the last refusal
+	counts    sync.Map  // reason → *atomic.Uint64
+	now       func() time.Time
 }
 
-// Observe takes the outcome of a transaction: nil (committed) makes the
-// store writable, a refusal (ErrRefused) unwritable and counts it; any
-// other error says nothing about the store.
+func (h *WriteHealth) clock() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}
+
+// Observe takes the outcome of a transaction: nil (committed) counts
+// towards the store taking writes again, a refusal (ErrRefused) makes it
+// unwritable and is counted; any other error says nothing about the store.
 func (h *WriteHealth) Observe(err error) {
 	if err == nil {
 		h.mu.Lock()
-		h.reason = ""
+		h.committed = h.reason != ""
 		h.mu.Unlock()
 		return
 	}
@@ -103,18 +121,23 @@ func (h *WriteHealth) Observe(err error) {
 	c, _ := h.counts.LoadOrStore(reason, new(atomic.Uint64))
 	c.(*atomic.Uint64).Add(1)
 	h.mu.Lock()
+	now := h.clock()
 	if h.reason == "" {
-		h.since = time.Now()
+		h.since = now
 	}
-	h.reason = reason
+	h.reason, h.refused, h.committed = reason, now, false
 	h.mu.Unlock()
 }
 
 // Refusing returns why the store refuses writes and since when, or "" while
-// it takes them (its last transaction committed, or was not refused).
+// it takes them: it never refused one, or a transaction committed after
+// the last refusal, WritableAgain or longer ago.
 func (h *WriteHealth) Refusing() (reason string, since time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.reason != "" && h.committed && h.clock().Sub(h.refused) >= WritableAgain {
+		h.reason, h.committed = "", false
+	}
 	return h.reason, h.since
 }
 

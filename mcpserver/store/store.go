@@ -43,6 +43,7 @@ type Store interface {
 	Keys
 	Ledger
 	Counters
+	Passkeys
 	Close() error
 }
 
@@ -104,6 +105,10 @@ type Records interface {
 	// shift nor repeat the records of later pages, and records sharing a
 	// sort value are never skipped.
 	ListPage(ctx context.Context, workspace, kind string, q Query) (Page, error)
+	// CountByStatus counts the records q's filters keep (its paging, order
+	// and limit do not count), by status: what a listing's status facets
+	// show beside each status.
+	CountByStatus(ctx context.Context, workspace, kind string, q Query) (map[string]int, error)
 	// PutRecord inserts the record or replaces the one with the same
 	// workspace, kind and id (keeping its creation time when Created is zero).
 	PutRecord(ctx context.Context, r Record) error

@@ -85,6 +85,8 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	fs.BoolVar(&h.Console.Off, "no-console", false, "serve no console (the back office at /console/ of the HTTP listener)")
 	fs.DurationVar(&h.Console.IdleTimeout, "console-idle", console.DefaultIdleTimeout, "end a console session nobody used for this long")
 	fs.DurationVar(&h.Console.Lifetime, "console-lifetime", console.DefaultLifetime, "end a console session this long after sign-in, used or not")
+	fs.StringVar(&h.Console.OIDCClientID, "console-oidc-client", "", "also sign people in to the console at -oauth-issuer, as this client (a confidential client whose secret is in $KOBANA_CONSOLE_OIDC_SECRET; redirect URI PUBLIC-URL/console/signin/oidc/callback)")
+	fs.StringVar(&h.Console.OIDCName, "console-oidc-name", "", "the -oauth-issuer's name on the console's sign-in page (default its host)")
 	var authf authFlags
 	authf.register(fs)
 	stdio := fs.Bool("stdio", false, "serve on standard input and output (token from KOBANA_TOKEN)")
@@ -156,6 +158,16 @@ func parseServe(c *Command, args []string) (f *serveFlags, code int, ok bool) {
 	}
 	if err := authf.apply(f.cfg.HTTP); err != nil {
 		return fail("%v", err)
+	}
+	if h.Console.OIDCClientID != "" {
+		if authf.oauth.Issuer == "" {
+			return fail("-console-oidc-client needs -oauth-issuer")
+		}
+		if h.Console.OIDCClientSecret = c.getenv("KOBANA_CONSOLE_OIDC_SECRET"); h.Console.OIDCClientSecret == "" {
+			return fail("-console-oidc-client needs the client's secret in $KOBANA_CONSOLE_OIDC_SECRET")
+		}
+	} else if h.Console.OIDCName != "" {
+		return fail("-console-oidc-name needs -console-oidc-client")
 	}
 	if t := f.cfg.HTTP; t != nil && t.TLS != nil && t.TLS.CertFile != "" {
 		// Read now (a bad pair is a usage error) and again on SIGHUP.

@@ -13,7 +13,7 @@ import (
 // registerWorkerFlags adds the pipeline's sizing flags to serve's.
 func registerWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	d, r := queue.DefaultWorkers, queue.ReplicaWorkers
-	fs.IntVar(&cfg.Workers.Agent, "agent-workers", 0, fmt.Sprintf("agent runs at once in this process, each waiting on the model (default %d, %d with PostgreSQL)", d[queue.QueueAgent], r[queue.QueueAgent]))
+	fs.IntVar(&cfg.Workers.Agent, "agent-workers", 0, fmt.Sprintf("agent runs at once in this process, overriding the size the model endpoints give: each waits for its endpoint's budget (rpm, tpm, max_in_flight in -agents-config, and the provider's rate-limit headers), then for the answer (default: the endpoints' max_in_flight over -workspace-share, at least %d)", queue.AgentWorkers))
 	fs.IntVar(&cfg.Workers.Workflow, "workflow-workers", 0, fmt.Sprintf("workflow runs at once in this process, each waiting on its steps' receivers (default %d, %d with PostgreSQL)", d[queue.QueueWorkflow], r[queue.QueueWorkflow]))
 	fs.IntVar(&cfg.Workers.Webhook, "webhook-workers", 0, fmt.Sprintf("webhook deliveries at once in this process (default %d, %d with PostgreSQL)", d[queue.QueueWebhook], r[queue.QueueWebhook]))
 	fs.Float64Var(&cfg.Workers.WorkspaceShare, "workspace-share", queue.DefaultWorkspaceShare, "the share (0 to 1) of each stage's workers one workspace's jobs may hold at once, across replicas; its other jobs wait while other workspaces' run (1: no limit)")

@@ -1,8 +1,10 @@
 // console.js is the console's one entry module: it shows each
 // <time datetime> of the page in the browser's own time zone (the server
 // renders UTC, which stays when scripts are off) and folds the JSON
-// documents of the page (json.js).
+// documents of the page (json.js) and makes the lists' "select all"
+// boxes work (bulk.js).
 import { foldJSON } from "./json.js";
+import { selectAll } from "./bulk.js";
 
 const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 for (const t of document.querySelectorAll("time[datetime]")) {
@@ -14,4 +16,7 @@ for (const t of document.querySelectorAll("time[datetime]")) {
 }
 for (const pre of document.querySelectorAll("pre[data-json]")) {
   foldJSON(pre);
+}
+for (const box of document.querySelectorAll("input[type=checkbox][data-select-all]")) {
+  selectAll(box);
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kobana/workflow/mcpserver/inbox/mailstore"
 	"github.com/kobana/workflow/mcpserver/inbox/queue"
 	"github.com/kobana/workflow/mcpserver/inbox/senderauth"
+	"github.com/kobana/workflow/mcpserver/internal/panics"
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/groupcommit"
 	"github.com/kobana/workflow/resolve/eml"
@@ -268,6 +269,9 @@ func (r *StoreRecorder) prepare(ctx context.Context, in *mailstore.Incoming, key
 	p := &preparation{done: make(chan struct{}), keys: keys}
 	go func() {
 		defer close(p.done)
+		// A panic while storing is this delivery's failure (451, the
+		// sender retries), reported on panics.SMTP; the server goes on.
+		defer panics.Recover(panics.SMTP, "storing a message", &p.err)
 		for _, k := range keys {
 			undo, err := r.Raw.Prepare(ctx, in, k.workspace, k.emailID)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-smtp"
 
@@ -286,6 +287,10 @@ type session struct {
 	rcptTo  []string
 }
 
+// replyDataTimeout is written before a DATA that stalled ends the
+// connection (errDataTimeout as a reply line).
+const replyDataTimeout = "421 4.4.2 Error: timeout exceeded, message not accepted\r\n"
+
 // Reply errors. go-smtp sends 554 for any error that is not an
 // *smtp.SMTPError, so every error below is one.
 var (
@@ -295,8 +300,8 @@ var (
 		Message: "Insufficient system storage: please try again later"}
 	errTryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 0},
 		Message: "Sender could not be verified now (DNS failure): please try again later"}
-	errDataTimeout = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
-		Message: "Message took too long to arrive: not accepted"}
+	errDataTimeout = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
+		Message: "Error: timeout exceeded, message not accepted"}
 	errIncomplete = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2},
 		Message: "Connection lost before the message arrived whole: not accepted"}
 	errHelloAgain = &smtp.SMTPError{Code: 503, EnhancedCode: smtp.EnhancedCode{5, 5, 1},
@@ -448,9 +453,16 @@ func (se *session) receive(sp *mailstore.Spool, r io.Reader) error {
 	case errors.As(err, &se2):
 		return se2
 	case errors.As(err, &ne) && ne.Timeout():
-		// The rest of DATA would be read as commands: end the connection.
-		// The sender was not told 250 and retries; the spool is removed.
+		// The rest of DATA would be read as commands: the client is told
+		// 421 4.4.2, as Postfix tells it, and the connection ends. The
+		// sender was not told 250 and retries; the spool is removed.
 		s.cfg.Logger.Warn("smtp: a message took too long to arrive", "remote", conn.RemoteAddr().String())
+		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if se.wire != nil {
+			se.wire.writeRaw(replyDataTimeout)
+		} else {
+			io.WriteString(conn, replyDataTimeout)
+		}
 		conn.Close()
 		return errDataTimeout
 	default:
@@ -512,9 +524,22 @@ func (s *Server) deliver(ctx context.Context, sp *mailstore.Spool, env Envelope,
 	return receipts, &smtp.SMTPError{Code: 250, EnhancedCode: smtp.EnhancedCode{2, 0, 0}, Message: "OK: stored as " + strings.Join(ids, " ")}
 }
 
-// oneLine keeps a reply text on one line.
+// maxReplyText bounds the text oneLine keeps: a reply line is at most 512
+// bytes with its code and CR LF (RFC 5321 §4.5.3.1.5).
+const maxReplyText = 400
+
+// oneLine keeps a reply text on one line, cut to maxReplyText bytes on a
+// character's boundary.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxReplyText {
+		return s
+	}
+	n := maxReplyText - len("...")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // timedReader sets the connection's read deadline before each read: the

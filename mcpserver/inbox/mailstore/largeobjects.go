@@ -195,7 +195,7 @@ func (o *LargeObjects) Open(ctx context.Context, workspace, id string) (Message,
 		release()
 		return nil, fmt.Errorf("mailstore: opening message %s/%s: %w", workspace, id, err)
 	}
-	m := &largeMessage{ctx: ctx, tx: tx, name: workspace + "/" + id, release: release}
+	m := &largeMessage{ctx: ctx, pool: o.pool, tx: tx, name: workspace + "/" + id, release: release}
 	err = tx.QueryRow(ctx, `SELECT object, size FROM inbox_messages WHERE workspace_id = $1 AND id = $2`, workspace, id).Scan(&m.oid, &m.size)
 	if err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
@@ -269,9 +269,13 @@ func (o *LargeObjects) Stored(ctx context.Context, before time.Time, fn func(Sto
 }
 
 // largeMessage reads a large object in ranges inside its snapshot
-// transaction (one connection: reads take turns).
+// transaction (one connection: reads take turns). When that connection is
+// lost (cut, the server restarted or failed over), the snapshot is begun
+// again on another and the read goes on: a stored message's bytes never
+// change, and one purged meanwhile reads as gone.
 type largeMessage struct {
 	ctx  context.Context
+	pool *pgxpool.Pool
 	mu   sync.Mutex
 	tx   pgx.Tx
 	oid  uint32
@@ -311,10 +315,18 @@ func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("mailstore: reading %s after Close", m.name)
 	}
 	n := 0
+	pause := reopenFirstPause
 	for n < len(p) && off < m.size {
 		want := min(len(p)-n, readChunk, int(m.size-off))
 		var chunk []byte
 		err := m.tx.QueryRow(m.ctx, `SELECT lo_get($1, $2, $3)`, m.oid, off, want).Scan(&chunk)
+		if err != nil && m.tx.Conn().IsClosed() && m.ctx.Err() == nil {
+			if rerr := m.reopen(pause); rerr != nil {
+				return n, fmt.Errorf("mailstore: reading %s at %d: %w; beginning its snapshot again: %w", m.name, off, err, rerr)
+			}
+			pause = min(2*pause, reopenLongestPause)
+			continue
+		}
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object: purged
@@ -333,4 +345,36 @@ func (m *largeMessage) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// Pauses before beginning a lost snapshot again: the first, which doubles
+// up to the longest while the database cannot be reached.
+const (
+	reopenFirstPause   = 50 * time.Millisecond
+	reopenLongestPause = 2 * time.Second
+)
+
+// reopen begins the message's snapshot again on another connection, after
+// pause and then as often as the database refuses, until it succeeds or
+// the message's context ends.
+func (m *largeMessage) reopen(pause time.Duration) error {
+	m.tx.Rollback(context.WithoutCancel(m.ctx)) // its connection is gone already
+	for {
+		t := time.NewTimer(pause)
+		select {
+		case <-m.ctx.Done():
+			t.Stop()
+			return m.ctx.Err()
+		case <-t.C:
+		}
+		tx, err := m.pool.BeginTx(m.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err == nil {
+			m.tx = tx
+			return nil
+		}
+		if m.ctx.Err() != nil {
+			return err
+		}
+		pause = min(2*pause, reopenLongestPause)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -29,6 +31,15 @@ type agentWorker struct {
 // committed and does nothing; one that crashed before committing runs the
 // agent again (nothing outside was done yet: a model call has no effect but
 // its cost).
+//
+// Waiting for the model holds no database connection or transaction: the
+// reads before the call each return theirs, the raw message is read only by
+// an agent with file inputs and then from a copy (message), and the run is
+// written after the answer. River does not hold one either while Work runs
+// (v0.51.2: the producer fetches a batch of jobs with one query, then runs
+// each job's executor in a goroutine of its own, and a completer records
+// the outcomes afterwards), so the agent queue's workers can be as many as
+// the model endpoints allow calls in flight.
 func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs]) error {
 	p, a := w.p, job.Args
 	runID := agentRunID(a)
@@ -70,9 +81,9 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	if errors.Is(err, store.ErrNotFound) {
 		ws = inbox.Workspace{ID: a.Workspace}
 	}
-	msg, err := p.cfg.Raw.OpenMessage(ctx, a.Workspace, e.ID)
-	if err != nil && !errors.Is(err, inbox.ErrPurged) {
-		return fmt.Errorf("opening the raw message of e-mail %s: %w", e.ID, err)
+	msg, err := w.message(ctx, a.Workspace, e.ID, ag)
+	if err != nil {
+		return err
 	}
 	if msg != nil {
 		defer msg.Close()
@@ -176,6 +187,44 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[queue.AgentArgs])
 	p.observer().AgentRun(a.Workspace, run)
 	return nil
 }
+
+// message returns the e-mail's raw message for an agent that reads its
+// attachments (file inputs), nil for any other agent or when the message
+// was purged. The store's snapshot may hold a database connection (a
+// PostgreSQL large object is read in a transaction): it is copied to an
+// unlinked temporary file and closed before the model is called, so that a
+// run waiting on the model holds no connection. The caller closes it.
+func (w *agentWorker) message(ctx context.Context, ws, emailID string, ag inbox.Agent) (inbox.Message, error) {
+	if !ag.Settings.FileInputs {
+		return nil, nil
+	}
+	snap, err := w.p.cfg.Raw.OpenMessage(ctx, ws, emailID)
+	if errors.Is(err, inbox.ErrPurged) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the raw message of e-mail %s: %w", emailID, err)
+	}
+	defer snap.Close()
+	f, err := os.CreateTemp("", "kobana-agent-*.eml")
+	if err != nil {
+		return nil, fmt.Errorf("copying the raw message of e-mail %s for its agent: %w", emailID, err)
+	}
+	os.Remove(f.Name()) // the file lives until closed
+	if _, err := io.Copy(f, inbox.MessageReader(snap)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("copying the raw message of e-mail %s for its agent: %w", emailID, err)
+	}
+	return fileMessage{f, snap.Size()}, nil
+}
+
+// fileMessage is a copy of a raw message in a file of its own.
+type fileMessage struct {
+	*os.File
+	size int64
+}
+
+func (m fileMessage) Size() int64 { return m.size }
 
 // subjects returns the e-mail's inbox and agent, or why the agent cannot
 // run on it (a *inbox.Rejection-like reason recorded on the e-mail).

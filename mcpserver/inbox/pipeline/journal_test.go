@@ -207,7 +207,9 @@ func TestAFailedOutcomeWriteIsRetried(t *testing.T) {
 // every retry and the final commit — is not taken for a stop: the job's
 // next attempt finds the step still being sent and records it unknown
 // because recording failed after the response arrived, saying so, and
-// nothing after it is sent.
+// nothing after it is sent. The run is failed, not interrupted (the server
+// did not stop), and its agent run's cause says the outcome was not
+// recorded.
 func TestAnOutcomeThatCannotBeRecordedIsNotTakenForAStop(t *testing.T) {
 	e := newEnv(t, agentAnswering(invoiceWorkflow), options{cfg: func(c *pipeline.Config) {
 		fail := map[int]bool{}
@@ -220,8 +222,14 @@ func TestAnOutcomeThatCannotBeRecordedIsNotTakenForAStop(t *testing.T) {
 	m := e.receive(sampleEmail)
 	got := e.settled(m.ID)
 	wr, _ := e.repo().WorkflowRuns.Get(e.ctx, testWS, got.WorkflowRunID)
-	if got.Status != inbox.EmailFailed || wr.Status != runrecord.RunInterrupted || len(wr.Steps) != 3 {
+	if got.Status != inbox.EmailFailed || wr.Status != runrecord.RunFailed || len(wr.Steps) != 3 {
 		t.Fatalf("e-mail %s (%s), run %s %q: %+v", got.Status, got.StatusDetail, wr.Status, wr.Error, wr.Steps)
+	}
+	if !runrecord.Resumable(wr.Status, wr.Steps) {
+		t.Errorf("the run cannot be resumed: %+v", wr.Steps)
+	}
+	if run, err := e.repo().AgentRuns.Get(e.ctx, testWS, got.AgentRunID); err != nil || run.Cause != inbox.CauseOutcomeNotRecorded {
+		t.Errorf("agent run: cause %q (%v), want %q", run.Cause, err, inbox.CauseOutcomeNotRecorded)
 	}
 	s := wr.Steps[0]
 	if s.State != runrecord.Unknown || s.Reason != runrecord.ReasonOutcomeNotRecorded ||

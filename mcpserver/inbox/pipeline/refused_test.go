@@ -135,7 +135,13 @@ func TestAFullDiskPausesThePipeline(t *testing.T) {
 			t.Errorf("%s: %d requests for %d e-mails", path, n, emails)
 		}
 	}
-	if reason, _ := health.Refusing(); reason != "" {
-		t.Errorf("the store still says it refuses writes (%s)", reason)
+	// Writable again once nothing was refused for store.WritableAgain.
+	if err := testwait.Until(store.WritableAgain+10*time.Second, func() error {
+		if reason, _ := health.Refusing(); reason != "" {
+			return fmt.Errorf("the store still says it refuses writes (%s)", reason)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 }

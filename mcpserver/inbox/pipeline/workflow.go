@@ -251,11 +251,14 @@ func (w *workflowWorker) finish(ctx, life context.Context, job *river.Job[queue.
 			run.Status, run.Cause, run.Error = inbox.RunFailed, inbox.CauseInterrupted, wr.Error
 		case runrecord.RunFailed:
 			run.Status, run.Cause, run.Error = inbox.RunFailed, inbox.CauseWorkflowFailed, "one or more workflow steps failed or were skipped"
+			if outcomeUnrecorded(wr.Steps) {
+				run.Cause = inbox.CauseOutcomeNotRecorded
+			}
 			if wr.Error != "" {
 				run.Error = wr.Error
 			}
 		case runrecord.RunSucceeded:
-			if run.Cause == inbox.CauseInterrupted || run.Cause == inbox.CauseWorkflowFailed {
+			if run.Cause == inbox.CauseInterrupted || run.Cause == inbox.CauseWorkflowFailed || run.Cause == inbox.CauseOutcomeNotRecorded {
 				// A resumed run succeeded: the agent run's failure was its
 				// workflow's.
 				run.Status, run.Cause, run.Error = inbox.RunSucceeded, "", ""
@@ -306,7 +309,11 @@ func (w *workflowWorker) interrupt(ctx context.Context, job *river.Job[queue.Wor
 		return w.complete(ctx, job, run, wr)
 	}
 	wr = interrupted(wr, plan, unrecordedStep(job), p.now())
-	p.log.Warn("pipeline: a workflow run was interrupted; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
+	if wr.Status == runrecord.RunInterrupted {
+		p.log.Warn("pipeline: a workflow run was interrupted; recorded as interrupted, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
+	} else {
+		p.log.Warn("pipeline: a sent step's outcome could not be recorded; the run is recorded failed with that step unknown, nothing re-sent", "workspace", job.Args.Workspace, "workflow_run", wr.ID)
+	}
 	if err := w.finish(context.WithoutCancel(ctx), ctx, job, run, wr); err != nil {
 		return fmt.Errorf("recording interrupted workflow run %s: %w", wr.ID, err)
 	}
@@ -354,7 +361,9 @@ func notRun(s runrecord.Step) bool {
 // unknown — because the server stopped, or, when unrecorded says so,
 // because its outcome could not be recorded after its response arrived —
 // and a step already unknown stays so; the steps after them were not run.
-// The run's error says what happened and what the user can do.
+// The run is interrupted when the server stopped, failed (an unknown step,
+// resumable) when it was the outcome's record that failed. The run's error
+// says what happened and what the user can do.
 func interrupted(wr inbox.WorkflowRun, plan *compile.Plan, unrecorded *string, now time.Time) inbox.WorkflowRun {
 	var steps []runrecord.Step
 	unknown := -1
@@ -392,6 +401,7 @@ func interrupted(wr inbox.WorkflowRun, plan *compile.Plan, unrecorded *string, n
 	wr.Steps, wr.Status, wr.InFlight, wr.FinishedAt = steps, runrecord.RunInterrupted, nil, now
 	switch {
 	case unknown >= 0 && steps[unknown].Reason == runrecord.ReasonOutcomeNotRecorded:
+		wr.Status = runrecord.RunFailed
 		wr.Error = fmt.Sprintf("the outcome of step %d of %d could not be recorded after its response arrived; whether its receiver acted on it is not recorded, so nothing was sent again.%s", steps[unknown].Index, total, next)
 	case unknown >= 0:
 		wr.Error = fmt.Sprintf("the server stopped while step %d of %d was being sent; whether its receiver got it is unknown, so nothing was sent again.%s", steps[unknown].Index, total, next)
@@ -399,6 +409,17 @@ func interrupted(wr inbox.WorkflowRun, plan *compile.Plan, unrecorded *string, n
 		wr.Error = fmt.Sprintf("the server stopped during the run, between requests (%d of %d steps done); nothing was sent again. Resume the run (emails_reprocess with mode resume) to send the rest, or reprocess the e-mail to run the workflow again.", done, total)
 	}
 	return wr
+}
+
+// outcomeUnrecorded reports whether a step of steps is unknown because its
+// outcome could not be recorded.
+func outcomeUnrecorded(steps []runrecord.Step) bool {
+	for _, s := range steps {
+		if s.State == runrecord.Unknown && s.Reason == runrecord.ReasonOutcomeNotRecorded {
+			return true
+		}
+	}
+	return false
 }
 
 // unrecordedStep returns the text of the earlier attempt's error when that

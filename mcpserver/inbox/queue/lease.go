@@ -81,6 +81,10 @@ WHERE r.renewed_at < now() - make_interval(secs => $1 * 10)
 // ErrNotHeld) before the others may take them, at a full lease. It also
 // rescues the jobs no live replica holds (rescueQuery).
 type leases struct {
+	// pool is a small pool of the lease's own on the queue's database:
+	// renewals and rescues never wait behind the workers for one of the
+	// queue's connections (hundreds of agent runs reading at once made a
+	// renewal miss its deadline, and the replica stop its own jobs).
 	pool  *pgxpool.Pool
 	id    string
 	lease time.Duration
@@ -94,8 +98,21 @@ type leases struct {
 	closing sync.Once
 }
 
-func newLeases(pool *pgxpool.Pool, lease time.Duration, log *slog.Logger) *leases {
-	return &leases{pool: pool, lease: lease, log: log, running: map[int64]context.CancelCauseFunc{}}
+// leaseConns is the size of the leases' own pool: a renewal and a rescue
+// at once.
+const leaseConns = 2
+
+// newLeases returns the leases of a replica working the queue on shared's
+// database, with a pool of their own of the same configuration (it
+// connects when first used).
+func newLeases(shared *pgxpool.Pool, lease time.Duration, log *slog.Logger) (*leases, error) {
+	cfg := shared.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = leaseConns, 0
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: a pool for the replicas' leases: %w", err)
+	}
+	return &leases{pool: pool, lease: lease, log: log, running: map[int64]context.CancelCauseFunc{}}, nil
 }
 
 // migrate creates the replicas' table (under a lock: replicas may start at
@@ -133,9 +150,10 @@ func (l *leases) start(id string) error {
 }
 
 // close stops renewing and marks this replica's lease expired, so that a
-// job it could not finish is rescued at once.
+// job it could not finish is rescued at once, and closes the leases' pool.
 func (l *leases) close() {
 	if l.stop == nil {
+		l.pool.Close()
 		return
 	}
 	l.closing.Do(func() {
@@ -144,6 +162,7 @@ func (l *leases) close() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.every())
 		defer cancel()
 		l.pool.Exec(ctx, `UPDATE inbox_queue_replicas SET jobs = '{}', renewed_at = now() - make_interval(secs => $2) WHERE id = $1`, l.id, l.lease.Seconds())
+		l.pool.Close()
 	})
 }
 

@@ -83,6 +83,15 @@ var DefaultWorkers = map[string]int{
 	QueueMaintenance: 1,
 }
 
+// AgentWorkers is the agent queue's size kobana serve gives a process
+// whose model endpoints set no ceiling on calls in flight (it sizes the
+// queue from their max_in_flight otherwise): an agent run waits for its
+// endpoint's budget and then its model, holding no database connection,
+// so hundreds of them cost a goroutine and its request each. The library's
+// defaults (DefaultWorkers, ReplicaWorkers) stay small for callers whose
+// runners are not bounded by a budget.
+const AgentWorkers = 512
+
 // PostgresFetchCooldown is Config.FetchCooldown's default on PostgreSQL.
 // With River's 100 ms, each stage's job waited for the cooldown of the
 // fetch that had just run: BenchmarkThroughput's 250 → workflow run stored
@@ -172,16 +181,18 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Queue, 
 	}
 	q := &Queue{workers: river.NewWorkers(), exec: driver.GetExecutor()}
 	q.shares = newShares(workersOf(cfg), cfg.WorkspaceShare, pool, nil)
+	var err error
 	if cfg.Lease >= 0 {
 		if cfg.Lease == 0 {
 			cfg.Lease = DefaultLease
 		}
-		q.leases = newLeases(pool, cfg.Lease, quiet(cfg.Logger))
+		if q.leases, err = newLeases(pool, cfg.Lease, quiet(cfg.Logger)); err != nil {
+			return nil, err
+		}
 		if err := q.leases.migrate(ctx); err != nil {
 			return nil, fmt.Errorf("queue: creating the replicas' lease table: %w", err)
 		}
 	}
-	var err error
 	q.pg, err = river.NewClient(driver, q.riverConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("queue: starting River: %w", err)

@@ -58,6 +58,11 @@ type Checker struct {
 	// LookupTimeout bounds each DNS query (default 5 s); a query that takes
 	// longer is a temporary error (temperror).
 	LookupTimeout time.Duration
+	// CheckTimeout bounds a whole check (default 20 s): SPF's lookups,
+	// every DKIM key and DMARC's record together. What is not answered by
+	// then is a temperror, so a DNS server that never answers, or answers
+	// each query just within LookupTimeout, cannot hold a message's reply.
+	CheckTimeout time.Duration
 	// MaxSignatures caps the DKIM signatures verified per message (default 5).
 	MaxSignatures int
 	// TrustedRelays are the networks of the gateways that hand this server
@@ -215,9 +220,12 @@ func (r Result) Trust() Trust {
 	return Unauthenticated
 }
 
-// Check runs SPF, DKIM and DMARC on a message. It fails only when the
-// message cannot be read; DNS trouble is reported in the results.
+// Check runs SPF, DKIM and DMARC on a message, within CheckTimeout. It
+// fails only when the message cannot be read; DNS trouble (a timeout
+// included) is reported in the results as temperror.
 func (c *Checker) Check(ctx context.Context, in Input) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.checkTimeout())
+	defer cancel()
 	var res Result
 	hdr, err := textproto.ReadHeader(bufio.NewReader(in.Message()))
 	if err != nil {
@@ -314,6 +322,13 @@ func (c *Checker) resolver() Resolver {
 		return c.Resolver
 	}
 	return net.DefaultResolver
+}
+
+func (c *Checker) checkTimeout() time.Duration {
+	if c.CheckTimeout > 0 {
+		return c.CheckTimeout
+	}
+	return 20 * time.Second
 }
 
 func (c *Checker) timeout() time.Duration {

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,41 @@ func TestNoOrManyFromAddresses(t *testing.T) {
 		if res.DMARC.Result != senderauth.PermError || res.Authenticated != "" {
 			t.Errorf("From %q: dmarc=%+v authenticated=%q, want permerror, unauthenticated", from, res.DMARC, res.Authenticated)
 		}
+	}
+}
+
+// A whole check is bounded by CheckTimeout, whatever the lookups add up
+// to: with a DNS server that never answers, SPF, the DKIM keys and DMARC
+// each wait out the lookup timeout (3 s each: 9 s before CheckTimeout),
+// holding the message's reply; past the bound what is not answered is a
+// temperror.
+func TestCheckTimeoutBoundsTheWholeCheck(t *testing.T) {
+	z := newZone(t)
+	msg := mail("a@timeout.test", "Hello")
+	for i := range 5 {
+		s := signer{domain: "k" + strconv.Itoa(i) + ".timeout.test", selector: "s"}
+		_, s.key, _ = ed25519.GenerateKey(rand.Reader)
+		msg = s.sign(t, msg)
+	}
+	c := &senderauth.Checker{Resolver: senderauth.NewResolver(z.addr), LookupTimeout: 3 * time.Second, CheckTimeout: time.Second}
+	start := time.Now()
+	res, err := c.Check(context.Background(), senderauth.Input{RemoteIP: net.ParseIP("127.0.0.1"), Helo: "mx.timeout.test", MailFrom: "a@timeout.test",
+		Message: func() io.Reader { return strings.NewReader(msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the check took %v with a bound of 1 s", d)
+	}
+	if res.SPF.Result != senderauth.TempError || res.DMARC.Result != senderauth.TempError || len(res.DKIM) != 5 {
+		t.Fatalf("spf %+v, dmarc %+v, dkim %+v: want temperrors", res.SPF, res.DMARC, res.DKIM)
+	}
+	for _, d := range res.DKIM {
+		if d.Result != senderauth.TempError {
+			t.Errorf("dkim %+v, want temperror", d)
+		}
+	}
+	if res.Trust() != senderauth.Unknown {
+		t.Errorf("trust %v, want unknown", res.Trust())
 	}
 }

@@ -162,6 +162,20 @@ var migrations = [][]string{
 			used_at      BIGINT NOT NULL
 		)`,
 	},
+	// Version 5: the console's passkeys (store.Passkeys): each person's
+	// WebAuthn credentials, by credential id.
+	{
+		`CREATE TABLE passkeys (
+			id           TEXT COLLATE "C" PRIMARY KEY,
+			person_id    TEXT COLLATE "C" NOT NULL REFERENCES people(id),
+			workspace_id TEXT COLLATE "C" NOT NULL,
+			name         TEXT NOT NULL,
+			credential   TEXT NOT NULL,
+			created_at   BIGINT NOT NULL,
+			last_used_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX passkeys_person ON passkeys (person_id, created_at)`,
+	},
 }
 
 // migrationLock is the advisory-lock key that serialises migrations of one

@@ -137,4 +137,16 @@ var schema = []string{
 		expires_at   BIGINT NOT NULL,
 		used_at      BIGINT NOT NULL
 	)`,
+	// Appended for the console's passkeys (store.Passkeys): each person's
+	// WebAuthn credentials, by credential id.
+	`CREATE TABLE IF NOT EXISTS passkeys (
+		id           TEXT PRIMARY KEY,
+		person_id    TEXT NOT NULL REFERENCES people(id),
+		workspace_id TEXT NOT NULL,
+		name         TEXT NOT NULL,
+		credential   TEXT NOT NULL,
+		created_at   BIGINT NOT NULL,
+		last_used_at BIGINT NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS passkeys_person ON passkeys (person_id, created_at)`,
 }

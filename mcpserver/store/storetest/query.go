@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,43 @@ func testQueryFilters(t *testing.T, e *env) {
 		if got := listIDs(t, s, c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// testQueryCounts: CountByStatus counts by status what a listing's
+// filters keep, whatever its paging, limit and order, in one workspace and
+// kind.
+func testQueryCounts(t *testing.T, e *env) {
+	s := e.fresh(t, store.Options{})
+	seedInvoices(t, s)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		q    store.Query
+		want string
+	}{
+		{"all", store.Query{}, ":1 cancelled:1 open:3 paid:2"},
+		{"parent", store.Query{Parent: "cus_a"}, "open:1 paid:2"},
+		{"status", store.Query{Status: "open"}, "open:3"},
+		{"where", store.Query{Where: []store.Filter{store.Contains(name, "água")}}, "open:1 paid:1"},
+		{"limit and order do not count", store.Query{Limit: 1, Order: store.Order{By: amt}}, ":1 cancelled:1 open:3 paid:2"},
+		{"nothing kept", store.Query{Parent: "cus_z"}, ""},
+	} {
+		got, err := s.CountByStatus(ctx, "w1", "invoice", c.q)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var parts []string
+		for st, n := range got {
+			parts = append(parts, fmt.Sprintf("%s:%d", st, n))
+		}
+		slices.Sort(parts)
+		if g := strings.Join(parts, " "); g != c.want {
+			t.Errorf("%s: %q, want %q", c.name, g, c.want)
+		}
+	}
+	if _, err := s.CountByStatus(ctx, "w1", "invoice", store.Query{Where: []store.Filter{store.Contains(amt, "1")}}); !errors.Is(err, store.ErrInvalidQuery) {
+		t.Errorf("an invalid filter: %v, want ErrInvalidQuery", err)
 	}
 }
 

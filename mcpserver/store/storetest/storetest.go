@@ -40,6 +40,7 @@ func Run(t *testing.T, impl string, open Open) {
 		{"Tokens", testTokens},
 		{"AccessList", testAccessList},
 		{"OAuth", testOAuth},
+		{"Passkeys", testPasskeys},
 		{"Secrets", testSecrets},
 		{"SecretsAcrossHandles", testSecretsAcrossHandles},
 		{"Keys", testKeys},
@@ -63,6 +64,7 @@ func Run(t *testing.T, impl string, open Open) {
 		// typed repository.
 		{"QueryFilters", testQueryFilters},
 		{"QueryOrder", testQueryOrder},
+		{"QueryCounts", testQueryCounts},
 		{"QueryCursors", testQueryCursors},
 		{"QueryCursorValidation", testQueryCursorValidation},
 		{"QueryInvalid", testQueryInvalid},

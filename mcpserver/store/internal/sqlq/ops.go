@@ -129,6 +129,33 @@ func (o *Ops) ListPage(ctx context.Context, workspace, kind string, q store.Quer
 	return o.list(ctx, workspace, kind, q, true)
 }
 
+// CountByStatus implements store.Records.
+func (o *Ops) CountByStatus(ctx context.Context, workspace, kind string, q store.Query) (map[string]int, error) {
+	q.After, q.Before, q.BeforeID, q.Order = "", time.Time{}, "", store.Order{}
+	q, err := q.Check()
+	if err != nil {
+		return nil, o.errorf("count %s: %w", kind, err)
+	}
+	st := CountByStatus(o.dialect, workspace, kind, q)
+	out := map[string]int{}
+	err = o.conn.Query(ctx, st.SQL, st.Args, func(rows Rows) error {
+		clear(out)
+		for rows.Next() {
+			var status string
+			var n int64
+			if err := rows.Scan(&status, &n); err != nil {
+				return err
+			}
+			out[status] = int(n)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, o.errorf("count %s: %w", kind, err)
+	}
+	return out, nil
+}
+
 func (o *Ops) list(ctx context.Context, workspace, kind string, q store.Query, page bool) (store.Page, error) {
 	plan, err := NewPlan(o.dialect, workspace, kind, q, page)
 	if err != nil {

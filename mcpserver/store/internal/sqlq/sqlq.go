@@ -97,10 +97,10 @@ func (b *builder) filter(f store.Filter) string {
 	return b.field(f.Field()) + " " + comparisons[f.Op()] + " " + b.arg(f.Values()[0])
 }
 
-// List returns the statement that lists up to limit records of a
-// workspace's kind as q (checked by store.Query.Check) describes, after the
-// position when it is not nil.
-func List(d Dialect, workspace, kind string, q store.Query, after *store.Position, limit int) Statement {
+// conditions starts a statement over a workspace's kind with the
+// conditions of q's filters (Parent, Status, Prefix, Since and Where), not
+// its paging.
+func conditions(d Dialect, workspace, kind string, q store.Query) *builder {
 	b := &builder{d: d}
 	b.where = append(b.where, "records.workspace_id = "+b.arg(workspace), "records.kind = "+b.arg(kind))
 	if q.Parent != "" {
@@ -115,14 +115,31 @@ func List(d Dialect, workspace, kind string, q store.Query, after *store.Positio
 	if !q.Since.IsZero() {
 		b.where = append(b.where, "records.created_at >= "+b.arg(store.Millis(q.Since)))
 	}
+	for _, f := range q.Where {
+		b.where = append(b.where, b.filter(f))
+	}
+	return b
+}
+
+// CountByStatus returns the statement that counts, by status, the records
+// of a workspace's kind q's filters keep (q checked by store.Query.Check;
+// its paging and order do not count). Its rows are (status, count).
+func CountByStatus(d Dialect, workspace, kind string, q store.Query) Statement {
+	b := conditions(d, workspace, kind, q)
+	sql := fmt.Sprintf("SELECT records.status, COUNT(*) FROM %s WHERE %s GROUP BY records.status", d.From(b.doc), strings.Join(b.where, " AND "))
+	return Statement{SQL: sql, Args: b.args}
+}
+
+// List returns the statement that lists up to limit records of a
+// workspace's kind as q (checked by store.Query.Check) describes, after the
+// position when it is not nil.
+func List(d Dialect, workspace, kind string, q store.Query, after *store.Position, limit int) Statement {
+	b := conditions(d, workspace, kind, q)
 	switch {
 	case !q.Before.IsZero() && q.BeforeID != "":
 		b.where = append(b.where, fmt.Sprintf("(records.created_at, records.id) < (%s, %s)", b.arg(store.Millis(q.Before)), b.arg(q.BeforeID)))
 	case !q.Before.IsZero():
 		b.where = append(b.where, "records.created_at < "+b.arg(store.Millis(q.Before)))
-	}
-	for _, f := range q.Where {
-		b.where = append(b.where, b.filter(f))
 	}
 	dir, cmp := "DESC", "<"
 	if q.Order.Asc {
