@@ -202,7 +202,7 @@ func (c *Console) headers(next http.Handler) http.Handler {
 		nonce := base64.RawURLEncoding.EncodeToString(b[:])
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+nonce+"' 'strict-dynamic'; style-src 'self'; img-src 'self'; "+
-			"connect-src 'self'; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+			"connect-src 'self'; form-action 'self'"+c.signinFormAction(r)+"; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")

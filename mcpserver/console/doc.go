@@ -26,5 +26,14 @@
 // HttpOnly, SameSite=Strict cookie (Secure and __Host- prefixed unless the
 // console is served on plain-http loopback). Static tokens do not open it.
 //
+// A person signed in may add passkeys (WebAuthn, discoverable credentials
+// with user verification, the relying party the public URL's host; kept
+// in store.Passkeys) and sign in with one alone; each ceremony's
+// challenge is kept on the server and answered once. With Options.OIDC
+// the console also signs people in at an external OpenID Connect
+// provider, as a confidential client on the server (authorization code
+// with PKCE, state and nonce); the provider's tokens never reach the
+// browser.
+//
 // Entry points: New (Options) and Console.Handler, mounted at Prefix.
 package console

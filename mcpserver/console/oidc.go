@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -52,9 +53,12 @@ const OIDCFlowTimeout = 10 * time.Minute
 
 // oidcSignin is the console as the provider's client.
 type oidcSignin struct {
-	cfg      OIDC
-	oauth    oauth2.Config
-	verifier *oidc.IDTokenVerifier
+	cfg OIDC
+	// authOrigin is the origin of the provider's authorization endpoint,
+	// where the sign-in form's answer sends the browser.
+	authOrigin string
+	oauth      oauth2.Config
+	verifier   *oidc.IDTokenVerifier
 }
 
 // oidcFlow is what the server keeps of a sign-in at the provider.
@@ -87,7 +91,11 @@ func (c *Console) initOIDC(ctx context.Context, cfg *OIDC) error {
 	if err != nil {
 		return fmt.Errorf("console: OIDC provider %s: discovery: %w", cfg.Issuer, err)
 	}
-	c.oidc = &oidcSignin{cfg: *cfg,
+	au, err := url.Parse(p.Endpoint().AuthURL)
+	if err != nil || au.Host == "" || (au.Scheme != "https" && au.Scheme != "http") {
+		return fmt.Errorf("console: OIDC provider %s: its authorization endpoint %q is not an http(s) URL", cfg.Issuer, p.Endpoint().AuthURL)
+	}
+	c.oidc = &oidcSignin{cfg: *cfg, authOrigin: au.Scheme + "://" + au.Host,
 		oauth: oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: p.Endpoint(),
 			RedirectURL: c.OIDCRedirectURL(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"}},
 		verifier: p.Verifier(&oidc.Config{ClientID: cfg.ClientID, Now: c.now}),
@@ -100,6 +108,16 @@ func (o *OIDC) clientContext(ctx context.Context) context.Context {
 		return oidc.ClientContext(ctx, o.HTTPClient)
 	}
 	return ctx
+}
+
+// signinFormAction is what the sign-in pages add to their policy's
+// form-action: the provider's origin, since a form's redirect is held to
+// the policy of the page that sent it.
+func (c *Console) signinFormAction(r *http.Request) string {
+	if c.oidc == nil || !strings.HasPrefix(r.URL.Path, Prefix+"signin") {
+		return ""
+	}
+	return " " + c.oidc.authOrigin
 }
 
 // OIDCRedirectURL is the redirect URI to register at the OIDC provider.

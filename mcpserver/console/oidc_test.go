@@ -300,6 +300,16 @@ func TestOIDCSignInRefusals(t *testing.T) {
 	if pg.code != http.StatusUnauthorized || !strings.Contains(pg.body, "access_denied (&lt;script&gt;alert(1)&lt;/script&gt;)") {
 		t.Errorf("the provider's error: %d\n%s", pg.code, pg.body)
 	}
+	// The sign-in page's form may send the browser to the provider (a
+	// form's redirect is held to its page's form-action); no other page's.
+	if csp := e.get(e.browser(), "/console/signin").header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+p.url+";") {
+		t.Errorf("the sign-in page's policy: %s", csp)
+	}
+	b = e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	if csp := e.get(b, "/console/emails").header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self';") {
+		t.Errorf("the list's policy: %s", csp)
+	}
 	if pg := e.post(e.browser(), "/console/signin/oidc", url.Values{"csrf": {"forged"}}, nil); pg.code != http.StatusForbidden {
 		t.Errorf("the OIDC form without its token: %d", pg.code)
 	}

@@ -73,7 +73,7 @@ func TestConsolePasskeyInChromium(t *testing.T) {
 	waitFor(t, ctx, `document.getElementById("passkey-name") && !document.querySelector('form[data-passkey="create"] button').disabled`)
 	evalText(t, ctx, `(document.getElementById("passkey-name").value = "Chromium", document.querySelector('form[data-passkey="create"] button').click(), "")`)
 	waitFor(t, ctx, `location.search === "?added=1" && document.body.innerText.includes("Your passkey was added")`)
-	creds, err := chromedp.Call(ctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: auth.AuthenticatorID})
+	creds, err := chromedp.Call(ctx, webauthn.GetCredentials, webauthn.GetCredentialsParams(auth))
 	if err != nil {
 		t.Fatal(err)
 	}
