@@ -63,6 +63,9 @@ type Options struct {
 	// IdleTimeout and Lifetime end a session (defaults DefaultIdleTimeout
 	// and DefaultLifetime).
 	IdleTimeout, Lifetime time.Duration
+	// LiveInterval is how often a live page's stream looks for changes
+	// (default DefaultLiveInterval).
+	LiveInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -78,6 +81,8 @@ type Console struct {
 	loopback bool
 	idle     time.Duration
 	lifetime time.Duration
+	// liveEvery is how often a live stream looks for changes.
+	liveEvery time.Duration
 	key      []byte
 	now      func() time.Time
 	log      *slog.Logger
@@ -103,7 +108,7 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	}
 	c := &Console{store: opts.Store, tools: opts.Tools, messages: opts.Messages, base: strings.TrimRight(opts.PublicURL, "/"), secure: u.Scheme == "https",
 		loopback: isLoopback(u.Hostname()), idle: opts.IdleTimeout, lifetime: opts.Lifetime,
-		key: k.Secret, now: opts.Now, log: opts.Logger, pages: parsePages(), cop: http.NewCrossOriginProtection()}
+		key: k.Secret, liveEvery: opts.LiveInterval, now: opts.Now, log: opts.Logger, pages: parsePages(), cop: http.NewCrossOriginProtection()}
 	if c.idle <= 0 {
 		c.idle = DefaultIdleTimeout
 	}
@@ -112,6 +117,9 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.liveEvery <= 0 {
+		c.liveEvery = DefaultLiveInterval
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -165,6 +173,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"events", c.signedIn(c.events))
 	mux.HandleFunc("GET "+Prefix+"workflow-runs/{id}", c.signedIn(c.workflowRun))
 	mux.HandleFunc("GET "+Prefix+"agent-runs/{id}", c.signedIn(c.agentRun))
+	mux.HandleFunc("GET "+Prefix+"live", c.signedIn(c.liveStream(mux)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")

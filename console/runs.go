@@ -119,6 +119,10 @@ type workflowRunData struct {
 	Steps []shownStep
 }
 
+// live: a workflow run's page refreshes itself while the run sends its
+// steps.
+func (d workflowRunData) live() bool { return d.Run.Status == runrecord.RunRunning }
+
 // resumeNote says whether an unknown step is safe to send again.
 func resumeNote(s runrecord.Step, key string) string {
 	switch {
