@@ -83,11 +83,11 @@ type Console struct {
 	lifetime time.Duration
 	// liveEvery is how often a live stream looks for changes.
 	liveEvery time.Duration
-	key      []byte
-	now      func() time.Time
-	log      *slog.Logger
-	pages    pages
-	cop      *http.CrossOriginProtection
+	key       []byte
+	now       func() time.Time
+	log       *slog.Logger
+	pages     pages
+	cop       *http.CrossOriginProtection
 }
 
 // keyPurpose names the store's signing key of the console's CSRF tokens.
