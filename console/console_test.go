@@ -784,6 +784,19 @@ func TestWorkflowRunPage(t *testing.T) {
 	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, strings.Repeat("x", console.MaxShownBody+1)) {
 		t.Errorf("the run's page holds the hostile body raw or the whole large body")
 	}
+	// "Load the rest": the same page with that body whole, the others
+	// still cut.
+	rest := `<a href="/console/workflow-runs/wrun_page?whole=0.response#step-0">load the rest</a>`
+	if !strings.Contains(p.body, rest) {
+		t.Fatalf("the cut body offers no way to load the rest:\n%s", p.body)
+	}
+	whole := e.get(b, "/console/workflow-runs/wrun_page?whole=0.response")
+	if whole.code != http.StatusOK || !strings.Contains(whole.body, strings.Repeat("x", console.MaxShownBody+100)+"</pre>") || strings.Contains(whole.body, "more bytes are not shown") {
+		t.Errorf("with the rest loaded: %d, the body is not whole", whole.code)
+	}
+	if other := e.get(b, "/console/workflow-runs/wrun_page?whole=1.response"); !strings.Contains(other.body, "100 more bytes are not shown") {
+		t.Errorf("asking for another body's rest uncut this one")
+	}
 	if e.get(b, "/console/emails/eml_inv_00").code != http.StatusOK {
 		t.Fatal("the e-mail's page")
 	}
