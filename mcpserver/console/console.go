@@ -68,6 +68,9 @@ type Options struct {
 	// OIDC, when set, also signs people in through an external OpenID
 	// Connect provider.
 	OIDC *OIDC
+	// LiveInterval is how often a live page's stream looks for changes
+	// (default DefaultLiveInterval).
+	LiveInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -83,11 +86,13 @@ type Console struct {
 	loopback bool
 	idle     time.Duration
 	lifetime time.Duration
-	key      []byte
-	now      func() time.Time
-	log      *slog.Logger
-	pages    pages
-	cop      *http.CrossOriginProtection
+	// liveEvery is how often a live stream looks for changes.
+	liveEvery time.Duration
+	key       []byte
+	now       func() time.Time
+	log       *slog.Logger
+	pages     pages
+	cop       *http.CrossOriginProtection
 	// rp is the console as a WebAuthn relying party; nil when the public
 	// URL's host cannot have passkeys.
 	rp *relyingParty
@@ -113,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	}
 	c := &Console{store: opts.Store, tools: opts.Tools, messages: opts.Messages, base: strings.TrimRight(opts.PublicURL, "/"), secure: u.Scheme == "https",
 		loopback: isLoopback(u.Hostname()), idle: opts.IdleTimeout, lifetime: opts.Lifetime,
-		key: k.Secret, now: opts.Now, log: opts.Logger, pages: parsePages(), cop: http.NewCrossOriginProtection()}
+		key: k.Secret, liveEvery: opts.LiveInterval, now: opts.Now, log: opts.Logger, pages: parsePages(), cop: http.NewCrossOriginProtection()}
 	if c.idle <= 0 {
 		c.idle = DefaultIdleTimeout
 	}
@@ -122,6 +127,9 @@ func New(ctx context.Context, opts Options) (*Console, error) {
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.liveEvery <= 0 {
+		c.liveEvery = DefaultLiveInterval
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -181,6 +189,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"try", c.signedIn(c.try))
 	mux.HandleFunc("POST "+Prefix+"try", tryBody(c.signedIn(c.tryRun)))
 	c.signinRoutes(mux)
+	mux.HandleFunc("GET "+Prefix+"live", c.signedIn(c.liveStream(mux)))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s, _, _ := c.readSession(r)
 		c.message(w, r, s, http.StatusNotFound, "There is no such page in the console.")

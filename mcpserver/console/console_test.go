@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -156,7 +157,7 @@ func newEnv(t testing.TB, open func(testing.TB, *clock) store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now, Messages: inbox.BlobMessages{Blobs: st}})
+	c, err := console.New(ctx, console.Options{Store: st, Tools: tools, PublicURL: base, Now: clk.Now, Messages: inbox.BlobMessages{Blobs: st}, LiveInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -782,6 +783,19 @@ func TestWorkflowRunPage(t *testing.T) {
 	}
 	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, strings.Repeat("x", console.MaxShownBody+1)) {
 		t.Errorf("the run's page holds the hostile body raw or the whole large body")
+	}
+	// "Load the rest": the same page with that body whole, the others
+	// still cut.
+	rest := `<a href="/console/workflow-runs/wrun_page?whole=0.response#step-0">load the rest</a>`
+	if !strings.Contains(p.body, rest) {
+		t.Fatalf("the cut body offers no way to load the rest:\n%s", p.body)
+	}
+	whole := e.get(b, "/console/workflow-runs/wrun_page?whole=0.response")
+	if whole.code != http.StatusOK || !strings.Contains(whole.body, strings.Repeat("x", console.MaxShownBody+100)+"</pre>") || strings.Contains(whole.body, "more bytes are not shown") {
+		t.Errorf("with the rest loaded: %d, the body is not whole", whole.code)
+	}
+	if other := e.get(b, "/console/workflow-runs/wrun_page?whole=1.response"); !strings.Contains(other.body, "100 more bytes are not shown") {
+		t.Errorf("asking for another body's rest uncut this one")
 	}
 	if e.get(b, "/console/emails/eml_inv_00").code != http.StatusOK {
 		t.Fatal("the e-mail's page")
@@ -1445,4 +1459,145 @@ func TestBulkReprocessAndReplay(t *testing.T) {
 			t.Errorf("the viewer's refused actions ran something")
 		}
 	})
+}
+
+// events reads a server-sent event stream's events (name and data) onto
+// a channel, until the stream ends.
+func sseEvents(t *testing.T, res *http.Response) <-chan [2]string {
+	ch := make(chan [2]string, 16)
+	go func() {
+		defer close(ch)
+		var name, data string
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && name != "":
+				ch <- [2]string{name, data}
+				name, data = "", ""
+			}
+		}
+	}()
+	return ch
+}
+
+func nextEvent(t *testing.T, ch <-chan [2]string) [2]string {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("the stream ended without an event")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event in 10 s")
+	}
+	return [2]string{}
+}
+
+var versionAttr = regexp.MustCompile(`<main id="main" data-version="([^"]+)"( data-live)?>`)
+
+func TestLivePagesStreamTheirChanges(t *testing.T) {
+	bothStores(t, func(t *testing.T, open func(testing.TB, *clock) store.Store) {
+		e := newEnv(t, open)
+		b := e.browser()
+		e.signIn(b, demo.Owner, demo.Workspace)
+		list := e.get(b, "/console/emails?status=pending")
+		m := versionAttr.FindStringSubmatch(list.body)
+		if m == nil || m[2] == "" || !strings.Contains(list.body, `id="live-toggle" aria-pressed="false"`) {
+			t.Fatalf("the list is not live:\n%s", list.body)
+		}
+		if again := versionAttr.FindStringSubmatch(e.get(b, "/console/emails?status=pending").body); again[1] != m[1] {
+			t.Fatalf("the same list has two versions: %s, %s", m[1], again[1])
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/console/live?path="+url.QueryEscape("/console/emails?status=pending")+"&v="+m[1], nil)
+		res, err := b.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("the stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		events := sseEvents(t, res)
+		// A new pending e-mail changes the list: the stream says so with
+		// the version the page now has.
+		if err := inbox.NewRepo(e.st).Emails.Put(context.Background(), demo.Workspace, inbox.Email{ID: "eml_new", InboxID: "ibx_invoices", Subject: "new",
+			Status: inbox.EmailPending, ReceivedAt: demoNow.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		ev := nextEvent(t, events)
+		now := e.get(b, "/console/emails?status=pending")
+		if ev[0] != "changed" || !strings.Contains(now.body, "eml_new") || ev[1] != versionAttr.FindStringSubmatch(now.body)[1] {
+			t.Fatalf("after a new e-mail the stream sent %v; the page is at %s", ev, versionAttr.FindStringSubmatch(now.body)[1])
+		}
+		// Signed out elsewhere, the stream ends.
+		e.post(b, "/console/signout", url.Values{"csrf": {csrfOf(t, now)}}, nil)
+		if ev := nextEvent(t, events); ev[0] != "ended" {
+			t.Fatalf("after sign-out the stream sent %v", ev)
+		}
+
+		// A stale version is told at once; a page that is not the
+		// console's is refused.
+		b = e.browser()
+		e.signIn(b, demo.Viewer, demo.Workspace)
+		res2, err := b.Get(e.srv.URL + "/console/live?path=" + url.QueryEscape("/console/webhooks") + "&v=stale")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := nextEvent(t, sseEvents(t, res2)); ev[0] != "changed" {
+			t.Fatalf("a stale version: %v", ev)
+		}
+		res2.Body.Close()
+		for _, p := range []string{"https://evil.example/console/emails", "/console/live?path=/console/emails", "/console/emails/eml_inv_00/eml", "/elsewhere"} {
+			if got := e.get(b, "/console/live?path="+url.QueryEscape(p)); got.code != http.StatusBadRequest {
+				t.Errorf("streaming %s answered %d", p, got.code)
+			}
+		}
+		// A finished run's page is not live; an e-mail's page is, while
+		// pending.
+		if p := e.get(b, "/console/emails/eml_inv_00"); strings.Contains(p.body, "data-live") {
+			t.Errorf("a processed e-mail's page is live")
+		}
+		if p := e.get(b, "/console/emails/eml_new"); !strings.Contains(p.body, "data-live") {
+			t.Errorf("a pending e-mail's page is not live")
+		}
+	})
+}
+
+// A live page's checks do not count as using the session: left open, it
+// still ends when idle.
+func TestLiveChecksDoNotKeepASessionAlive(t *testing.T) {
+	e := newEnv(t, openSQLite)
+	b := e.browser()
+	e.signIn(b, demo.Owner, demo.Workspace)
+	p := e.get(b, "/console/emails")
+	v := versionAttr.FindStringSubmatch(p.body)[1]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/console/live?path="+url.QueryEscape("/console/emails")+"&v="+v, nil)
+	res, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := sseEvents(t, res)
+	// Two minutes at a time, each long enough for a check to move the
+	// idle expiry on if checks counted as use (they run every 20 ms here).
+	for range int(console.DefaultIdleTimeout/(2*time.Minute)) + 1 {
+		e.clk.Add(2 * time.Minute)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ev := nextEvent(t, events); ev[0] != "ended" {
+		t.Fatalf("past the idle expiry the stream sent %v", ev)
+	}
+	if again := e.get(b, "/console/emails"); again.url != "/console/signin" {
+		t.Fatalf("past the idle expiry, with a live page open, the list answered at %s", again.url)
+	}
 }

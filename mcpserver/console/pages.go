@@ -70,6 +70,10 @@ type view struct {
 	Title   string
 	Session *sessionView
 	Data    any
+	// Live says the page refreshes itself (live.js), Version is a
+	// placeholder for its content's version.
+	Live    bool
+	Version string
 }
 
 // sessionView is the signed-in person as the pages show them.
@@ -81,7 +85,7 @@ type sessionView struct {
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, code int, page string, data any) {
-	v := view{Nonce: nonceOf(r), Data: data}
+	v := view{Nonce: nonceOf(r), Data: data, Live: s != nil && isLive(page, data), Version: versionMarker}
 	if s != nil {
 		v.Session = &sessionView{Person: s.principal.PersonName, Workspace: s.principal.Workspace, Role: string(s.principal.Role), CSRF: s.csrf}
 		if ms, err := c.store.Memberships(r.Context(), s.principal.Person); err == nil && len(ms) > 1 {
@@ -96,7 +100,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, cod
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	w.Write(b.Bytes())
+	w.Write(stamp(b.Bytes()))
 }
 
 // message renders a page that says one thing.
@@ -293,6 +297,9 @@ type emailData struct {
 	MayReprocess bool
 	Timeline     []moment
 }
+
+// live: an e-mail's page refreshes itself while the e-mail is pending.
+func (d emailData) live() bool { return d.Email.Status == inbox.EmailPending }
 
 type header struct{ Name, Value string }
 

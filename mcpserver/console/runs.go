@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,9 +55,12 @@ func segments(s string, n int) []segment {
 type shownBody struct {
 	Segments []segment
 	Cut      int // bytes left out; 0 when whole
+	// Rest is the URL of the page with this body whole, when it is cut.
+	Rest string
 }
 
-func showBody(raw json.RawMessage, steps int) *shownBody {
+// showBody shows a body cut at MaxShownBody, or whole.
+func showBody(raw json.RawMessage, steps int, whole bool) *shownBody {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -71,7 +75,7 @@ func showBody(raw json.RawMessage, steps int) *shownBody {
 		}
 	}
 	out := &shownBody{}
-	if len(text) > MaxShownBody {
+	if len(text) > MaxShownBody && !whole {
 		cut := MaxShownBody
 		for cut > 0 && !validStart(text[cut]) {
 			cut--
@@ -119,6 +123,10 @@ type workflowRunData struct {
 	Steps []shownStep
 }
 
+// live: a workflow run's page refreshes itself while the run sends its
+// steps.
+func (d workflowRunData) live() bool { return d.Run.Status == runrecord.RunRunning }
+
 // resumeNote says whether an unknown step is safe to send again.
 func resumeNote(s runrecord.Step, key string) string {
 	switch {
@@ -142,13 +150,23 @@ func (c *Console) workflowRun(w http.ResponseWriter, r *http.Request, s *session
 	}
 	d := workflowRunData{Run: run}
 	n := len(run.Steps)
+	// ?whole=STEP.PART shows that body uncut ("load the rest").
+	whole := r.URL.Query().Get("whole")
+	show := func(raw json.RawMessage, step int, part string) *shownBody {
+		key := strconv.Itoa(step) + "." + part
+		b := showBody(raw, n, whole == key)
+		if b != nil && b.Cut > 0 {
+			b.Rest = Prefix + "workflow-runs/" + url.PathEscape(run.ID) + "?" + url.Values{"whole": {key}}.Encode() + "#step-" + strconv.Itoa(step)
+		}
+		return b
+	}
 	for _, st := range run.Steps {
 		sh := shownStep{Step: st}
 		if q := st.Request; q != nil {
 			sh.URL = segments(q.URL, n)
 			sh.RequestHeaders = showHeaders(q.Headers, n)
-			sh.RequestBody = showBody(q.Body, n)
-			sh.RequestForm = showBody(q.Form, n)
+			sh.RequestBody = show(q.Body, st.Index, "request")
+			sh.RequestForm = show(q.Form, st.Index, "form")
 			for k, v := range q.Headers {
 				if strings.EqualFold(k, runrecord.HeaderIdempotencyKey) {
 					sh.IdempotencyKey = v
@@ -157,7 +175,7 @@ func (c *Console) workflowRun(w http.ResponseWriter, r *http.Request, s *session
 		}
 		if p := st.Response; p != nil {
 			sh.ResponseHeaders = showHeaders(p.Headers, n)
-			sh.ResponseBody = showBody(p.Body, n)
+			sh.ResponseBody = show(p.Body, st.Index, "response")
 		}
 		sh.Resume = resumeNote(st, sh.IdempotencyKey)
 		if st.Error != "" {

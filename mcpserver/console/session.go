@@ -126,13 +126,17 @@ func (c *Console) readSession(r *http.Request) (*session, bool, error) {
 	if t.Expires.Before(next) {
 		next = t.Expires
 	}
-	if next.Sub(p.Expires) >= time.Minute {
+	if next.Sub(p.Expires) >= time.Minute && r.Context().Value(notUseKey{}) == nil {
 		if err := c.store.ExtendGrant(ctx, t.Grant, next); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, false, fmt.Errorf("console session: %w", err)
 		}
 	}
 	return &session{principal: p, grant: t.Grant, csrf: c.mac("csrf", ck.Value)}, true, nil
 }
+
+// notUseKey marks a request that is not the person's use of the session
+// (a live page's check for changes): it does not move the idle expiry.
+type notUseKey struct{}
 
 // mac is a keyed digest of parts, for CSRF tokens.
 func (c *Console) mac(parts ...string) string {

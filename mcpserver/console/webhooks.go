@@ -132,7 +132,7 @@ func (c *Console) webhook(w http.ResponseWriter, r *http.Request, s *session) {
 		MayReplay:    c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesReplay),
 		MayTest:      c.tools.May(s.principal, inboxmcp.ToolWebhooksTest),
 		MayRecover:   c.tools.May(s.principal, inboxmcp.ToolWebhooksDeliveriesRecover),
-		RecoverSince: c.now().UTC().Add(-24 * time.Hour).Format(localMinute)}
+		RecoverSince: c.now().UTC().Add(-24 * time.Hour).Truncate(time.Hour).Format(localMinute)}
 	if d.Status != "" && !slices.Contains(DeliveryStatuses, d.Status) {
 		c.message(w, r, s, http.StatusBadRequest, "Unknown status; choose one of the facets.")
 		return

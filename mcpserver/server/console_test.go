@@ -164,6 +164,25 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, `[...document.querySelectorAll('form.bulk input[name="id"]')].every(b => b.checked) && document.querySelectorAll('form.bulk input[name="id"]').length === 6`)
+	// The list is live: an e-mail that arrives shows up without a reload;
+	// the pause button says it is pressed.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("select-all").click(), window.stayed = true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `!document.getElementById("live-bar").hidden && document.getElementById("live-toggle").getAttribute("aria-pressed") === "false"`)
+	if err := inbox.NewRepo(st).Emails.Put(t.Context(), demo.Workspace, inbox.Email{ID: "eml_live", InboxID: "ibx_invoices", From: "news@acme.example",
+		Subject: "arrived while watching", Status: inbox.EmailPending, ReceivedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.querySelector('a[href="/console/emails/eml_live"]') && window.stayed === true && document.querySelector("time[datetime]").title !== ""`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("live-toggle").click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.getElementById("live-toggle").getAttribute("aria-pressed") === "true" && document.getElementById("live-status").textContent.startsWith("Paused")`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("live-toggle").click(), true)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.getElementById("live-toggle").getAttribute("aria-pressed") === "false"`)
 	// Every other page reads: webhooks with their health, one endpoint's
 	// deliveries, the configuration, usage with its chart, the event log.
 	for path, ready := range map[string]string{
