@@ -289,6 +289,9 @@ func oneLine(s string, n int) string {
 		return r
 	}, s)
 	if r := []rune(s); len(r) > n {
+		if n < 1 {
+			return ""
+		}
 		return string(r[:n-1]) + "…"
 	}
 	return s
