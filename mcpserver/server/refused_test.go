@@ -4,12 +4,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/kobana/workflow/mcpserver/internal/smalldisk"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,50 +18,6 @@ import (
 	"github.com/kobana/workflow/mcpserver/store"
 	"github.com/kobana/workflow/mcpserver/store/sqlite"
 )
-
-// smallDisk mounts a file system of size bytes (tmpfs) in a new directory
-// and returns it; the test is skipped where mounting is not allowed (it
-// needs root). It is unmounted after everything else the test cleans up.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Skipf("a small file system is needed (mount tmpfs: %v; run as root)", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fill writes a file in dir until its file system is full, and returns a
-// function that removes it.
-func fill(t *testing.T, dir string) (free func()) {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 64<<10)
-	for _, n := range []int{len(block), 4096, 512, 1} { // the last pages too
-		for {
-			if _, err := f.Write(block[:n]); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // metricLine returns the line of the metrics at url that starts with
 // series, or "".
@@ -89,7 +44,7 @@ func metricLine(t *testing.T, url, series string) string {
 // /readyz says ready again without any mail arriving, and the sender's
 // retry of the same message is stored.
 func TestAFullDiskDefersMailAndReadinessHolds(t *testing.T) {
-	disk := smallDisk(t, 32<<20)
+	disk := smalldisk.Mount(t, 32<<20)
 	path := filepath.Join(disk, "kobana.db")
 	st, err := sqlite.Open(t.Context(), path, store.Options{})
 	if err != nil {
@@ -125,7 +80,7 @@ func TestAFullDiskDefersMailAndReadinessHolds(t *testing.T) {
 	if err := st.SQLDB().QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		t.Fatal(err)
 	}
-	free := fill(t, disk)
+	free := smalldisk.Fill(t, disk)
 
 	msg := "From: billing@acme.example\r\nTo: " + demoInbox + "\r\nSubject: while the disk is full\r\nMessage-ID: <full-disk@acme.example>\r\n\r\nInvoice 42.\r\n.\r\n"
 	deliver := func(want string) string {

@@ -4,9 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
+	"github.com/kobana/workflow/mcpserver/internal/smalldisk"
 	"testing"
 	"time"
 
@@ -17,56 +15,6 @@ import (
 	"github.com/kobana/workflow/runrecord"
 )
 
-// smallDisk mounts a file system of size bytes (tmpfs) in a new directory
-// and returns it; the test is skipped where mounting is not allowed (it
-// needs root). It is unmounted after everything else the test cleans up.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Skipf("a small file system is needed (mount tmpfs: %v; run as root)", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fill writes a file in dir until its file system is full, and returns a
-// function that removes it.
-func fill(t *testing.T, dir string) (free func()) {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 64<<10)
-	for {
-		_, err := f.Write(block)
-		if errors.Is(err, syscall.ENOSPC) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, n := range []int{4096, 512, 1} { // the last pages too
-		for {
-			if _, err := f.Write(block[:n]); err != nil {
-				break
-			}
-		}
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // The database's disk fills while e-mails are being processed — steps have
 // been sent and their responses are coming back — and frees up later. The
 // store refuses the writes meanwhile (store.RefusedFull), the stages wait
@@ -75,7 +23,7 @@ func fill(t *testing.T, dir string) (free func()) {
 // interrupted: nobody has to resume anything.
 func TestAFullDiskPausesThePipeline(t *testing.T) {
 	const emails = 8
-	disk := smallDisk(t, 64<<20)
+	disk := smalldisk.Mount(t, 64<<20)
 	e := newEnv(t, agentAnswering(invoiceWorkflow), options{root: disk, cfg: func(c *pipeline.Config) {
 		c.Executor.RunTimeout = 2 * time.Minute // the pause is the test's
 	}})
@@ -102,7 +50,7 @@ func TestAFullDiskPausesThePipeline(t *testing.T) {
 	if err := db.QueryRowContext(e.ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		t.Fatal(err)
 	}
-	free := fill(t, disk)
+	free := smalldisk.Fill(t, disk)
 	open()
 	health := e.st.(store.WriteWatcher).WriteHealth()
 	// The disk stays full for longer than a write was ever retried: more
