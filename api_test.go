@@ -22,7 +22,7 @@ const released = "api/v0.1.0.txt"
 // libraryPackages are the packages whose exported API the listing records.
 var libraryPackages = []string{
 	".", "compile", "compile/lint", "egress", "emit", "examples", "executor", "executor/guard",
-	"lang", "lsp", "plan", "resolve", "resolve/eml", "runrecord",
+	"lang", "lsp", "plan", "resolve", "resolve/eml", "resolve/resolvetest", "runrecord",
 }
 
 // TestAPI: the exported API of the library's packages is the last release's
